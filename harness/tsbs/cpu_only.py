@@ -1,0 +1,269 @@
+"""TSBS's ``cpu-only`` use case as pandas DataFrames: the hosts, their tags, and the clamped random walks.
+
+Owns the exact order in which TSBS draws from Go's source (see ``gorand``):
+
+1. Every host 0..scale-1 is created before any row: 10 x ``Float64()*100`` (initial walk states in
+   field order), region ``Intn(9)``, datacenter ``Intn(len(region's datacenters))``, rack
+   ``Int63n(100)``, arch ``Intn(2)``, os ``Intn(3)``, service ``Int63n(20)``, service_version
+   ``Int63n(2)``, service_environment ``Intn(3)``, team ``Intn(4)``.
+2. Rows are time-major: epoch k holds host_0 .. host_{scale-1} at ``start + k*interval``. The first
+   epoch shows the initial states; before each later epoch every host advances, host by host and
+   field by field: ``state += NormFloat64()``, then clamped to [0, 100].
+
+``frames(spec, chunk_rows)`` yields DataFrames of exactly ``chunk_rows`` rows (the last may be
+shorter), so memory stays bounded however many rows are asked for; any chunk size concatenates to
+the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import pandas as pd
+
+from harness.errors import UsageError
+from harness.tsbs.gorand import GoRand, go_float64, go_int31n, go_int63n, go_norm_float64
+from harness.tsbs.params import DatasetSpec
+
+TABLE_NAME = "cpu"
+TAG_COLUMNS = (
+    "hostname",
+    "region",
+    "datacenter",
+    "rack",
+    "os",
+    "arch",
+    "team",
+    "service",
+    "service_version",
+    "service_environment",
+)
+FIELD_COLUMNS = (
+    "usage_user",
+    "usage_system",
+    "usage_idle",
+    "usage_nice",
+    "usage_iowait",
+    "usage_irq",
+    "usage_softirq",
+    "usage_steal",
+    "usage_guest",
+    "usage_guest_nice",
+)
+TIMESTAMP_COLUMN = "timestamp"
+COLUMNS = TAG_COLUMNS + FIELD_COLUMNS + (TIMESTAMP_COLUMN,)
+
+FIELD_TYPES = ("double", "long")
+# category: pandas Categorical (int codes + a small dictionary): the client reads the codes without
+# the GIL and each distinct string is encoded once. The others exist to compare against it.
+SYMBOL_DTYPES = ("category", "str", "string[pyarrow]", "object")
+DEFAULT_CHUNK_ROWS = 100_000
+
+REGIONS = (
+    ("us-east-1", "abce"),
+    ("us-west-1", "ab"),
+    ("us-west-2", "abc"),
+    ("eu-west-1", "abc"),
+    ("eu-central-1", "ab"),
+    ("ap-southeast-1", "ab"),
+    ("ap-southeast-2", "ab"),
+    ("ap-northeast-1", "ac"),
+    ("sa-east-1", "abc"),
+)
+ARCHES = ("x64", "x86")
+OSES = ("Ubuntu16.10", "Ubuntu16.04LTS", "Ubuntu15.10")
+SERVICE_ENVIRONMENTS = ("production", "staging", "test")
+TEAMS = ("SF", "NYC", "LON", "CHI")
+RACK_COUNT = 100
+SERVICE_COUNT = 20
+SERVICE_VERSION_COUNT = 2
+
+DATACENTERS = tuple(region + letter for region, letters in REGIONS for letter in letters)
+_DATACENTER_OFFSETS = np.cumsum([0] + [len(letters) for _, letters in REGIONS])[:-1].astype(np.int64)
+_DATACENTER_COUNTS = np.array([len(letters) for _, letters in REGIONS], dtype=np.int64)
+
+# Tag code columns of the host table, in the order _create_hosts fills them.
+_REGION, _DATACENTER, _RACK, _OS, _ARCH, _TEAM, _SERVICE, _SERVICE_VERSION, _SERVICE_ENVIRONMENT = range(9)
+
+
+@numba.njit(cache=True)
+def _create_hosts(words, cursor, scale, datacenter_offsets, datacenter_counts, states, tag_codes):
+    for host in range(scale):
+        for field in range(10):
+            states[host, field] = go_float64(words, cursor) * 100.0
+        region = go_int31n(words, cursor, 9)
+        tag_codes[host, _REGION] = region
+        tag_codes[host, _DATACENTER] = datacenter_offsets[region] + go_int31n(
+            words, cursor, datacenter_counts[region]
+        )
+        tag_codes[host, _RACK] = go_int63n(words, cursor, 100)
+        tag_codes[host, _ARCH] = go_int31n(words, cursor, 2)
+        tag_codes[host, _OS] = go_int31n(words, cursor, 3)
+        tag_codes[host, _SERVICE] = go_int63n(words, cursor, 20)
+        tag_codes[host, _SERVICE_VERSION] = go_int63n(words, cursor, 2)
+        tag_codes[host, _SERVICE_ENVIRONMENT] = go_int31n(words, cursor, 3)
+        tag_codes[host, _TEAM] = go_int31n(words, cursor, 4)
+
+
+# nogil: serializer threads run while the next epochs are drawn.
+@numba.njit(cache=True, nogil=True)
+def _walk_epochs(words, cursor, states, advance_first, values):
+    """Fill ``values`` (10 x epochs*scale, column-major by field) with consecutive epochs."""
+    scale = states.shape[0]
+    epochs = values.shape[1] // scale
+    for epoch in range(epochs):
+        if epoch > 0 or advance_first:
+            for host in range(scale):
+                for field in range(10):
+                    state = states[host, field] + go_norm_float64(words, cursor)
+                    if state > 100.0:
+                        state = 100.0
+                    if state < 0.0:
+                        state = 0.0
+                    states[host, field] = state
+        base = epoch * scale
+        for field in range(10):
+            for host in range(scale):
+                values[field, base + host] = states[host, field]
+
+
+@dataclass(frozen=True)
+class Hosts:
+    """The host table: per-host tag codes into each tag's categories (tags never change for a host)."""
+
+    scale: int
+    codes: dict[str, np.ndarray]
+    categories: dict[str, pd.CategoricalDtype]
+
+
+def _code_dtype(cardinality: int) -> type:
+    return np.int8 if cardinality < 2**7 else np.int16 if cardinality < 2**15 else np.int32
+
+
+class CpuOnlySimulator:
+    """Stateful TSBS cpu-only simulator: hosts are created on construction, then ``next_values``
+    hands out the walk states of consecutive epochs."""
+
+    def __init__(self, spec: DatasetSpec):
+        if spec.use_case != "cpu-only":
+            raise UsageError(f"unknown use case {spec.use_case!r}")
+        self.spec = spec
+        self._rng = GoRand(spec.seed)
+        self._states = np.empty((spec.scale, 10), dtype=np.float64)
+        tag_codes = np.empty((spec.scale, 9), dtype=np.int64)
+        _create_hosts(
+            self._rng.words,
+            self._rng.cursor,
+            spec.scale,
+            _DATACENTER_OFFSETS,
+            _DATACENTER_COUNTS,
+            self._states,
+            tag_codes,
+        )
+        self.hosts = _host_table(spec.scale, tag_codes)
+        self._epochs_emitted = 0
+
+    def next_values(self, epochs: int) -> np.ndarray:
+        """Walk states of the next ``epochs`` epochs: shape (10, epochs*scale), rows time-major."""
+        values = np.empty((10, epochs * self.spec.scale), dtype=np.float64)
+        _walk_epochs(self._rng.words, self._rng.cursor, self._states, self._epochs_emitted > 0, values)
+        self._epochs_emitted += epochs
+        return values
+
+
+def _host_table(scale: int, tag_codes: np.ndarray) -> Hosts:
+    category_values = {
+        "hostname": [f"host_{n}" for n in range(scale)],
+        "region": [region for region, _ in REGIONS],
+        "datacenter": list(DATACENTERS),
+        "rack": [str(n) for n in range(RACK_COUNT)],
+        "os": list(OSES),
+        "arch": list(ARCHES),
+        "team": list(TEAMS),
+        "service": [str(n) for n in range(SERVICE_COUNT)],
+        "service_version": [str(n) for n in range(SERVICE_VERSION_COUNT)],
+        "service_environment": list(SERVICE_ENVIRONMENTS),
+    }
+    column_of = {
+        "region": _REGION,
+        "datacenter": _DATACENTER,
+        "rack": _RACK,
+        "os": _OS,
+        "arch": _ARCH,
+        "team": _TEAM,
+        "service": _SERVICE,
+        "service_version": _SERVICE_VERSION,
+        "service_environment": _SERVICE_ENVIRONMENT,
+    }
+    codes = {"hostname": np.arange(scale, dtype=_code_dtype(scale))}
+    for tag, column in column_of.items():
+        codes[tag] = tag_codes[:, column].astype(_code_dtype(len(category_values[tag])))
+    categories = {tag: pd.CategoricalDtype(values) for tag, values in category_values.items()}
+    return Hosts(scale, codes, categories)
+
+
+def frames(
+    spec: DatasetSpec,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    fields: str = "double",
+    symbol_dtype: str = "category",
+) -> Iterator[pd.DataFrame]:
+    """DataFrames of ``chunk_rows`` consecutive rows of the data set (the last one may be shorter).
+
+    ``fields='long'`` gives TSBS's printed values (each state truncated to int64); ``'double'`` the
+    walk states themselves. Tags, timestamps and row order are the same in both.
+    """
+    check_frame_options(chunk_rows, fields, symbol_dtype)
+    simulator = CpuOnlySimulator(spec)
+    scale, total_rows = spec.scale, spec.row_count
+    epochs_per_block = max(1, -(-chunk_rows // scale))
+    pending: list[np.ndarray] = []  # value blocks not yet handed out, oldest first
+    pending_rows = 0
+    first_row = 0
+    while first_row < total_rows:
+        rows = min(chunk_rows, total_rows - first_row)
+        while pending_rows < rows:
+            block = simulator.next_values(epochs_per_block)
+            pending.append(block)
+            pending_rows += block.shape[1]
+        values = pending[0] if len(pending) == 1 else np.concatenate(pending, axis=1)
+        chunk_values, rest = values[:, :rows], values[:, rows:]
+        pending, pending_rows = ([rest] if rest.shape[1] else []), rest.shape[1]
+        yield _frame(spec, simulator.hosts, first_row, chunk_values, fields, symbol_dtype)
+        first_row += rows
+
+
+def check_frame_options(chunk_rows: int, fields: str, symbol_dtype: str) -> None:
+    if chunk_rows <= 0:
+        raise UsageError(f"the chunk size must be a positive number of rows, got {chunk_rows}")
+    if fields not in FIELD_TYPES:
+        raise UsageError(f"--fields must be one of {', '.join(FIELD_TYPES)}, got {fields!r}")
+    if symbol_dtype not in SYMBOL_DTYPES:
+        raise UsageError(f"--symbol-dtype must be one of {', '.join(SYMBOL_DTYPES)}, got {symbol_dtype!r}")
+
+
+def _frame(
+    spec: DatasetSpec, hosts: Hosts, first_row: int, values: np.ndarray, fields: str, symbol_dtype: str
+) -> pd.DataFrame:
+    rows = values.shape[1]
+    row_index = np.arange(first_row, first_row + rows, dtype=np.int64)
+    epoch, host = np.divmod(row_index, spec.scale)
+    columns: dict[str, object] = {}
+    for tag in TAG_COLUMNS:
+        categorical = pd.Categorical.from_codes(
+            hosts.codes[tag][host], dtype=hosts.categories[tag], validate=False
+        )
+        columns[tag] = categorical if symbol_dtype == "category" else _as_strings(categorical, symbol_dtype)
+    field_values = values.astype(np.int64) if fields == "long" else values
+    for position, field in enumerate(FIELD_COLUMNS):
+        columns[field] = field_values[position]
+    timestamps_ns = spec.start_ns + epoch * spec.interval_ns
+    columns[TIMESTAMP_COLUMN] = pd.DatetimeIndex(timestamps_ns.view("datetime64[ns]")).tz_localize("UTC")
+    return pd.DataFrame(columns, copy=False)
+
+
+def _as_strings(categorical: pd.Categorical, symbol_dtype: str) -> object:
+    return np.asarray(categorical, dtype=object) if symbol_dtype == "object" else categorical.astype(symbol_dtype)

@@ -1,0 +1,148 @@
+"""What data set to generate: TSBS's flags (use case, seed, scale, time range, interval), parsed and checked.
+
+Parsing follows the Go tool: timestamps are RFC 3339 (``time.Parse(time.RFC3339, ...)``), the interval
+is a Go duration (``time.ParseDuration``: ``10s``, ``1m30s``, ``500ms``). Every bad value raises
+``harness.errors.UsageError`` with one line naming the problem.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from harness.errors import UsageError
+
+USE_CASES = ("cpu-only",)
+DEFAULT_TIMESTAMP_START = "2016-01-01T00:00:00Z"
+DEFAULT_TIMESTAMP_END = "2016-01-02T00:00:00Z"
+DEFAULT_LOG_INTERVAL = "10s"
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"
+)
+_DURATION_UNITS_NS = {
+    "ns": 1,
+    "us": 1_000,
+    "µs": 1_000,
+    "μs": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
+}
+_DURATION_TERM = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def parse_rfc3339_ns(text: str, flag: str = "timestamp") -> int:
+    """Nanoseconds since the Unix epoch of an RFC 3339 timestamp, exactly (no float rounding)."""
+    match = _RFC3339.match(text.strip())
+    if not match:
+        raise UsageError(f"--{flag}: cannot parse {text!r} as an RFC 3339 timestamp (e.g. 2016-01-01T00:00:00Z)")
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    fraction, zone = match.group(7), match.group(8)
+    try:
+        moment = datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
+    except ValueError as exc:
+        raise UsageError(f"--{flag}: {text!r} is not a valid date and time ({exc})") from None
+    seconds = int((moment - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds())
+    nanos = int(fraction[1:].ljust(9, "0")) if fraction else 0
+    if zone not in ("Z", "z"):
+        sign = 1 if zone[0] == "+" else -1
+        offset_hours, offset_minutes = int(zone[1:3]), int(zone[4:6])
+        seconds -= sign * (offset_hours * 3600 + offset_minutes * 60)
+    return seconds * 1_000_000_000 + nanos
+
+
+def parse_go_duration_ns(text: str, flag: str = "log-interval") -> int:
+    """Nanoseconds of a Go duration string such as ``10s``, ``1m30s`` or ``1.5h``."""
+    body = text.strip()
+    sign = 1
+    if body[:1] in "+-" and body:
+        sign = -1 if body[0] == "-" else 1
+        body = body[1:]
+    if body == "0":
+        return 0
+    position, total = 0, 0
+    for match in _DURATION_TERM.finditer(body):
+        if match.start() != position:
+            break
+        number, unit = match.groups()
+        whole, _, fraction = number.partition(".")
+        scale = _DURATION_UNITS_NS[unit]
+        total += int(whole or 0) * scale
+        if fraction:
+            total += int(fraction) * scale // 10 ** len(fraction)
+        position = match.end()
+    if not body or position != len(body):
+        raise UsageError(f"--{flag}: cannot parse {text!r} as a duration (e.g. 10s, 1m, 500ms)")
+    return sign * total
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One TSBS data set: which rows, in which order, from which seed.
+
+    ``row_limit`` caps the rows like TSBS's ``--max-data-points``: generation stops after that many
+    rows even inside an epoch. ``None`` means every epoch of the time range.
+    """
+
+    use_case: str
+    seed: int
+    scale: int
+    start_ns: int
+    end_ns: int
+    interval_ns: int
+    row_limit: int | None = None
+
+    @property
+    def epochs(self) -> int:
+        return (self.end_ns - self.start_ns) // self.interval_ns
+
+    @property
+    def row_count(self) -> int:
+        full = self.epochs * self.scale
+        return full if self.row_limit is None else min(full, self.row_limit)
+
+
+def random_seed() -> int:
+    """A seed for a run that was given none: printed and recorded so the run can be repeated."""
+    return secrets.randbelow(2**63)
+
+
+def make_spec(
+    *,
+    use_case: str = "cpu-only",
+    seed: int | None = None,
+    scale: int = 4000,
+    timestamp_start: str = DEFAULT_TIMESTAMP_START,
+    timestamp_end: str | None = DEFAULT_TIMESTAMP_END,
+    log_interval: str = DEFAULT_LOG_INTERVAL,
+    row_limit: int | None = None,
+) -> DatasetSpec:
+    """Check TSBS-style flags and build the spec; ``timestamp_end=None`` with a ``row_limit`` means
+    "as many epochs as the rows need"."""
+    if use_case not in USE_CASES:
+        raise UsageError(f"--use-case: unknown use case {use_case!r} (supported: {', '.join(USE_CASES)})")
+    if scale <= 0:
+        raise UsageError(f"--scale must be a positive number of hosts, got {scale}")
+    if row_limit is not None and row_limit <= 0:
+        raise UsageError(f"--row-count must be positive, got {row_limit}")
+    start_ns = parse_rfc3339_ns(timestamp_start, "timestamp-start")
+    interval_ns = parse_go_duration_ns(log_interval)
+    if interval_ns <= 0:
+        raise UsageError(f"--log-interval must be positive, got {log_interval!r}")
+    if timestamp_end is None:
+        if row_limit is None:
+            raise UsageError("give --timestamp-end or a row count")
+        end_ns = start_ns + -(-row_limit // scale) * interval_ns
+    else:
+        end_ns = parse_rfc3339_ns(timestamp_end, "timestamp-end")
+    if end_ns <= start_ns:
+        raise UsageError(f"--timestamp-end ({timestamp_end}) must be after --timestamp-start ({timestamp_start})")
+    if (end_ns - start_ns) // interval_ns == 0:
+        raise UsageError(f"the time range is shorter than one --log-interval ({log_interval}): no rows")
+    if seed is None:
+        seed = random_seed()
+    return DatasetSpec(use_case, seed, scale, start_ns, end_ns, interval_ns, row_limit)
