@@ -26,6 +26,16 @@ test: setup ## Run every test (native QuestDB, socat, Prometheus, Docker where a
 	$(PY) -m pytest -v
 
 # --- native servers (QuestDB jar, socat sink) -------------------------------------------
+.PHONY: native-up native-down native-status
+
+native-up: setup ## Start QuestDB (release jar, conf/server.conf) and the socat sink natively, no Docker
+	$(PY) -m harness.native up
+
+native-down: ## Stop the native QuestDB and sink
+	$(PY) -m harness.native down
+
+native-status: ## Show whether the native QuestDB and sink run
+	$(PY) -m harness.native status
 
 # --- benchmarks ----------------------------------------------------------------------------
 

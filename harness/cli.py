@@ -105,6 +105,84 @@ def generate(
 
 
 @app.command()
+def bench(
+    scale: int = typer.Option(4000, help="Number of hosts (TSBS --scale)."),
+    seed: Optional[int] = typer.Option(None, help="PRNG seed. Default: random, printed and recorded."),
+    row_count: int = typer.Option(10_000_000, help="Rows to generate (ignored when --timestamp-end is given)."),
+    timestamp_start: str = typer.Option(params.DEFAULT_TIMESTAMP_START, help="First epoch (RFC 3339)."),
+    timestamp_end: Optional[str] = typer.Option(None, help="End of a TSBS time range instead of --row-count."),
+    log_interval: str = typer.Option(params.DEFAULT_LOG_INTERVAL, help="Time between epochs (Go duration)."),
+    fields: str = typer.Option("double", help="double (10 DOUBLE columns) or long (TSBS's integers, LONG)."),
+    symbol_dtype: str = typer.Option("category", help="Tag column dtype: " + ", ".join(cpu_only.SYMBOL_DTYPES) + "."),
+    workers: Optional[int] = typer.Option(None, help="Threads, each with its own buffer/connection. Default: one, single-threaded."),
+    worker_chunk_row_count: int = typer.Option(10_000, help="Rows per chunk (dealt round-robin to workers; one flush each)."),
+    send: bool = typer.Option(False, "--send", help="After serializing, send to the target."),
+    stream: bool = typer.Option(False, "--stream", help="Generate chunks while sending (bounded memory); skips the serialize-only phase when sending."),
+    op: str = typer.Option("dataframe", help="dataframe (Sender.dataframe), iterrows or itertuples (Sender.row per row)."),
+    target: str = typer.Option("questdb", help="questdb (DDL and validation) or sink (a no-op socat sink: no DDL, no validation)."),
+    transport: str = typer.Option("tcp", help="tcp or http."),
+    protocol_version: str = typer.Option("auto", help="ILP protocol version: 1 (text), 2 (binary doubles), 3, or auto."),
+    conf: Optional[str] = typer.Option(None, help="A full client configuration string (auth, TLS, auto-flush...); overrides --transport/--protocol-version/ports for sending."),
+    host: str = typer.Option("localhost", help="Server host."),
+    ilp_port: int = typer.Option(9009, help="ILP/TCP port."),
+    http_port: int = typer.Option(9000, help="HTTP port (ILP/HTTP, DDL and validation queries)."),
+    table: str = typer.Option(cpu_only.TABLE_NAME, help="Table name."),
+    keep_table: bool = typer.Option(False, "--keep-table", help="Do not drop the table: append, after checking its schema."),
+    validation_query_timeout: float = typer.Option(120.0, help="Seconds to wait for all rows to become visible."),
+    write_ilp: Optional[str] = typer.Option(None, help="Also write the serialized ILP to this file (not timed)."),
+    reporting_period: float = typer.Option(10.0, help="Seconds between progress lines (0: none)."),
+    results: Optional[str] = typer.Option(None, help="Results JSON path. Default: results/<UTC time>-<mode>.json."),
+    metrics_port: Optional[int] = typer.Option(None, help="Serve Prometheus metrics on this port during the run."),
+    metrics_linger: float = typer.Option(0.0, help="Seconds to keep serving metrics after the run, for a final scrape."),
+) -> None:
+    """Serialize (and with --send, send) TSBS DataFrames, validate the count, record the run."""
+    from harness.bench import BenchOptions, run_bench
+
+    run_bench(BenchOptions(
+        scale=scale, seed=seed, row_count=row_count, timestamp_start=timestamp_start,
+        timestamp_end=timestamp_end, log_interval=log_interval, fields=fields, symbol_dtype=symbol_dtype,
+        workers=workers, worker_chunk_row_count=worker_chunk_row_count, send=send, stream=stream, op=op,
+        target=target, transport=transport, protocol_version=protocol_version, conf=conf, host=host,
+        ilp_port=ilp_port, http_port=http_port, table=table, keep_table=keep_table,
+        validation_query_timeout=validation_query_timeout, write_ilp=write_ilp,
+        reporting_period=reporting_period, results=results, metrics_port=metrics_port,
+        metrics_linger=metrics_linger,
+    ))
+
+
+@app.command()
+def replay(
+    path: str = typer.Argument(..., help="ILP file (ours or tsbs_generate_data's; .gz is unzipped)."),
+    target: str = typer.Option("questdb", help="questdb (DDL and validation) or sink."),
+    host: str = typer.Option("localhost", help="Server host."),
+    ilp_port: int = typer.Option(9009, help="ILP/TCP port."),
+    http_port: int = typer.Option(9000, help="HTTP port (DDL and validation)."),
+    table: str = typer.Option(cpu_only.TABLE_NAME, help="Table the file's lines go to (created before sending)."),
+    keep_table: bool = typer.Option(False, "--keep-table", help="Do not drop the table: append, after checking its schema."),
+    fields: str = typer.Option("long", help="Column type to create: long for TSBS's files, double for --fields double output."),
+    write_size: int = typer.Option(4 << 20, help="Bytes per socket write."),
+    validation_query_timeout: float = typer.Option(120.0, help="Seconds to wait for all rows to become visible."),
+    results: Optional[str] = typer.Option(None, help="Results JSON path. Default: results/<UTC time>-replay.json."),
+) -> None:
+    """Send an ILP file raw over TCP in large writes (the loopback limit), then validate and record."""
+    from harness.bench import ReplayOptions, run_replay
+
+    run_replay(ReplayOptions(
+        path=path, target=target, host=host, ilp_port=ilp_port, http_port=http_port, table=table,
+        keep_table=keep_table, fields=fields, write_size=write_size,
+        validation_query_timeout=validation_query_timeout, results=results,
+    ))
+
+
+@app.command()
+def compare(paths: list[str] = typer.Argument(..., help="Results JSON files; ratios are against the first.")) -> None:
+    """Print a comparison table of several results files."""
+    from harness.results import comparison_table, load_results
+
+    print(comparison_table(load_results(paths)))
+
+
+@app.command()
 def version() -> None:
     """Print the harness version."""
     from harness import __version__

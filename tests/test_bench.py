@@ -1,0 +1,297 @@
+"""End-to-end runs of the benchmark against real servers: QuestDB from its jar and the socat sink."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from harness.bench import BenchOptions, ReplayOptions, run_bench, run_replay
+from harness.errors import RunError, UsageError
+from harness.tsbs import cpu_only
+from harness.tsbs.params import make_spec
+
+GOLDEN = Path(__file__).resolve().parents[1].parent / "shared" / "tsbs-golden" / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
+
+
+def options(tmp_path, server=None, **overrides) -> BenchOptions:
+    values = dict(scale=100, seed=7, row_count=20_000, worker_chunk_row_count=1_000, reporting_period=0,
+                  results_dir=str(tmp_path / "results"), validation_query_timeout=60)
+    if server is not None:
+        values.update(host=server.host, ilp_port=server.ilp_port, http_port=server.http_port)
+    values.update(overrides)
+    return BenchOptions(**values)
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
+    assert result.returncode == code, (result.returncode, result.stdout[-2000:], result.stderr)
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr
+
+
+# --- serialize only -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fields", ["double", "long"])
+def test_serialize_single_and_workers_agree(tmp_path, fields):
+    single = run_bench(options(tmp_path, fields=fields), out=open("/dev/null", "w"))
+    multi = run_bench(options(tmp_path, fields=fields, workers=3), out=open("/dev/null", "w"))
+    for record in (single, multi):
+        phase = record["phases"]["serialize"]
+        assert phase["rows"] == 20_000
+        assert phase["rows_per_second"] == pytest.approx(phase["rows"] / phase["seconds"])
+        assert record["status"] == "ok" and record["seed"] == 7
+    assert single["phases"]["serialize"]["bytes"] == multi["phases"]["serialize"]["bytes"]
+    assert [w["rows"] for w in multi["workers"]["serialize"]] == [7_000, 7_000, 6_000]
+    assert "send" not in single["phases"]
+
+
+def test_results_file_records_the_run(tmp_path):
+    path = tmp_path / "run.json"
+    run_bench(options(tmp_path, seed=None, results=str(path)), out=open("/dev/null", "w"))
+    record = json.loads(path.read_text())
+    assert isinstance(record["seed"], int) and record["parameters"]["seed"] == record["seed"]
+    system = record["system"]
+    for key in ("python", "pandas", "pyarrow", "numpy", "questdb_client"):
+        assert key in json.dumps(system), key
+    assert record["parameters"]["worker_chunk_row_count"] == 1_000
+
+
+def test_write_ilp_matches_generate(tmp_path):
+    ilp = tmp_path / "out.ilp"
+    run_bench(options(tmp_path, fields="long", write_ilp=str(ilp), row_count=3_000), out=open("/dev/null", "w"))
+    generated = run_cli("generate", "--seed", "7", "--scale", "100", "--max-data-points", "3000", "--fields", "long")
+    assert ilp.read_bytes() == generated.stdout.encode()
+
+
+def test_progress_lines_are_printed_every_period(tmp_path, capsys):
+    run_bench(options(tmp_path, op="itertuples", row_count=20_000, reporting_period=0.05), out=sys.stdout)
+    printed = capsys.readouterr().out
+    assert "time,phase,per. row/s,row total" in printed
+    assert ",serialize," in printed
+    assert "\r" not in printed  # not a terminal: no bar
+
+
+# --- QuestDB --------------------------------------------------------------------------------------
+
+
+def read_back(client, table: str) -> pd.DataFrame:
+    columns, rows = client.query(f"select * from {table} where hostname = 'host_3' order by timestamp limit 5")
+    return pd.DataFrame(rows, columns=columns)
+
+
+def generated_rows(host: str, count: int, fields: str, scale: int = 100, rows: int = 20_000) -> pd.DataFrame:
+    spec = make_spec(seed=7, scale=scale, timestamp_end=None, row_limit=rows)
+    frame = pd.concat(cpu_only.frames(spec, 5_000, fields), ignore_index=True)
+    return frame[frame["hostname"] == host].head(count).reset_index(drop=True)
+
+
+@pytest.mark.parametrize(
+    "transport,workers,protocol,fields",
+    [("tcp", None, "auto", "double"), ("tcp", 3, "2", "long"), ("http", None, "auto", "long"), ("http", 2, "1", "double")],
+)
+def test_send_validates_count_schema_and_rows(tmp_path, questdb, transport, workers, protocol, fields):
+    record = run_bench(
+        options(tmp_path, questdb, send=True, transport=transport, workers=workers, protocol_version=protocol,
+                fields=fields),
+        out=open("/dev/null", "w"),
+    )
+    assert record["phases"]["send"]["rows"] == 20_000
+    assert record["validated_row_count"] == 20_000
+    assert record["time_to_visible_seconds"] is not None
+    assert record["server"]["questdb_version"]
+    client = questdb.client
+    assert client.count("cpu") == 20_000
+    column_types = dict(client.table_columns("cpu"))
+    assert list(column_types) == list(cpu_only.COLUMNS)
+    assert {column_types[tag] for tag in cpu_only.TAG_COLUMNS} == {"SYMBOL"}
+    assert {column_types[f] for f in cpu_only.FIELD_COLUMNS} == {"DOUBLE" if fields == "double" else "LONG"}
+    assert column_types["timestamp"] == "TIMESTAMP"
+    stored = read_back(client, "cpu")
+    expected = generated_rows("host_3", 5, fields)
+    for tag in cpu_only.TAG_COLUMNS:
+        assert list(stored[tag]) == list(expected[tag].astype(str)), tag
+    for field in cpu_only.FIELD_COLUMNS:
+        # Shortest round-trip text (protocol 1) and binary doubles (2) both carry the exact value.
+        assert list(stored[field]) == list(expected[field]), field
+    assert list(pd.to_datetime(stored["timestamp"], utc=True)) == list(expected["timestamp"])
+
+
+def test_stream_send(tmp_path, questdb):
+    record = run_bench(options(tmp_path, questdb, send=True, stream=True, workers=2), out=open("/dev/null", "w"))
+    assert "serialize" not in record["phases"]
+    assert record["validated_row_count"] == 20_000
+
+
+def test_iterrows_baseline_sends(tmp_path, questdb):
+    record = run_bench(options(tmp_path, questdb, send=True, op="iterrows", row_count=2_000), out=open("/dev/null", "w"))
+    assert record["phases"]["serialize"]["rows"] == 2_000
+    assert record["validated_row_count"] == 2_000
+    assert read_back(questdb.client, "cpu")["hostname"].tolist() == ["host_3"] * 5
+
+
+def test_itertuples_and_dataframe_serialize_alike(tmp_path):
+    rows = run_bench(options(tmp_path, op="itertuples", row_count=2_000), out=open("/dev/null", "w"))
+    frames = run_bench(options(tmp_path, row_count=2_000), out=open("/dev/null", "w"))
+    assert rows["phases"]["serialize"]["bytes"] == frames["phases"]["serialize"]["bytes"]
+
+
+def test_replay_golden_file(tmp_path, questdb):
+    record = run_replay(
+        ReplayOptions(path=str(GOLDEN), host=questdb.host, ilp_port=questdb.ilp_port, http_port=questdb.http_port,
+                      results_dir=str(tmp_path)),
+        out=open("/dev/null", "w"),
+    )
+    lines = gzip.open(GOLDEN).read().count(b"\n")
+    assert record["validated_row_count"] == lines == 3600
+    assert questdb.client.count("cpu") == 3600
+    columns, rows = questdb.client.query("select usage_user from cpu where hostname = 'host_0' order by timestamp limit 1")
+    assert rows == [[58]]  # the golden file's first line: usage_user=58i
+
+
+def test_keep_table_appends_and_counts_both(tmp_path, questdb):
+    run_bench(options(tmp_path, questdb, send=True, row_count=5_000), out=open("/dev/null", "w"))
+    record = run_bench(options(tmp_path, questdb, send=True, row_count=5_000, keep_table=True, seed=8),
+                       out=open("/dev/null", "w"))
+    assert record["validated_row_count"] == 10_000
+
+
+# --- the no-op sink -------------------------------------------------------------------------------
+
+
+def test_send_to_socat_sink(tmp_path, socat_sink):
+    record = run_bench(
+        options(tmp_path, send=True, target="sink", host=socat_sink.host, ilp_port=socat_sink.port, workers=2),
+        out=open("/dev/null", "w"),
+    )
+    assert record["phases"]["send"]["rows"] == 20_000
+    assert record["phases"]["send"]["bytes"] == record["phases"]["serialize"]["bytes"]
+    assert record["validated_row_count"] is None
+
+
+def test_replay_to_socat_sink(tmp_path, socat_sink):
+    record = run_replay(ReplayOptions(path=str(GOLDEN), target="sink", host=socat_sink.host, ilp_port=socat_sink.port,
+                                      results_dir=str(tmp_path)), out=open("/dev/null", "w"))
+    assert record["phases"]["send"]["bytes"] == len(gzip.open(GOLDEN).read())
+
+
+# --- faults ---------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("target_args", [[], ["--target", "sink"], ["--transport", "http"]])
+def test_nothing_listening_is_a_clear_error(tmp_path, target_args):
+    port = free_port()
+    result = run_cli("bench", "--send", "--row-count", "1000", "--host", "127.0.0.1", "--ilp-port", str(port),
+                     "--http-port", str(port), "--results", str(tmp_path / "r.json"), *target_args, timeout=30)
+    assert_one_line_error(result, 1, f"127.0.0.1:{port}")
+    assert json.loads((tmp_path / "r.json").read_text())["status"] == "failed"
+
+
+def test_replay_to_closed_port(tmp_path):
+    port = free_port()
+    result = run_cli("replay", str(GOLDEN), "--target", "sink", "--ilp-port", str(port),
+                     "--results", str(tmp_path / "r.json"), timeout=30)
+    assert_one_line_error(result, 1, f"localhost:{port}")
+
+
+def test_server_killed_mid_send(tmp_path, killable_questdb):
+    server = killable_questdb
+    command = [sys.executable, "-m", "harness", "bench", "--send", "--stream", "--scale", "1000",
+               "--row-count", "50000000", "--host", server.host, "--ilp-port", str(server.ilp_port),
+               "--http-port", str(server.http_port), "--reporting-period", "0.2",
+               "--results", str(tmp_path / "r.json")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        for line in process.stdout:  # wait until flushed rows show in a progress line
+            fields = line.split(",")
+            if (len(fields) == 8 and fields[1] == "send" and float(fields[3]) > 0) or time.monotonic() > deadline:
+                break
+        server.kill()
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1, (stdout[-2000:], stderr)
+    assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
+    assert "rows were sent (flushed) before the failure" in stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["status"] == "failed"
+    assert 0 < record["phases"]["send"]["rows"] < 50_000_000
+
+
+def test_validation_timeout_states_both_counts(tmp_path, questdb):
+    """A deduplicating table keeps fewer rows than were sent: the run must fail, saying both counts."""
+    client = questdb.client
+    client.create_cpu_table("cpu", "double")
+    client.exec("ALTER TABLE cpu DEDUP ENABLE UPSERT KEYS(timestamp, hostname)")
+    first = run_bench(options(tmp_path, questdb, send=True, keep_table=True, row_count=2_000),
+                      out=open("/dev/null", "w"))
+    assert first["validated_row_count"] == 2_000
+    with pytest.raises(RunError) as failure:
+        run_bench(options(tmp_path, questdb, send=True, keep_table=True, row_count=2_000,
+                          validation_query_timeout=3), out=open("/dev/null", "w"))
+    message = str(failure.value)
+    assert "expected 4000 rows" in message and "2000 visible" in message, message
+    assert client.count("cpu") == 2_000
+
+
+def test_incompatible_schema_is_refused_before_sending(tmp_path, questdb):
+    client = questdb.client
+    client.drop_table("cpu")
+    client.exec("CREATE TABLE cpu (hostname STRING, usage_user STRING, timestamp TIMESTAMP) TIMESTAMP(timestamp) "
+                "PARTITION BY DAY WAL")
+    with pytest.raises(UsageError):
+        run_bench(options(tmp_path, questdb, send=True, keep_table=True), out=open("/dev/null", "w"))
+    assert client.count("cpu") == 0
+    result = run_cli("bench", "--send", "--keep-table", "--row-count", "1000", "--host", questdb.host,
+                     "--ilp-port", str(questdb.ilp_port), "--http-port", str(questdb.http_port),
+                     "--results", str(tmp_path / "r.json"))
+    assert_one_line_error(result, 2, "cpu")
+
+
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        (["--workers", "0"], "--workers"),
+        (["--worker-chunk-row-count", "0"], "--worker-chunk-row-count"),
+        (["--transport", "udp"], "--transport"),
+        (["--protocol-version", "4"], "--protocol-version"),
+        (["--op", "iterrows", "--workers", "2"], "--op iterrows"),
+        (["--op", "pandas"], "--op"),
+        (["--target", "elsewhere"], "--target"),
+        (["--target", "sink", "--transport", "http"], "sink"),
+        (["--fields", "float"], "--fields"),
+        (["--row-count", "0"], "--row-count"),
+        (["--scale", "-1"], "--scale"),
+        (["--workers", "two"], "--workers"),
+    ],
+)
+def test_invalid_bench_options(tmp_path, args, fragment):
+    result = run_cli("bench", "--row-count", "1000", "--results", str(tmp_path / "r.json"), *args)
+    assert_one_line_error(result, 2, fragment)
+
+
+def test_unreadable_replay_file(tmp_path):
+    result = run_cli("replay", str(tmp_path / "missing.ilp"))
+    assert_one_line_error(result, 2, "missing.ilp")
