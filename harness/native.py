@@ -267,7 +267,8 @@ def _cli(argv: list[str]) -> int:
     parser.add_argument("--sink-port", type=int, default=9010)
     options = parser.parse_args(argv)
     server = NativeQuestDB(Path(options.root), options.http_port, options.ilp_port, options.pg_port, options.min_port)
-    sink = SocatSink(options.sink_port)
+    # The sink's pid file lives beside the server root, so a second set of servers keeps its own.
+    sink = SocatSink(options.sink_port, pid_file=Path(options.root).parent / "sink.pid")
     if options.action == "up":
         server.start()
         print(f"QuestDB {QUESTDB_VERSION} up: http {options.http_port}, ilp {options.ilp_port}, "
