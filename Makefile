@@ -38,6 +38,37 @@ native-status: ## Show whether the native QuestDB and sink run
 	$(PY) -m harness.native status
 
 # --- benchmarks ----------------------------------------------------------------------------
+# Run parameters shared by `bench` (Docker) and `bench-native`; empty means the harness default.
+WORKERS ?= ## Sender/serializer threads (empty: single-threaded)
+ROWS ?= 10000000## Rows to generate and send
+SCALE ?= 4000## TSBS hosts
+SEED ?= ## PRNG seed (empty: random, recorded in the results)
+FIELDS ?= double## double or long
+TRANSPORT ?= tcp## tcp or http
+PROTOCOL ?= auto## ILP protocol version: 1, 2, 3 or auto
+CHUNK ?= 10000## Rows per chunk (--worker-chunk-row-count)
+OP ?= dataframe## dataframe, iterrows or itertuples
+ARGS ?= ## Extra `harness bench` options, e.g. ARGS="--stream --keep-table"
+
+BENCH_ARGS = --row-count $(ROWS) --scale $(SCALE) --fields $(FIELDS) --transport $(TRANSPORT) \
+	--protocol-version $(PROTOCOL) --worker-chunk-row-count $(CHUNK) --op $(OP) \
+	$(if $(strip $(WORKERS)),--workers $(WORKERS)) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
+
+.PHONY: bench-native bench-generate bench-table bench-overhead
+
+bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads, validate, record
+	@$(PY) -m harness.native up --questdb-only
+	$(PY) -m harness bench --send $(BENCH_ARGS)
+
+bench-generate: setup ## Print the generator's DataFrame and ILP output rates and peak RSS
+	$(PY) bench/generate_rate.py
+
+bench-table: setup ## Reproduce the original results table (serialize/send, 1 and N workers, iterrows) natively
+	@$(PY) -m harness.native up --questdb-only
+	$(PY) bench/original_table.py --row-count $(ROWS) --workers $(or $(strip $(WORKERS)),2)
+
+bench-overhead: setup ## Runner vs bare client loop, and client send vs raw replay to the socat sink
+	$(PY) bench/runner_overhead.py
 
 # --- docker compose ------------------------------------------------------------------------
 
