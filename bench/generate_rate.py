@@ -3,9 +3,11 @@
 Prints, for the TSBS cpu-only data at scale 4000:
   1. DataFrame generation rate on one core (the process pinned to a single CPU), double and long;
   2. the `generate` command's ILP output rate to /dev/null (a fresh process, startup included);
-  3. the peak RSS of generating many rows chunk by chunk.
+  3. the peak RSS of generating many rows chunk by chunk;
+  4. with --tsbs-binary PATH (a tsbs_generate_data you built yourself), the Go tool's rate for the same
+     flags in the same run, the ratio, and whether both print the same bytes.
 
-    .venv/bin/python bench/generate_rate.py [--rows 10000000] [--rss-rows 100000000]
+    .venv/bin/python bench/generate_rate.py [--rows 10000000] [--rss-rows 100000000] [--tsbs-binary PATH]
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import resource
 import subprocess
 import sys
 import time
+
+from harness.results import system_info
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -33,15 +37,29 @@ def dataframe_rate(rows: int, fields: str, chunk_rows: int) -> float:
     return rows / (time.perf_counter() - started)
 
 
-def generate_command_rate(rows: int, fields: str) -> float:
-    command = [
-        sys.executable, "-m", "harness", "generate", "--seed", "1", "--scale", "4000",
-        "--timestamp-end", "2017-01-01T00:00:00Z", "--max-data-points", str(rows),
-        "--fields", fields, "--file", "/dev/null",
-    ]
+TSBS_FLAGS = ["--use-case=cpu-only", "--seed=1", "--scale=4000", "--timestamp-start=2016-01-01T00:00:00Z",
+              "--timestamp-end=2017-01-01T00:00:00Z", "--log-interval=10s", "--format=questdb"]
+
+
+def ours(rows: int, fields: str) -> list[str]:
+    return [sys.executable, "-m", "harness", "generate", *TSBS_FLAGS, f"--max-data-points={rows}", "--fields", fields]
+
+
+def theirs(binary: str, rows: int) -> list[str]:
+    return [binary, *TSBS_FLAGS, f"--max-data-points={rows}"]
+
+
+def command_rate(command: list[str], rows: int) -> float:
+    """Rows/s of a whole command writing to /dev/null (process start included)."""
     started = time.perf_counter()
-    subprocess.run(command, check=True, cwd=ROOT)
+    with open(os.devnull, "wb") as sink:
+        subprocess.run(command, check=True, cwd=ROOT, stdout=sink)
     return rows / (time.perf_counter() - started)
+
+
+def same_output(first: list[str], second: list[str]) -> bool:
+    outputs = [subprocess.run(command, check=True, cwd=ROOT, capture_output=True).stdout for command in (first, second)]
+    return outputs[0] == outputs[1]
 
 
 def peak_rss_mib(rows: int) -> tuple[float, float]:
@@ -63,18 +81,26 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--rss-rows", type=int, default=100_000_000, help="0 to skip the RSS measurement")
     parser.add_argument("--chunk-rows", type=int, default=100_000)
+    parser.add_argument("--tsbs-binary", help="a tsbs_generate_data binary to compare with, side by side")
     options = parser.parse_args()
 
     cpus = sorted(os.sched_getaffinity(0))
-    print(f"host: {platform.processor() or platform.machine()}, {len(cpus)} CPUs available, Python {platform.python_version()}")
+    print(f"host: {system_info()['cpu_model']}, {len(cpus)} CPUs available, Python {platform.python_version()}")
     os.sched_setaffinity(0, {cpus[-1]})
     for fields in ("double", "long"):
         rate = dataframe_rate(options.rows, fields, options.chunk_rows)
         print(f"DataFrame generation, 1 core, {fields:6}: {options.rows} rows, {rate / 1e6:.2f} M rows/s")
     os.sched_setaffinity(0, set(cpus))
     for fields in ("long", "double"):
-        rate = generate_command_rate(options.rows, fields)
+        rate = command_rate(ours(options.rows, fields), options.rows)
         print(f"generate --fields {fields:6} > /dev/null, {len(cpus)} cores: {options.rows} rows, {rate / 1e6:.2f} M rows/s")
+        if fields == "long" and options.tsbs_binary:
+            go_rate = command_rate(theirs(options.tsbs_binary, options.rows), options.rows)
+            print(f"tsbs_generate_data     > /dev/null, {len(cpus)} cores: {options.rows} rows, {go_rate / 1e6:.2f} M rows/s"
+                  f" -> ours / Go = {rate / go_rate:.2f}")
+            check_rows = min(options.rows, 1_000_000)
+            identical = same_output(ours(check_rows, "long"), theirs(options.tsbs_binary, check_rows))
+            print(f"same bytes as tsbs_generate_data for the first {check_rows} rows: {identical}")
     if options.rss_rows:
         rss, seconds = peak_rss_mib(options.rss_rows)
         print(f"peak RSS generating {options.rss_rows} rows chunk by chunk: {rss:.0f} MiB ({seconds:.1f} s)")
