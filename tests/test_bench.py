@@ -295,3 +295,27 @@ def test_invalid_bench_options(tmp_path, args, fragment):
 def test_unreadable_replay_file(tmp_path):
     result = run_cli("replay", str(tmp_path / "missing.ilp"))
     assert_one_line_error(result, 2, "missing.ilp")
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path):
+    import os
+    import pty
+
+    primary, secondary = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness", "bench", "--op", "itertuples", "--row-count", "20000", "--scale", "100",
+         "--reporting-period", "0", "--results", str(tmp_path / "r.json")],
+        stdout=secondary, stderr=subprocess.PIPE)
+    os.close(secondary)
+    captured = b""
+    while True:
+        try:
+            data = os.read(primary, 65536)
+        except OSError:  # the terminal closed with the process
+            break
+        if not data:
+            break
+        captured += data
+    assert process.wait(timeout=120) == 0
+    os.close(primary)
+    assert b"\r\x1b[K" in captured and b"100.0% 20000/20000 rows" in captured
