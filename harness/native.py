@@ -70,6 +70,15 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _live_pid(pid_file: Path) -> int | None:
+    """The pid recorded in ``pid_file`` if that process still runs."""
+    try:
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if _pid_alive(pid) else None
+
+
 def _stop_pid(pid: int, timeout: float) -> None:
     try:
         os.kill(pid, signal.SIGTERM)
@@ -132,17 +141,12 @@ class NativeQuestDB:
             "QDB_LINE_TCP_NET_BIND_TO": f"0.0.0.0:{self.ilp_port}",
             "QDB_PG_NET_BIND_TO": f"0.0.0.0:{self.pg_port}",
             "QDB_HTTP_MIN_NET_BIND_TO": f"0.0.0.0:{self.min_port}",
-            # ILP over UDP is off by default; nothing else listens.
         })
         env.update(self.extra_env or {})
         return env
 
     def pid(self) -> int | None:
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        return pid if _pid_alive(pid) else None
+        return _live_pid(self.pid_file)
 
     def is_running(self) -> bool:
         return self.pid() is not None
@@ -220,11 +224,7 @@ class SocatSink:
         self.process: subprocess.Popen | None = None
 
     def pid(self) -> int | None:
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        return pid if _pid_alive(pid) else None
+        return _live_pid(self.pid_file)
 
     def start(self, timeout: float = 10.0) -> SocatSink:
         if self.pid() is not None:
