@@ -8,6 +8,7 @@ down or failed) or ``UsageError`` (the user's table does not fit the run).
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.error
 import urllib.parse
@@ -17,13 +18,20 @@ from harness.errors import RunError, UsageError
 from harness.tsbs.cpu_only import FIELD_COLUMNS, TAG_COLUMNS, TIMESTAMP_COLUMN
 
 PING_TIMEOUT_SECONDS = 5.0
+DEFAULT_TIMEOUT_SECONDS = 60.0
 FIELD_SQL_TYPES = {"double": "DOUBLE", "long": "LONG"}
+# QuestDB refuses quotes and path characters in table names; refusing them here keeps the SQL we build safe.
+_TABLE_NAME = re.compile(r"^[^'\"/\\\x00-\x1f]+$")
+
+
+class QuestDBQueryError(RunError):
+    """The server answered, and rejected the statement."""
 
 
 class QuestDB:
     """A QuestDB server's HTTP API at host:http_port."""
 
-    def __init__(self, host: str = "localhost", http_port: int = 9000, timeout: float = 60.0):
+    def __init__(self, host: str = "localhost", http_port: int = 9000, timeout: float = DEFAULT_TIMEOUT_SECONDS):
         self.host = host
         self.http_port = http_port
         self.timeout = timeout
@@ -32,14 +40,23 @@ class QuestDB:
     def address(self) -> str:
         return f"{self.host}:{self.http_port}"
 
+    def __repr__(self) -> str:
+        return f"QuestDB({self.address!r})"
+
     def exec(self, sql: str, timeout: float | None = None) -> dict:
-        """Run one statement; returns /exec's JSON. A SQL error raises RunError with the server's text."""
+        """Run one statement; returns /exec's JSON as is.
+
+        A query answers ``{"query", "columns": [{"name", "type"}], "timestamp", "dataset": [[...]], "count"}``;
+        DDL answers ``{"ddl": "OK"}`` and INSERT ``{"dml": "OK"}``. A SQL error (HTTP 400,
+        ``{"query", "error", "position"}``) raises QuestDBQueryError with the server's text."""
         url = f"http://{self.address}/exec?" + urllib.parse.urlencode({"query": sql})
         try:
             with urllib.request.urlopen(url, timeout=timeout or self.timeout) as response:
                 body = response.read()
         except urllib.error.HTTPError as exc:
             body = exc.read()
+            if not body.lstrip().startswith(b"{"):
+                raise RunError(f"QuestDB HTTP at {self.address} answered HTTP {exc.code} to {sql!r}") from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise RunError(f"QuestDB HTTP at {self.address} did not answer: {reason}") from None
@@ -48,10 +65,11 @@ class QuestDB:
         except ValueError:
             raise RunError(f"QuestDB HTTP at {self.address} answered {body[:200]!r} to {sql!r}") from None
         if "error" in answer:
-            raise QuestDBQueryError(f"QuestDB rejected {sql!r}: {answer['error']}")
+            raise QuestDBQueryError(f"QuestDB at {self.address} rejected {sql!r}: {answer['error']}")
         return answer
 
     def query(self, sql: str) -> tuple[list[str], list[list]]:
+        """Column names and rows (lists of JSON values) of a query."""
         answer = self.exec(sql)
         return [column["name"] for column in answer.get("columns", [])], answer.get("dataset", [])
 
@@ -60,78 +78,103 @@ class QuestDB:
         self.exec("select 1", timeout=PING_TIMEOUT_SECONDS)
 
     def server_version(self) -> str:
-        """E.g. ``9.3.4``, as the server reports it in ``build()``."""
-        _, rows = self.query("select build()")
-        text = rows[0][0]
-        marker = "QuestDB "
-        if marker in text:
-            return text.split(marker, 1)[1].split(",", 1)[0].strip()
-        return text
+        """E.g. ``9.3.4``, from ``build()``: 'Build Information: QuestDB 9.3.4, JDK 24.0.2, Commit Hash ...'.
 
-    def table_columns(self, table: str) -> list[tuple[str, str]] | None:
-        """(name, type) of each column in table order, or None when the table does not exist."""
+        (``version()`` answers a PostgreSQL compatibility string, not QuestDB's version.)"""
+        _, rows = self.query("select build()")
+        text = str(rows[0][0])
+        match = re.search(r"QuestDB ([^,\s]+)", text)
+        return match.group(1) if match else text
+
+    def show_columns(self, table: str) -> list[dict] | None:
+        """``show columns``' rows as dicts (column, type, indexed, designated, ...), or None when the table
+        does not exist."""
         try:
-            _, rows = self.query(f"show columns from '{table}'")
+            names, rows = self.query(f"show columns from '{_checked(table)}'")
         except QuestDBQueryError as exc:
             if "does not exist" in str(exc):
                 return None
             raise
-        return [(row[0], row[1]) for row in rows]
+        return [dict(zip(names, row)) for row in rows]
+
+    def table_columns(self, table: str) -> list[tuple[str, str]] | None:
+        """(name, type) of each column in table order, or None when the table does not exist."""
+        columns = self.show_columns(table)
+        return None if columns is None else [(column["column"], column["type"]) for column in columns]
 
     def drop_table(self, table: str) -> None:
-        self.exec(f"drop table if exists '{table}'")
+        """Drop the table if it exists."""
+        self.exec(f"drop table if exists '{_checked(table)}'")
 
     def create_cpu_table(self, table: str, fields: str) -> None:
         """The TSBS cpu table: 10 SYMBOL tags, 10 DOUBLE or LONG fields, designated timestamp, WAL.
 
         Created explicitly so that ILP never picks the types (a nanosecond ``at`` under protocol 2 would
-        otherwise create a TIMESTAMP_NS column)."""
-        field_type = FIELD_SQL_TYPES[fields]
+        otherwise create a TIMESTAMP_NS column, integers sent as doubles a DOUBLE one)."""
+        field_type = _field_type(fields)
         columns = [f"{tag} SYMBOL" for tag in TAG_COLUMNS]
-        columns += [f"{field} {field_type}" for field in FIELD_COLUMNS]
+        columns += [f"{name} {field_type}" for name in FIELD_COLUMNS]
         columns.append(f"{TIMESTAMP_COLUMN} TIMESTAMP")
         self.exec(
-            f"create table '{table}' ({', '.join(columns)}) timestamp({TIMESTAMP_COLUMN}) partition by DAY WAL"
+            f"create table '{_checked(table)}' ({', '.join(columns)}) "
+            f"timestamp({TIMESTAMP_COLUMN}) partition by DAY WAL"
         )
 
     def check_cpu_schema(self, table: str, fields: str) -> None:
-        """Raise UsageError unless ``table`` can take this run's rows as they are."""
-        columns = self.table_columns(table)
+        """Raise UsageError unless ``table`` exists and can take this run's rows as they are: every tag a
+        SYMBOL, every field DOUBLE/LONG as ``fields`` says, ``timestamp`` the designated TIMESTAMP.
+        Extra columns are allowed (they stay null)."""
+        field_type = _field_type(fields)
+        columns = self.show_columns(table)
         if columns is None:
             raise UsageError(f"table {table} does not exist")
-        actual = dict(columns)
+        # QuestDB column names are case-insensitive.
+        actual = {str(column["column"]).lower(): column for column in columns}
         expected = {tag: "SYMBOL" for tag in TAG_COLUMNS}
-        expected.update({field: FIELD_SQL_TYPES[fields] for field in FIELD_COLUMNS})
+        expected.update({name: field_type for name in FIELD_COLUMNS})
         expected[TIMESTAMP_COLUMN] = "TIMESTAMP"
-        clashes = [
-            f"{name} is {actual.get(name, 'missing')}, needs {wanted}"
-            for name, wanted in expected.items()
-            if actual.get(name) != wanted
-        ]
+        clashes = []
+        for name, wanted in expected.items():
+            column = actual.get(name)
+            if column is None:
+                clashes.append(f"{name} is missing")
+            elif column["type"] != wanted:
+                clashes.append(f"{name} is {column['type']}, needs {wanted}")
+        timestamp = actual.get(TIMESTAMP_COLUMN)
+        if timestamp is not None and not timestamp.get("designated"):
+            clashes.append(f"{TIMESTAMP_COLUMN} is not the designated timestamp")
         if clashes:
+            shown = "; ".join(clashes[:3]) + (f"; and {len(clashes) - 3} more" if len(clashes) > 3 else "")
             raise UsageError(
-                f"table {table} exists with an incompatible schema for --fields {fields} "
-                f"({'; '.join(clashes[:3])}{'; ...' if len(clashes) > 3 else ''}); drop it or run without --keep-table"
+                f"table {table} exists with a schema incompatible with --fields {fields} ({shown}); "
+                f"drop it or run without --keep-table"
             )
 
     def count(self, table: str) -> int:
-        _, rows = self.query(f"select count() from '{table}'")
+        """Rows visible in the table now (for a WAL table: those the WAL apply job has committed)."""
+        _, rows = self.query(f"select count() from '{_checked(table)}'")
         return int(rows[0][0])
 
+    def wal_tables(self) -> list[dict]:
+        """``wal_tables()``: per WAL table name, suspended, writerTxn, bufferedTxnSize, sequencerTxn,
+        errorTag, errorMessage, memoryPressure."""
+        names, rows = self.query("select * from wal_tables()")
+        return [dict(zip(names, row)) for row in rows]
+
     def wal_state(self, table: str) -> dict | None:
-        """The table's row of wal_tables(): suspended, writerTxn, sequencerTxn, errorMessage."""
-        columns, rows = self.query("select * from wal_tables()")
-        for row in rows:
-            entry = dict(zip(columns, row))
-            if entry.get("name") == table:
+        """The table's row of wal_tables(), or None (no such table, or not a WAL table)."""
+        for entry in self.wal_tables():
+            if str(entry.get("name")).lower() == table.lower():
                 return entry
         return None
 
     def wait_for_count(self, table: str, expected: int, timeout: float, poll_interval: float = 0.05) -> float:
         """Poll until ``count()`` equals ``expected``; returns the seconds waited.
 
-        Fails (RunError, stating expected and visible) on timeout, on a count above ``expected``, and
-        as soon as the table's WAL apply is suspended (its rows would never arrive)."""
+        Rows sent to a WAL table become visible only after the server applies the WAL, so the count
+        rises in steps after the last flush. Fails (RunError, stating expected and visible counts) on
+        timeout, as soon as the count exceeds ``expected``, and as soon as the table's WAL apply is
+        suspended (its rows would never arrive)."""
         started = time.perf_counter()
         deadline = started + timeout
         while True:
@@ -139,12 +182,14 @@ class QuestDB:
             if visible == expected:
                 return time.perf_counter() - started
             if visible > expected:
-                raise RunError(f"table {table} holds {visible} rows, more than the {expected} expected")
+                raise RunError(
+                    f"table {table} holds more rows than expected: expected {expected} rows, {visible} visible"
+                )
             wal = self.wal_state(table)
             if wal is not None and wal.get("suspended"):
+                reason = wal.get("errorMessage") or wal.get("errorTag") or "no reason given"
                 raise RunError(
-                    f"table {table}: WAL apply is suspended ({wal.get('errorMessage') or 'no reason given'}); "
-                    f"expected {expected} rows, {visible} visible"
+                    f"table {table}: WAL apply is suspended ({reason}); expected {expected} rows, {visible} visible"
                 )
             if time.perf_counter() >= deadline:
                 raise RunError(
@@ -154,5 +199,14 @@ class QuestDB:
             time.sleep(poll_interval)
 
 
-class QuestDBQueryError(RunError):
-    """The server answered, and rejected the statement."""
+def _checked(table: str) -> str:
+    if not table or not _TABLE_NAME.match(table):
+        raise UsageError(f"invalid table name {table!r}: quotes, slashes and control characters are not allowed")
+    return table
+
+
+def _field_type(fields: str) -> str:
+    try:
+        return FIELD_SQL_TYPES[fields]
+    except KeyError:
+        raise UsageError(f"fields must be double or long, got {fields!r}") from None

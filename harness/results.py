@@ -15,11 +15,15 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+from harness.errors import UsageError
+
 MIB = 1024 * 1024
 
 
 @dataclass(frozen=True)
 class PhaseResult:
+    """One timed phase: rows and bytes (of ILP) handled in seconds of wall-clock time."""
+
     rows: int
     bytes: int
     seconds: float
@@ -83,11 +87,14 @@ def _memory_total_bytes() -> int | None:
 def system_info() -> dict:
     """The machine and software of this process, as a results file records them."""
     return {
+        "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "hostname": socket.gethostname(),
         "os": platform.system(),
         "kernel": platform.release(),
+        "machine": platform.machine(),
         "cpu_model": _cpu_model(),
         "cpu_count": os.cpu_count(),
+        # The cores this process may run on (taskset, cgroup cpusets): what the figures really had.
         "cpu_affinity": sorted(os.sched_getaffinity(0)),
         "memory_total_bytes": _memory_total_bytes(),
         "in_container": os.path.exists("/.dockerenv"),
@@ -102,73 +109,88 @@ def system_info() -> dict:
     }
 
 
-def default_results_path(mode: str, results_dir: str = "results") -> Path:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-    return Path(results_dir) / f"{stamp}-{mode}.json"
+def default_results_path(mode: str, results_dir: str | Path = "results") -> Path:
+    """``results/<UTC time>-<mode>.json``, e.g. ``results/20261122T110501Z-bench.json``; a second run in the
+    same second gets ``-2``, ``-3`` ... rather than overwriting the first."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    safe_mode = "".join(char if char.isalnum() or char in "-_." else "_" for char in mode) or "run"
+    candidate = Path(results_dir) / f"{stamp}-{safe_mode}.json"
+    serial = 2
+    while candidate.exists():
+        candidate = Path(results_dir) / f"{stamp}-{safe_mode}-{serial}.json"
+        serial += 1
+    return candidate
 
 
-def write_results(record: dict, path: str | None = None, mode: str = "bench", results_dir: str = "results") -> Path:
+def write_results(record: dict, path: str | Path | None = None, mode: str = "bench",
+                  results_dir: str | Path = "results") -> Path:
+    """Write one run record as indented JSON; returns where it went (creating the folder)."""
     target = Path(path) if path else default_results_path(mode, results_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(record, indent=2, sort_keys=False) + "\n")
+    target.write_text(json.dumps(record, indent=2, default=str) + "\n")
     return target
 
 
-def load_results(paths: list[str]) -> list[dict]:
-    from harness.errors import UsageError
-
+def load_results(paths: list[str | Path]) -> list[dict]:
+    """Read results files (each record gets its path under ``_path``); UsageError names a bad file."""
     records = []
     for path in paths:
         try:
             record = json.loads(Path(path).read_text())
         except (OSError, ValueError) as exc:
-            raise UsageError(f"cannot read results file {path}: {exc}") from None
-        if not isinstance(record, dict) or "phases" not in record:
-            raise UsageError(f"{path} is not a harness results file")
-        record["_path"] = path
+            raise UsageError(f"cannot read results file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        if not isinstance(record, dict) or not isinstance(record.get("phases"), dict):
+            raise UsageError(f"{path} is not a harness results file (no phases)")
+        record["_path"] = str(path)
         records.append(record)
     return records
 
 
-def _main_phase(record: dict) -> tuple[str, dict] | tuple[None, None]:
-    for name in ("send", "serialize"):
-        if name in record.get("phases", {}):
-            return name, record["phases"][name]
-    return None, None
+def _rate(phase: dict | None) -> float | None:
+    return phase.get("rows_per_second") if phase else None
+
+
+def _ratio(value: float | None, baseline: float | None) -> str | None:
+    return f"{value / baseline:.2f}x" if value and baseline else None
 
 
 def comparison_table(records: list[dict]) -> str:
-    """One row per results file: what ran and its figures; the last column is the ratio of the main
-    phase's rows/s to the first file's."""
-    header = ("file", "date", "mode", "transport", "proto", "workers", "rows", "serialize Mr/s", "send Mr/s",
-              "MiB/s", "visible s", "status", "vs first")
-    rows = []
-    baseline = None
-    for record in records:
-        parameters = record.get("parameters", {})
-        phase_name, main = _main_phase(record)
-        rate = main["rows_per_second"] if main else None
-        if baseline is None and rate:
-            baseline = rate
-        serialize = record["phases"].get("serialize")
-        send = record["phases"].get("send")
+    """A plain-text table, one row per results file: what ran (date, mode, op, fields, transport,
+    protocol, workers, rows) and its figures (serialize and send rates in million rows/s, MiB/s of the
+    send phase or else the serialize phase, time-to-visible). The last column gives the serialize and
+    send rates as ratios to the first file's."""
+    header = ("file", "date", "mode", "op", "fields", "transport", "proto", "workers", "rows",
+              "serialize Mrows/s", "send Mrows/s", "MiB/s", "visible s", "status", "vs first")
+    table = []
+    first_serialize = first_send = None
+    for index, record in enumerate(records):
+        parameters = record.get("parameters") or {}
+        phases = record.get("phases") or {}
+        serialize, send = phases.get("serialize"), phases.get("send")
+        main = send or serialize
+        if index == 0:
+            first_serialize, first_send = _rate(serialize), _rate(send)
+        ratios = [f"{name} {ratio}" for name, ratio in (("ser", _ratio(_rate(serialize), first_serialize)),
+                                                         ("send", _ratio(_rate(send), first_send))) if ratio]
         visible = record.get("time_to_visible_seconds")
-        rows.append((
+        table.append((
             Path(record["_path"]).name if "_path" in record else "-",
-            record.get("started_at", "-")[:19],
-            record.get("mode", "-"),
-            str(parameters.get("transport", "-")),
-            str(parameters.get("protocol_version", "-")),
+            str(record.get("started_at") or "-")[:19],
+            str(record.get("mode") or "-"),
+            str(parameters.get("op") or "-"),
+            str(parameters.get("fields") or "-"),
+            str(parameters.get("transport") or "-"),
+            str(parameters.get("protocol_version") or "-"),
             str(parameters.get("workers") or 1),
             str(main["rows"]) if main else "-",
             f"{serialize['rows_per_second'] / 1e6:.2f}" if serialize else "-",
             f"{send['rows_per_second'] / 1e6:.2f}" if send else "-",
             f"{main['mib_per_second']:.1f}" if main else "-",
             f"{visible:.2f}" if visible is not None else "-",
-            record.get("status", "-"),
-            f"{rate / baseline:.2f}x" if rate and baseline else "-",
+            str(record.get("status") or "-"),
+            " ".join(ratios) or "-",
         ))
-    widths = [max(len(str(item)) for item in column) for column in zip(header, *rows)]
-    lines = ["  ".join(str(item).ljust(width) for item, width in zip(line, widths)) for line in [header, *rows]]
+    widths = [max(len(cell) for cell in column) for column in zip(header, *table)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in (header, *table)]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(lines)

@@ -57,8 +57,8 @@ TIMESTAMP_COLUMN = "timestamp"
 COLUMNS = TAG_COLUMNS + FIELD_COLUMNS + (TIMESTAMP_COLUMN,)
 
 FIELD_TYPES = ("double", "long")
-# category: pandas Categorical (int codes + a small dictionary): the client reads the codes without
-# the GIL and each distinct string is encoded once. The others exist to compare against it.
+# category: pandas Categorical (int codes + a small dictionary of Arrow strings): the client reads it
+# without the GIL and each distinct string is encoded once. The others exist to compare against it.
 SYMBOL_DTYPES = ("category", "str", "string[pyarrow]", "object")
 DEFAULT_CHUNK_ROWS = 100_000
 
@@ -201,7 +201,11 @@ def _host_table(scale: int, tag_codes: np.ndarray) -> Hosts:
     codes = {"hostname": np.arange(scale, dtype=_code_dtype(scale))}
     for tag, column in column_of.items():
         codes[tag] = tag_codes[:, column].astype(_code_dtype(len(category_values[tag])))
-    categories = {tag: pd.CategoricalDtype(values) for tag, values in category_values.items()}
+    # Categories held as Arrow strings, not Python str objects: the client then serializes the column
+    # without taking the GIL, so serializer threads scale (measured: 2.00 vs 1.79 M rows/s on 2 threads).
+    categories = {
+        tag: pd.CategoricalDtype(pd.Index(values, dtype="string[pyarrow]")) for tag, values in category_values.items()
+    }
     return Hosts(scale, codes, categories)
 
 
