@@ -28,14 +28,16 @@ test: setup ## Run every test (native QuestDB, socat, Prometheus, Docker where a
 # --- native servers (QuestDB jar, socat sink) -------------------------------------------
 .PHONY: native-up native-down native-status
 
+NATIVE_ARGS ?= ## harness.native options, e.g. "--root DIR --http-port 19000 --ilp-port 19009 --pg-port 18812 --min-port 19003 --sink-port 19010"
+
 native-up: setup ## Start QuestDB (release jar, conf/server.conf) and the socat sink natively, no Docker
-	$(PY) -m harness.native up
+	$(PY) -m harness.native up $(NATIVE_ARGS)
 
-native-down: ## Stop the native QuestDB and sink
-	$(PY) -m harness.native down
+native-down: setup ## Stop the native QuestDB (SIGTERM, then SIGKILL after 30 s) and the sink
+	$(PY) -m harness.native down $(NATIVE_ARGS)
 
-native-status: ## Show whether the native QuestDB and sink run
-	$(PY) -m harness.native status
+native-status: setup ## Show whether the native QuestDB and sink run (exit 3 if QuestDB does not)
+	$(PY) -m harness.native status $(NATIVE_ARGS)
 
 # --- benchmarks ----------------------------------------------------------------------------
 # Run parameters shared by `bench` (Docker) and `bench-native`; empty means the harness default.

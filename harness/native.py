@@ -62,13 +62,16 @@ def jar_path(version: str = QUESTDB_VERSION) -> Path:
         raise RunError(f"QuestDB jar {jar} is missing and Maven (mvn) is not installed to fetch it")
     JAR_DIR.mkdir(parents=True, exist_ok=True)
     result = subprocess.run(
-        ["mvn", "-q", "dependency:copy", f"-Dartifact=org.questdb:questdb:{version}", f"-DoutputDirectory={JAR_DIR}"],
+        # -B: batch mode, no colours or progress in the output we may quote.
+        ["mvn", "-B", "-q", "dependency:copy", f"-Dartifact=org.questdb:questdb:{version}",
+         f"-DoutputDirectory={JAR_DIR}"],
         capture_output=True, text=True, stdin=subprocess.DEVNULL,
     )
     if result.returncode != 0 or not jar.exists():
         lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
         errors = [line for line in lines if "ERROR" in line] or lines or ["no output"]
-        raise RunError(f"could not fetch org.questdb:questdb:{version} with Maven: {errors[0].strip()[:300]}")
+        reason = re.sub(r"\x1b\[[0-9;]*m", "", errors[0]).replace("[ERROR] ", "").strip()
+        raise RunError(f"could not fetch org.questdb:questdb:{version} with Maven: {reason[:300]}")
     return jar
 
 
@@ -222,7 +225,8 @@ class NativeQuestDB:
         if self.is_running():
             return self
         if shutil.which("java") is None:
-            raise RunError("java is not installed: QuestDB needs a Java 17+ runtime (apt-get install openjdk-17-jre-headless)")
+            raise RunError("java is not installed: QuestDB needs a Java 17+ runtime "
+                           "(apt-get install openjdk-17-jre-headless)")
         for name, port in self.ports.items():
             if port_in_use(port):
                 raise RunError(f"port {port} ({name}) is already in use; stop what holds it or choose other ports")
@@ -347,7 +351,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="python -m harness.native", description=__doc__.split("\n\n")[0],
                              formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=("up", "down", "status", "fetch"),
-                        help="up: start (and wait until healthy); down: stop; status: exit 0 if QuestDB runs, 3 if not; "
+                        help="up: start (and wait until healthy); down: stop; "
+                             "status: exit 0 if QuestDB runs, 3 if not; "
                              "fetch: only fetch the QuestDB jar")
     parser.add_argument("--questdb-only", action="store_true", help="leave the socat sink alone")
     parser.add_argument("--root", default=str(DEFAULT_ROOT), help="QuestDB root: conf/, data, questdb.log, questdb.pid")
@@ -379,7 +384,8 @@ def _cli(argv: list[str]) -> int:
         if not options.questdb_only:
             already = sink.is_running()
             sink.start()
-            print(f"socat no-op sink {'already running' if already else 'up'} (pid {sink.pid()}) on port {options.sink_port}")
+            state = "already running" if already else "up"
+            print(f"socat no-op sink {state} (pid {sink.pid()}) on port {options.sink_port}")
         return 0
     if options.action == "down":
         was_running = server.is_running()
@@ -391,11 +397,14 @@ def _cli(argv: list[str]) -> int:
             print(f"socat sink {'stopped' if was_running else 'was not running'}")
         return 0
     running = server.is_running()
-    health = ("healthy" if server.healthy() else f"not answering on ports {options.min_port}/{options.http_port}") \
-        if running else ""
-    print(f"QuestDB: {f'running (pid {server.pid()}), {health}' if running else 'not running'}; log {server.log_file}")
+    if running:
+        health = "healthy" if server.healthy() else f"not answering on ports {options.min_port}/{options.http_port}"
+        print(f"QuestDB: running (pid {server.pid()}), {health}; log {server.log_file}")
+    else:
+        print(f"QuestDB: not running; log {server.log_file}")
     if not options.questdb_only:
-        print(f"socat sink: {f'running (pid {sink.pid()}) on port {options.sink_port}' if sink.is_running() else 'not running'}")
+        sink_state = f"running (pid {sink.pid()}) on port {options.sink_port}" if sink.is_running() else "not running"
+        print(f"socat sink: {sink_state}")
     return 0 if running else 3
 
 

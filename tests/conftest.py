@@ -1,12 +1,20 @@
 """Real servers for the tests: QuestDB from its release jar and the socat sink, on test-only ports.
 
 Nothing here is a stand-in: the fixtures start the same processes `make native-up` starts, with the
-project's conf/server.conf, and stop them afterwards.
+project's conf/server.conf, and stop them afterwards. A server that cannot start (no Java, no jar and no
+Maven to fetch it, a busy port) makes the tests that need it error, never skip.
+
+    questdb_server    session: the one QuestDB of the run (RunningQuestDB)
+    questdb           per test: the same server, with the benchmark's table ``cpu`` dropped first
+    killable_questdb  per test: a QuestDB of the test's own (own root, ports 191xx) that it may kill
+    questdb_factory   per test: starts such QuestDBs with other options (e.g. extra QDB_* env)
+    socat_sink        session: the socat no-op sink (RunningSink)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +29,8 @@ SINK_PORT = 19010
 
 @dataclass
 class RunningQuestDB:
+    """A started QuestDB: its process handle (``server``) and an HTTP client (``client``) to it."""
+
     server: NativeQuestDB
     client: QuestDB
 
@@ -37,43 +47,73 @@ class RunningQuestDB:
         return self.server.ilp_port
 
     @property
+    def pg_port(self) -> int:
+        return self.server.pg_port
+
+    @property
     def min_port(self) -> int:
         return self.server.min_port
 
+    @property
+    def root(self) -> Path:
+        return self.server.root
+
+    @property
+    def log_file(self) -> Path:
+        return self.server.log_file
+
     def kill(self) -> None:
+        """SIGKILL the server, as a crash would."""
         self.server.kill()
 
 
-def _start(root, ports) -> RunningQuestDB:
-    server = NativeQuestDB(root, **ports)
+def start_questdb(root: Path, ports: dict, **extra) -> RunningQuestDB:
+    """Start a QuestDB in ``root`` on ``ports`` (the test ports by default) and wait until it is healthy."""
+    server = NativeQuestDB(root, **ports, **extra)
     server.start()
     return RunningQuestDB(server, QuestDB(server.host, server.http_port))
 
 
 @pytest.fixture(scope="session")
 def questdb_server(tmp_path_factory):
-    running = _start(tmp_path_factory.mktemp("questdb-root"), TEST_PORTS)
+    running = start_questdb(tmp_path_factory.mktemp("questdb-root"), TEST_PORTS)
     yield running
     running.server.stop()
 
 
 @pytest.fixture
 def questdb(questdb_server):
-    """The session's QuestDB, with the benchmark's default table dropped before each test."""
+    """The session's QuestDB (started once), with the benchmark's default table dropped before each test."""
     questdb_server.client.drop_table("cpu")
     return questdb_server
 
 
 @pytest.fixture
-def killable_questdb(tmp_path):
-    """A QuestDB of the test's own, which the test may kill."""
-    running = _start(tmp_path / "questdb-root", KILLABLE_PORTS)
-    yield running
-    running.server.stop()
+def questdb_factory(tmp_path):
+    """Starts QuestDBs of the test's own: ``factory(ports=KILLABLE_PORTS, **NativeQuestDB options)``, each in
+    its own root under the test's tmp_path; every one still running is stopped afterwards."""
+    started: list[RunningQuestDB] = []
+
+    def factory(ports: dict = KILLABLE_PORTS, **extra) -> RunningQuestDB:
+        running = start_questdb(tmp_path / f"questdb-root-{len(started)}", ports, **extra)
+        started.append(running)
+        return running
+
+    yield factory
+    for running in started:
+        running.server.stop()
+
+
+@pytest.fixture
+def killable_questdb(questdb_factory):
+    """A QuestDB of the test's own (ports 19100/19109/18912/19103), which the test may kill."""
+    return questdb_factory()
 
 
 @dataclass
 class RunningSink:
+    """A started socat sink: everything sent to host:port is discarded."""
+
     sink: SocatSink
 
     @property

@@ -319,3 +319,12 @@ def test_progress_bar_only_on_a_terminal(tmp_path):
     assert process.wait(timeout=120) == 0
     os.close(primary)
     assert b"\r\x1b[K" in captured and b"100.0% 20000/20000 rows" in captured
+
+
+def test_a_failed_run_still_leaves_a_record(tmp_path):
+    path = tmp_path / "failed.json"
+    with pytest.raises(Exception):
+        run_bench(BenchOptions(row_count=1_000, send=True, host="127.0.0.1", http_port=1, ilp_port=1,
+                               results=str(path), reporting_period=0), out=open("/dev/null", "w"))
+    record = json.loads(path.read_text())
+    assert record["status"] == "failed" and "127.0.0.1:1" in record["error"]

@@ -1,0 +1,207 @@
+"""harness.native: QuestDB from its jar and the socat sink, started, checked, stopped and killed for real."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+
+from harness.errors import RunError
+from harness.native import QUESTDB_VERSION, SERVER_CONF, NativeQuestDB, SocatSink
+from harness.questdb import QuestDB
+
+# The CLI tests' own ports (the session server holds 19000..., the killable one 19100...).
+CLI_PORTS = ["--http-port", "19200", "--ilp-port", "19209", "--pg-port", "18922", "--min-port", "19203",
+             "--sink-port", "19210"]
+
+
+def native(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness.native", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)
+
+
+# --- the API, on the session's server and on servers of the test's own --------------------------------
+
+
+def test_session_server_runs_the_project_configuration(questdb_server):
+    server = questdb_server.server
+    assert server.is_running() and server.healthy()
+    assert int(server.pid_file.read_text()) == server.pid()
+    assert (server.root / "conf" / "server.conf").read_text() == SERVER_CONF.read_text()
+    for port in server.ports.values():
+        assert listening(port), port
+    # /status and /metrics live on the min port (metrics.enabled=true in conf/server.conf).
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.min_port}/status", timeout=5) as response:
+        assert response.status == 200
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.min_port}/metrics", timeout=5) as response:
+        assert b"questdb_" in response.read()
+    assert f"QuestDB {QUESTDB_VERSION}" in server.log_file.read_text(errors="replace")
+    assert questdb_server.client.server_version() == QUESTDB_VERSION
+
+
+def test_start_on_a_running_root_is_a_no_op(questdb_server):
+    same = NativeQuestDB(questdb_server.root, questdb_server.http_port, questdb_server.ilp_port,
+                         questdb_server.pg_port, questdb_server.min_port)
+    assert same.is_running() and same.pid() == questdb_server.server.pid()
+    same.start()
+    assert same.process is None  # nothing new was launched
+    assert questdb_server.server.healthy()
+
+
+def test_stop_is_graceful_and_frees_the_ports(killable_questdb):
+    server = killable_questdb.server
+    client = killable_questdb.client
+    client.exec("create table kept (x long, ts timestamp) timestamp(ts) partition by day wal")
+    client.exec("insert into kept select x, x::timestamp from long_sequence(10)")
+    client.wait_for_count("kept", 10, timeout=60)
+    server.stop()
+    assert not server.is_running() and not server.pid_file.exists()
+    assert server.process.returncode is not None
+    assert "QuestDB is shutdown" in server.log_file.read_text(errors="replace")
+    assert not any(listening(port) for port in server.ports.values())
+    # The data survives a clean stop: the same root starts again with the table and its rows.
+    server.start()
+    assert client.count("kept") == 10
+
+
+def test_kill_is_a_crash(killable_questdb):
+    server = killable_questdb.server
+    pid = server.pid()
+    killable_questdb.kill()
+    assert not server.is_running()
+    assert server.process.returncode == -9
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert not any(listening(port) for port in server.ports.values())
+    with pytest.raises(RunError, match=f"127.0.0.1:{server.http_port}"):
+        killable_questdb.client.ping()
+    server.stop()  # after a crash, stop only tidies up
+    assert not server.pid_file.exists()
+
+
+def test_busy_port_is_refused_before_starting(tmp_path):
+    with socket.socket() as holder:
+        holder.bind(("0.0.0.0", 19109))
+        holder.listen()
+        server = NativeQuestDB(tmp_path / "root", 19100, 19109, 18912, 19103)
+        with pytest.raises(RunError, match=r"port 19109 \(ilp\) is already in use"):
+            server.start()
+    assert server.process is None and not server.is_running()
+
+
+def test_a_server_that_exits_at_start_shows_its_log(tmp_path):
+    server = NativeQuestDB(tmp_path / "root", 19100, 19109, 18912, 19103,
+                           extra_env={"QDB_SHARED_WORKER_COUNT": "not-a-number"})
+    with pytest.raises(RunError) as failure:
+        server.start()
+    message = str(failure.value)
+    assert "QuestDB exited at start" in message
+    assert "shared.worker.count" in message and str(server.log_file) in message
+    assert "\n" not in message
+    assert not server.is_running() and not server.pid_file.exists()
+
+
+def test_start_timeout_kills_the_server_and_shows_its_log(tmp_path):
+    server = NativeQuestDB(tmp_path / "root", 19100, 19109, 18912, 19103)
+    with pytest.raises(RunError, match=r"did not become healthy within 0s: .*\(log: "):
+        server.start(timeout=0)
+    assert server.process.returncode == -9
+    assert not server.is_running() and not server.pid_file.exists()
+
+
+# --- the socat sink ---------------------------------------------------------------------------------------
+
+
+def test_sink_swallows_everything(socat_sink):
+    payload = b"cpu,hostname=host_0 usage_user=58i 1451606400000000000\n" * 100_000
+    for _ in range(2):  # fork: every connection gets its own copy of socat
+        with socket.create_connection((socat_sink.host, socat_sink.port), timeout=10) as connection:
+            connection.sendall(payload)
+            connection.shutdown(socket.SHUT_WR)
+            connection.settimeout(10)
+            assert connection.recv(1) == b""  # -u: nothing ever comes back
+    assert socat_sink.sink.is_running()
+
+
+def test_sink_stop_closes_open_connections(tmp_path):
+    sink = SocatSink(19310, pid_file=tmp_path / "sink.pid").start()
+    try:
+        connection = socket.create_connection(("127.0.0.1", 19310), timeout=10)
+        connection.sendall(b"x" * 1000)
+    finally:
+        sink.stop()
+    # The per-connection child is gone with the listener: the connection ends.
+    with connection:
+        try:
+            assert connection.recv(1) == b""
+        except ConnectionResetError:
+            pass
+    assert not listening(19310) and not sink.is_running() and not sink.pid_file.exists()
+
+
+def test_sink_on_a_busy_port_is_refused(tmp_path, socat_sink):
+    with pytest.raises(RunError, match=f"port {socat_sink.port} \\(sink\\) is already in use"):
+        SocatSink(socat_sink.port, pid_file=tmp_path / "sink.pid").start()
+
+
+# --- the command line (make native-up / native-status / native-down) -----------------------------------
+
+
+def test_cli_up_status_down(tmp_path):
+    root = ["--root", str(tmp_path / "root")]
+    up = native("up", *root, *CLI_PORTS)
+    try:
+        assert up.returncode == 0, up.stderr
+        assert f"QuestDB {QUESTDB_VERSION} up" in up.stdout and "sink up" in up.stdout
+        assert all(listening(port) for port in (19200, 19209, 18922, 19203, 19210))
+        assert QuestDB("127.0.0.1", 19200).server_version() == QUESTDB_VERSION
+        again = native("up", *root, *CLI_PORTS)
+        assert again.returncode == 0 and again.stdout.count("already running") == 2, again.stdout
+        status = native("status", *root, *CLI_PORTS)
+        assert status.returncode == 0 and "healthy" in status.stdout and "sink: running" in status.stdout
+    finally:
+        down = native("down", *root, *CLI_PORTS)
+    assert down.returncode == 0, down.stderr
+    assert "QuestDB stopped" in down.stdout and "sink stopped" in down.stdout
+    assert not any(listening(port) for port in (19200, 19209, 18922, 19203, 19210))
+    status = native("status", *root, *CLI_PORTS)
+    assert status.returncode == 3 and "QuestDB: not running" in status.stdout
+    assert native("down", *root, *CLI_PORTS).returncode == 0  # stopping twice is fine
+
+
+def test_cli_busy_port_is_one_line(tmp_path):
+    with socket.socket() as holder:
+        holder.bind(("0.0.0.0", 19300))
+        holder.listen()
+        result = native("up", "--questdb-only", "--root", str(tmp_path / "root"), "--http-port", "19300",
+                        "--ilp-port", "19309", "--pg-port", "18932", "--min-port", "19303")
+    assert_one_line_error(result, 1, "port 19300")
+
+
+def test_cli_without_java_is_one_line(tmp_path):
+    env = dict(os.environ, PATH=str(tmp_path))  # an empty directory: no java, no mvn, no socat
+    result = native("up", "--root", str(tmp_path / "root"), *CLI_PORTS, env=env)
+    assert_one_line_error(result, 1, "java is not installed")
+    assert not listening(19200)
+
+
+def test_cli_bad_option_is_one_line():
+    assert_one_line_error(native("up", "--http-port", "many"), 2, "--http-port")
+    assert_one_line_error(native("sideways"), 2, "sideways")

@@ -1,0 +1,137 @@
+"""harness.results: phase figures, the original report format, system info, results files, comparisons."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import socket
+import subprocess
+import sys
+from datetime import datetime
+from importlib import metadata
+
+import pytest
+
+from harness.errors import UsageError
+from harness.results import (
+    MIB, PhaseResult, comparison_table, format_phase, load_results, system_info, write_results,
+)
+
+
+def record(mode="send-dataframe-double-1t", serialize=None, send=None, status="ok", **parameters) -> dict:
+    """A run record as the runner builds it, with phases from (rows, bytes, seconds)."""
+    phases = {}
+    if serialize:
+        phases["serialize"] = PhaseResult(*serialize).to_dict()
+    if send:
+        phases["send"] = PhaseResult(*send).to_dict()
+    return {
+        "harness_version": "0.1.0", "started_at": "2026-11-22T11:05:01+00:00", "mode": mode,
+        "parameters": {"op": "dataframe", "fields": "double", "transport": "tcp", "protocol_version": "auto",
+                       "workers": None, **parameters},
+        "seed": 1, "system": {}, "server": None, "phases": phases, "time_to_visible_seconds": 0.25 if send else None,
+        "validated_row_count": None, "metrics": None, "status": status, "error": None,
+    }
+
+
+def test_phase_result_derives_rates():
+    phase = PhaseResult(rows=3_000_000, bytes=300 * MIB, seconds=1.5)
+    assert phase.rows_per_second == 2_000_000 and phase.mib_per_second == 200
+    assert phase.to_dict() == {"rows": 3_000_000, "bytes": 300 * MIB, "seconds": 1.5,
+                               "rows_per_second": 2_000_000, "mib_per_second": 200}
+    assert PhaseResult(rows=0, bytes=0, seconds=0).to_dict()["rows_per_second"] == 0
+
+
+def test_format_phase_is_the_original_format():
+    serialized = PhaseResult(rows=10_000_000, bytes=int(4652.50 * MIB), seconds=8.567)
+    assert format_phase("Serialized", serialized) == (
+        "Serialized:\n"
+        "  10000000 rows in 8.57s: 1.17 mil rows/sec.\n"
+        "  ILP Buffer size: 4652.50 MiB: 543.07 MiB/sec."
+    )
+    sent = PhaseResult(rows=1_000, bytes=MIB // 2, seconds=0.5)
+    assert format_phase("Sent", sent) == (
+        "Sent:\n"
+        "  1000 rows in 0.50s: 0.00 mil rows/sec.\n"
+        "  ILP Buffer size: 0.50 MiB: 1.00 MiB/sec."
+    )
+
+
+def test_system_info_describes_this_process_and_machine():
+    info = system_info()
+    versions = info["versions"]
+    assert versions["python"] == platform.python_version()
+    for key, package in (("pandas", "pandas"), ("pyarrow", "pyarrow"), ("numpy", "numpy"),
+                         ("questdb_client", "questdb")):
+        assert versions[key] == metadata.version(package)
+    assert info["cpu_affinity"] == sorted(os.sched_getaffinity(0))
+    assert info["cpu_count"] == os.cpu_count() and info["cpu_model"]
+    assert info["hostname"] == socket.gethostname() and info["kernel"] == platform.release()
+    assert info["memory_total_bytes"] > 0
+    assert datetime.fromisoformat(info["date_utc"]).utcoffset().total_seconds() == 0
+    json.dumps(info)  # it goes into a JSON file as it is
+
+
+def test_write_results_default_path_and_round_trip(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = write_results(record(send=(1000, MIB, 1.0)), mode="send-dataframe-double-1t")
+    second = write_results(record(serialize=(1000, MIB, 1.0)), mode="serialize-dataframe-double-1t")
+    third = write_results(record(serialize=(1000, MIB, 1.0)), mode="serialize-dataframe-double-1t")
+    assert first.parent == second.parent == tmp_path.joinpath("results").relative_to(tmp_path)
+    assert re.fullmatch(r"\d{8}T\d{6}Z-send-dataframe-double-1t\.json", first.name), first.name
+    assert re.fullmatch(r"\d{8}T\d{6}Z-serialize-dataframe-double-1t(-2)?\.json", third.name), third.name
+    assert len({first, second, third}) == 3  # a run in the same second never overwrites another
+    loaded = load_results([first, second])
+    assert loaded[0]["phases"]["send"]["rows"] == 1000 and loaded[0]["_path"] == str(first)
+    assert "_path" not in json.loads(first.read_text())
+
+
+def test_write_results_to_an_explicit_path(tmp_path):
+    path = write_results(record(), path=tmp_path / "deep" / "run.json")
+    assert path == tmp_path / "deep" / "run.json" and json.loads(path.read_text())["status"] == "ok"
+
+
+def test_load_results_refuses_what_is_not_a_results_file(tmp_path):
+    (tmp_path / "other.json").write_text(json.dumps({"hello": 1}))
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(UsageError, match="other.json is not a harness results file"):
+        load_results([tmp_path / "other.json"])
+    with pytest.raises(UsageError, match="cannot read results file .*broken.json"):
+        load_results([tmp_path / "broken.json"])
+    with pytest.raises(UsageError, match="cannot read results file .*missing.json"):
+        load_results([tmp_path / "missing.json"])
+
+
+def test_comparison_table_rows_and_ratios(tmp_path):
+    paths = [
+        write_results(record(serialize=(1_000_000, 100 * MIB, 1.0), send=(1_000_000, 100 * MIB, 2.0)),
+                      path=tmp_path / "a.json"),
+        write_results(record(mode="send-dataframe-long-2w", serialize=(1_000_000, 100 * MIB, 0.5),
+                             send=(1_000_000, 100 * MIB, 0.5), fields="long", transport="http",
+                             protocol_version="2", workers=2), path=tmp_path / "b.json"),
+        write_results(record(mode="replay", status="failed"), path=tmp_path / "c.json"),
+    ]
+    lines = comparison_table(load_results(paths)).splitlines()
+    assert len(lines) == 5 and set(lines[1]) <= {"-", " "}
+    header = lines[0].split()
+    assert header[:9] == ["file", "date", "mode", "op", "fields", "transport", "proto", "workers", "rows"]
+    first, second, failed = (line.split() for line in lines[2:])
+    assert first[:9] == ["a.json", "2026-11-22T11:05:01", "send-dataframe-double-1t", "dataframe", "double",
+                         "tcp", "auto", "1", "1000000"]
+    assert first[9:] == ["1.00", "0.50", "50.0", "0.25", "ok", "ser", "1.00x", "send", "1.00x"]
+    assert second[4:8] == ["long", "http", "2", "2"]
+    assert second[9:] == ["2.00", "2.00", "200.0", "0.25", "ok", "ser", "2.00x", "send", "4.00x"]
+    assert failed[0] == "c.json" and failed[-2:] == ["failed", "-"] and failed.count("-") >= 5
+
+
+def test_compare_command_prints_the_table(tmp_path):
+    paths = [str(write_results(record(serialize=(1000, MIB, 1.0)), path=tmp_path / f"{name}.json"))
+             for name in ("x", "y")]
+    result = subprocess.run([sys.executable, "-m", "harness", "compare", *paths], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.rstrip("\n") == comparison_table(load_results(paths))
+    bogus = subprocess.run([sys.executable, "-m", "harness", "compare", str(tmp_path / "nope.json")],
+                           capture_output=True, text=True)
+    assert bogus.returncode == 2 and bogus.stderr.count("\n") == 1 and "nope.json" in bogus.stderr
