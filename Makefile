@@ -73,5 +73,87 @@ bench-overhead: setup ## Runner vs bare client loop, and client send vs raw repl
 	$(PY) bench/runner_overhead.py
 
 # --- docker compose ------------------------------------------------------------------------
+# The same benchmark in containers (compose.yaml): pinned images, QuestDB and the client on CPU sets that
+# never overlap, Prometheus scraping both. OFFLINE=1 swaps in the stand-ins of images/offline/ for hosts
+# without a container registry (compose.offline.yaml). Inputs are checked while make reads this file, so a
+# bad one ends in a single `*** ... Stop.` line before anything starts.
+.PHONY: bench noop-sink up down logs clean offline-images
+
+OFFLINE ?= ## 1: use local stand-in images (built by offline-images) instead of pulling
+QUESTDB_VERSION ?= 9.3.4## questdb/questdb image tag (OFFLINE=1: the Maven jar's version)
+QDB_CPUS ?= ## QuestDB's CPU set, e.g. 0-11 (empty: all cores but the client's)
+CLIENT_CPUS ?= ## Client CPU set, e.g. 12-15 (empty: the top quarter of the cores, at least one)
+METRICS_LINGER ?= 5## Seconds the client's /metrics stays up after a run (Prometheus' last scrape)
+RESULTS ?= ## Results file in results/ (empty: results/<UTC time>-docker-<target>.json)
+
+DOCKER_GOALS := bench noop-sink up down logs clean offline-images
+ifneq ($(filter $(DOCKER_GOALS),$(MAKECMDGOALS)),)
+DOCKER_PROBLEM := $(shell WORKERS='$(WORKERS)' ROWS='$(ROWS)' QDB_CPUS='$(QDB_CPUS)' CLIENT_CPUS='$(CLIENT_CPUS)' \
+	RESULTS='$(RESULTS)' scripts/docker-check.sh check $(filter $(DOCKER_GOALS),$(MAKECMDGOALS)))
+ifneq ($(DOCKER_PROBLEM),)
+$(error $(DOCKER_PROBLEM))
+endif
+endif
+
+# Defaults from the host's core count (scripts/docker-check.sh): 16 cores -> 0-11 / 12-15, 2 -> 0 / 1.
+DOCKER_CPU_SPLIT := $(shell scripts/docker-check.sh cpus)
+DOCKER_QDB_CPUS = $(or $(QDB_CPUS),$(word 1,$(DOCKER_CPU_SPLIT)))
+DOCKER_CLIENT_CPUS = $(or $(CLIENT_CPUS),$(word 2,$(DOCKER_CPU_SPLIT)))
+# The client never runs as root. It writes results/ as the caller's user, so the files are theirs; a root
+# caller gets the image's own unprivileged user (10001), which is then given results/.
+HOST_UID := $(shell id -u)
+CLIENT_UID := $(if $(filter 0,$(HOST_UID)),10001,$(HOST_UID))
+CLIENT_GID := $(if $(filter 0,$(HOST_UID)),10001,$(shell id -g))
+DOCKER_STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
+COMPOSE_FILES ?= -f compose.yaml $(if $(filter 1,$(OFFLINE)),-f compose.offline.yaml)
+# Variables are handed to compose on its command line only: exported, QDB_CPUS would also reach a native
+# QuestDB, which reads every QDB_* variable as a configuration key.
+COMPOSE = QUESTDB_VERSION='$(QUESTDB_VERSION)' QDB_CPUS='$(DOCKER_QDB_CPUS)' CLIENT_CPUS='$(DOCKER_CLIENT_CPUS)' \
+	CLIENT_UID=$(CLIENT_UID) CLIENT_GID=$(CLIENT_GID) docker compose $(COMPOSE_FILES)
+# One run in a fresh client container ($(1): more `run` options): --build picks up harness changes
+# (cached layers otherwise), --use-aliases makes it `client` on the network, where Prometheus scrapes it.
+client_run = $(COMPOSE) run --rm --build --quiet-build --use-aliases $(1) client bench --send $(BENCH_ARGS) \
+	--metrics-port 9464 --metrics-linger $(METRICS_LINGER)
+docker_results = $(or $(RESULTS),results/$(DOCKER_STAMP)-docker-$(1).json)
+OFFLINE_IMAGES := $(if $(filter 1,$(OFFLINE)),offline-images)
+
+bench: $(OFFLINE_IMAGES) ## In Docker: start QuestDB (and Prometheus), send ROWS rows with WORKERS threads, record
+	@echo "CPU sets: QuestDB $(DOCKER_QDB_CPUS), client $(DOCKER_CLIENT_CPUS)"
+	@mkdir -p results$(if $(filter 0,$(HOST_UID)), && chown $(CLIENT_UID):$(CLIENT_GID) results)
+	$(COMPOSE) up --detach --wait --wait-timeout 180 --quiet-pull
+	$(call client_run,) --host questdb --results $(call docker_results,bench)
+
+noop-sink: $(OFFLINE_IMAGES) ## In Docker: the same run against the socat no-op sink (client cost alone)
+	@echo "CPU sets: sink $(DOCKER_QDB_CPUS), client $(DOCKER_CLIENT_CPUS)"
+	@mkdir -p results$(if $(filter 0,$(HOST_UID)), && chown $(CLIENT_UID):$(CLIENT_GID) results)
+	$(COMPOSE) --profile noop up --detach --wait --wait-timeout 180 --quiet-pull sink prometheus
+	$(call client_run,--no-deps) --target sink --host sink --ilp-port 9009 --results $(call docker_results,noop-sink)
+
+up: $(OFFLINE_IMAGES) ## Start QuestDB, Prometheus and Grafana in Docker and wait until healthy
+	$(COMPOSE) up --detach --wait --wait-timeout 180 --quiet-pull
+	@echo "QuestDB http://127.0.0.1:9000  Prometheus http://127.0.0.1:9090$(if $(filter 1,$(OFFLINE)),  (no Grafana offline),  Grafana http://127.0.0.1:3000)"
+
+down: ## Stop and remove the stack's containers (the data volumes stay)
+	$(COMPOSE) --profile '*' down --remove-orphans
+
+logs: ## Follow the stack's logs (Ctrl-C stops following, not the stack)
+	$(COMPOSE) --profile '*' logs --follow --tail 100
+
+clean: ## down, plus the data volumes and the client image (offline stand-ins stay: make offline-images)
+	$(COMPOSE) --profile '*' down --remove-orphans --volumes
+	docker image ls --quiet --filter reference=tsbs-pandas-questdb-client | sort -u | xargs -r docker image rm --force >/dev/null
+
+offline-images: ## Build the stand-in images from a debootstrapped Debian (no container registry needed)
+	QUESTDB_VERSION='$(QUESTDB_VERSION)' scripts/docker-offline-images.sh
+
 
 # --- metrics, prometheus, grafana ----------------------------------------------------------
+.PHONY: dashboard bench-metrics-overhead
+
+DASHBOARD_UID = $(shell $(PYTHON) -c 'import json; print(json.load(open("grafana/dashboards/harness.json"))["uid"])')
+
+dashboard: ## Print the Grafana dashboard's URL (Compose publishes Grafana on 127.0.0.1:3000; anonymous viewing)
+	@echo "http://127.0.0.1:3000/d/$(DASHBOARD_UID)"
+
+bench-metrics-overhead: setup ## Serialize throughput, metrics served+scraped vs off (2M rows, median of 7 alternating)
+	$(PY) bench/metrics_overhead.py $(if $(strip $(WORKERS)),--workers $(WORKERS))

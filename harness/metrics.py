@@ -11,11 +11,13 @@ import threading
 import time
 from collections import defaultdict
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, ProcessCollector, start_http_server
 
 from harness.errors import UsageError
 
 PHASES = ("generate", "serialize", "send", "validate", "done", "failed")
+# The phases that count rows and bytes per worker (the others only time).
+COUNTED_PHASES = ("serialize", "send")
 # From a sub-millisecond flush of a small chunk to a server that stalls for seconds.
 FLUSH_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -28,7 +30,12 @@ class RunMetrics:
         self.run_id = run_id
         self.port = port
         self.linger_seconds = linger_seconds
-        self.registry = registry or CollectorRegistry(auto_describe=True)
+        if registry is None:
+            registry = CollectorRegistry(auto_describe=True)
+            # The client process's CPU seconds and memory (process_cpu_seconds_total, ...; read from /proc
+            # at scrape time only): CPU near workers x 1 core is what a client-bound run looks like.
+            ProcessCollector(registry=registry)
+        self.registry = registry
         self._server = None
         self._lock = threading.Lock()
         self._rows: dict[tuple[str, int], int] = defaultdict(int)
@@ -58,8 +65,15 @@ class RunMetrics:
         for phase in PHASES:
             self.phase.labels(run_id, phase).set(0)
         # Zero-valued series exist from the start, so rate() has a baseline and panels show 0, not "no data".
+        # That includes every (phase, worker) series of rows, bytes and flushes: a series born at its first
+        # chunk would be first scraped already at N, and rate() never counts the increase before a series'
+        # first sample (a phase shorter than the scrape interval would show no throughput at all).
         self.errors_total.labels(run_id, "none")
         self.flush_seconds.labels(run_id)
+        for worker in range(_worker_count(parameters)):
+            for phase in COUNTED_PHASES:
+                self._child(phase, worker)
+            self.flushes_total.labels(run_id, str(worker))
 
     def start(self) -> None:
         """Serve /metrics on all interfaces at ``port`` (nothing to do when ``port`` is None)."""
@@ -74,13 +88,18 @@ class RunMetrics:
         for name in PHASES:
             self.phase.labels(self.run_id, name).set(1 if name == phase else 0)
 
-    def add(self, phase: str, worker: int, rows: int, nbytes: int) -> None:
+    def _child(self, phase: str, worker: int) -> tuple:
         key = (phase, worker)
         children = self._children.get(key)
         if children is None:
             children = (self.rows_total.labels(self.run_id, phase, str(worker)),
                         self.bytes_total.labels(self.run_id, phase, str(worker)))
             self._children[key] = children
+        return children
+
+    def add(self, phase: str, worker: int, rows: int, nbytes: int) -> None:
+        key = (phase, worker)
+        children = self._child(phase, worker)
         children[0].inc(rows)
         children[1].inc(nbytes)
         with self._lock:
@@ -120,3 +139,11 @@ class RunMetrics:
         self._server.shutdown()
         self._server.server_close()
         self._server = None
+
+
+def _worker_count(parameters: dict) -> int:
+    """The run's worker threads, from its ``workers`` parameter (one when absent or not a number)."""
+    try:
+        return max(1, int(parameters.get("workers") or 1))
+    except (TypeError, ValueError):
+        return 1

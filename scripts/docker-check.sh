@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Input checks and defaults for the Makefile's Docker targets, run while make reads the Makefile so that a
+# bad input ends in make's one-line `*** ... Stop.` before anything starts.
+#
+#   scripts/docker-check.sh cpus             print the default CPU split "QDB CLIENT" for this host
+#   scripts/docker-check.sh check GOAL...    print the first problem for these make goals (nothing: fine)
+#
+# `check` reads WORKERS, ROWS, QDB_CPUS, CLIENT_CPUS, RESULTS and HOST_CORES from the environment. It always
+# exits 0: the Makefile turns a printed problem into $(error).
+set -uo pipefail
+
+host_cores=${HOST_CORES:-$(getconf _NPROCESSORS_ONLN)}
+
+range() {  # range FIRST LAST: cpuset notation, "3" rather than "3-3"
+    if [ "$1" -eq "$2" ]; then echo "$1"; else echo "$1-$2"; fi
+}
+
+default_cpus() {
+    # A quarter of the cores for the client (at least one), the rest for QuestDB, low cores first:
+    # 16 cores (a 5950X) give QuestDB 0-11, the original benchmark's 12 threads, and the client 12-15;
+    # 2 cores give one each. One core cannot be split; the check then asks for explicit sets.
+    local n=$host_cores client
+    client=$((n / 4))
+    [ "$client" -ge 1 ] || client=1
+    if [ "$n" -lt 2 ]; then echo "- -"; return; fi
+    echo "$(range 0 $((n - client - 1))) $(range $((n - client)) $((n - 1)))"
+}
+
+cpu_list() {  # cpu_list SET: the CPU numbers of a cpuset ("0-3,8" -> "0 1 2 3 8"); status 1 if malformed
+    local part first last out=()
+    [[ $1 =~ ^[0-9]{1,5}(-[0-9]{1,5})?(,[0-9]{1,5}(-[0-9]{1,5})?)*$ ]] || return 1
+    IFS=, read -ra parts <<<"$1"
+    for part in "${parts[@]}"; do
+        first=${part%-*} last=${part#*-}
+        [ "$((10#$first))" -le "$((10#$last))" ] || return 1
+        for ((cpu = 10#$first; cpu <= 10#$last; cpu++)); do out+=("$cpu"); done
+    done
+    echo "${out[*]}"
+}
+
+check_cpus() {  # check_cpus NAME SET
+    local cpu
+    cpu_list "$2" >/dev/null || { echo "$1 must be a CPU set like 0-11 or 0,2,4 (got '$2')"; return 1; }
+    # The numbers as written suffice (a range's ends): no need to expand 0-99999 to find the culprit.
+    for cpu in ${2//[,-]/ }; do
+        cpu=$((10#$cpu))
+        if [ "$cpu" -ge "$host_cores" ]; then
+            echo "$1=$2 names CPU $cpu, but this host has $host_cores cores (0-$((host_cores - 1)))"
+            return 1
+        fi
+    done
+}
+
+positive_int() {  # positive_int NAME VALUE [optional]
+    [ -z "$2" ] && [ "${3:-}" = optional ] && return 0
+    [[ $2 =~ ^[0-9]+$ ]] && [ "$((10#$2))" -gt 0 ] && return 0
+    echo "$1 must be a positive integer (got '$2')"
+    return 1
+}
+
+check() {
+    local goals=" $* " qdb_cpus client_cpus
+    read -r qdb_cpus client_cpus <<<"$(default_cpus)"
+    qdb_cpus=${QDB_CPUS:-$qdb_cpus} client_cpus=${CLIENT_CPUS:-$client_cpus}
+
+    if [[ $goals == *" bench "* || $goals == *" noop-sink "* ]]; then
+        positive_int WORKERS "${WORKERS:-}" optional || return
+        positive_int ROWS "${ROWS:-}" || return
+        if [ -n "${RESULTS:-}" ] && [[ ! ${RESULTS} =~ ^(\./)?results/[^/]+$ ]]; then
+            echo "RESULTS must name a file in results/ (the only directory the client container sees), got '$RESULTS'"
+            return
+        fi
+    fi
+    if [[ $goals == *" bench "* || $goals == *" noop-sink "* || $goals == *" up "* ]]; then
+        if [ "$qdb_cpus" = - ] || [ "$client_cpus" = - ]; then
+            echo "this host has $host_cores core: set QDB_CPUS and CLIENT_CPUS explicitly (server and client then share it)"
+            return
+        fi
+        check_cpus QDB_CPUS "$qdb_cpus" || return
+        check_cpus CLIENT_CPUS "$client_cpus" || return
+        local shared
+        shared=$(comm -12 <(cpu_list "$qdb_cpus" | tr ' ' '\n' | sort) <(cpu_list "$client_cpus" | tr ' ' '\n' | sort) | sort -n | xargs)
+        # Allowed (one may want to measure exactly that), but never by accident.
+        [ -z "$shared" ] || echo "warning: QuestDB and the client share CPUs $shared; their timings will interfere" >&2
+    fi
+    # Last, as it is the slowest: an engine that answers, and the Compose v2 plugin.
+    if ! command -v docker >/dev/null; then
+        echo "docker is not installed (Docker Engine with the Compose v2 plugin is needed; see README, Docker)"
+    elif ! timeout 20 docker info >/dev/null 2>&1; then
+        echo "Docker is not running: 'docker info' gets no answer from the engine (start it: systemctl start docker, or dockerd)"
+    elif [ -n "${goals// offline-images /}" ] && [ -n "${goals// /}" ] && [ "${goals// /}" != offline-images ] \
+        && ! docker compose version >/dev/null 2>&1; then
+        echo "the Docker Compose v2 plugin is missing: 'docker compose version' fails (see README, Docker)"
+    fi
+}
+
+case ${1:-} in
+    cpus) default_cpus ;;
+    check) shift; check "$@" ;;
+    *) echo "usage: $0 cpus | check GOAL..." >&2; exit 2 ;;
+esac
+exit 0

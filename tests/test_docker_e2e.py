@@ -1,0 +1,207 @@
+"""The Compose stack end to end on a real Docker engine, with the offline stand-in images.
+
+Runs exactly what a user runs: `make bench OFFLINE=1 WORKERS=2 ROWS=200000` and
+`make noop-sink OFFLINE=1 ROWS=200000`, then asks the containers themselves: the rows inside QuestDB,
+the CPU set the client ran on (recorded in its results JSON), the configuration QuestDB used, and what
+Prometheus scraped. The stand-ins (not the pinned upstream images) because CI reaches no container
+registry; they run the same QuestDB jar, the same configuration and the same client image recipe.
+
+Without an engine the tests skip and say why; .ci/run starts one, so in CI they run for real. The stack
+runs as its own Compose project (COMPOSE_PROJECT_NAME), removed with its volumes afterwards; the
+images stay cached, so a rerun takes about a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = "tsbs-pandas-questdb-test"
+ROWS = 200_000
+STACK_PORTS = (9000, 9009, 8812, 9003, 9090)
+
+
+def engine_problem() -> str | None:
+    if shutil.which("docker") is None:
+        return "no docker CLI on this machine (install Docker Engine with Compose v2, or run .ci/run)"
+    if subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode != 0:
+        return "no Docker engine answers 'docker info' (start dockerd; .ci/run does)"
+    if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode != 0:
+        return "the Compose v2 plugin is missing (scripts/docker-compose-cli.sh builds it)"
+    return None
+
+
+_PROBLEM = engine_problem()
+pytestmark = pytest.mark.skipif(_PROBLEM is not None, reason=f"Docker end-to-end tests not run: {_PROBLEM}")
+
+ENV = {**os.environ, "COMPOSE_PROJECT_NAME": PROJECT}
+ENV.pop("COMPOSE_FILE", None)
+
+
+def make(*args: str, timeout: float = 420) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, capture_output=True, text=True,
+                          env=ENV, timeout=timeout)
+
+
+def compose(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    files = ["-f", "compose.yaml", "-f", "compose.offline.yaml"]
+    return subprocess.run(["docker", "compose", *files, *args], cwd=ROOT, capture_output=True, text=True,
+                          env=ENV, timeout=timeout)
+
+
+def container(service: str) -> str:
+    result = compose("ps", "--all", "--quiet", service)
+    assert result.returncode == 0 and result.stdout.strip(), (service, result.stderr)
+    return result.stdout.split()[0]
+
+
+def cpus(cpuset: str) -> list[int]:
+    out: list[int] = []
+    for part in cpuset.split(","):
+        first, _, last = part.partition("-")
+        out += range(int(first), int(last or first) + 1)
+    return out
+
+
+def prometheus(query: str) -> list[dict]:
+    url = "http://127.0.0.1:9090/api/v1/query?" + urllib.parse.urlencode({"query": query})
+    with urllib.request.urlopen(url, timeout=10) as response:
+        body = json.load(response)
+    assert body["status"] == "success", body
+    return body["data"]["result"]
+
+
+def questdb_sql_in_container(sql: str) -> dict:
+    """Ask QuestDB from inside its own container, in bash alone (the image need not have curl).
+
+    QuestDB answers /exec chunked and keeps the connection open, so bash reads up to the last chunk.
+    """
+    script = (
+        'exec 3<>/dev/tcp/127.0.0.1/9000 && printf "GET %s HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n" "$1" >&3 '
+        "&& while IFS= read -r -t 30 line <&3; do printf '%s\\n' \"$line\"; [[ $line =~ ^0+$'\\r'$ ]] && break; done")
+    path = "/exec?query=" + urllib.parse.quote(sql)
+    result = subprocess.run(["docker", "exec", container("questdb"), "bash", "-c", script, "bash", path],
+                            capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    head, _, body = result.stdout.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), head
+    payload = b""
+    while True:  # chunked transfer encoding: hex size, CRLF, data, CRLF ... a zero size ends it
+        size_line, _, body = body.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            return json.loads(payload)
+        payload, body = payload + body[:size], body[size + 2:]
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """Both make runs, once for the module; the stack is removed afterwards, volumes included."""
+    busy = [port for port in STACK_PORTS if socket.socket().connect_ex(("127.0.0.1", port)) == 0]
+    if busy:
+        pytest.fail(f"ports {busy} are taken (a `make up` stack of your own?); `make down` first")
+    tag = uuid.uuid4().hex[:8]
+    paths = {mode: ROOT / "results" / f"pytest-docker-{mode}-{tag}.json" for mode in ("bench", "noop-sink")}
+    started = time.monotonic()
+    try:
+        images = make("offline-images", timeout=900)
+        assert images.returncode == 0, images.stdout + images.stderr
+        bench = make("bench", "OFFLINE=1", "WORKERS=2", f"ROWS={ROWS}", "SEED=42", "METRICS_LINGER=3",
+                     f"RESULTS=results/{paths['bench'].name}")
+        noop = make("noop-sink", "OFFLINE=1", f"ROWS={ROWS}", "SEED=42", "METRICS_LINGER=3",
+                    f"RESULTS=results/{paths['noop-sink'].name}")
+        yield {"bench": bench, "noop-sink": noop, "paths": paths, "seconds": time.monotonic() - started}
+    finally:
+        compose("--profile", "*", "down", "--volumes", "--remove-orphans", timeout=180)
+        for path in paths.values():
+            path.unlink(missing_ok=True)
+
+
+def record(runs, mode: str) -> dict:
+    result = runs[mode]
+    assert result.returncode == 0, f"make {mode} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    path = runs["paths"][mode]
+    assert f"Results: results/{path.name}" in result.stdout
+    return json.loads(path.read_text())
+
+
+def expected_split() -> tuple[str, str]:
+    split = subprocess.run([str(ROOT / "scripts/docker-check.sh"), "cpus"], capture_output=True, text=True)
+    qdb, client = split.stdout.split()
+    return qdb, client
+
+
+def test_bench_results(runs):
+    data = record(runs, "bench")
+    assert data["status"] == "ok", data.get("error")
+    assert data["parameters"]["workers"] == 2 and data["parameters"]["row_count"] == ROWS
+    assert data["parameters"]["target"] == "questdb" and data["seed"] == 42
+    assert data["phases"]["send"]["rows"] == ROWS
+    assert data["validated_row_count"] == ROWS
+    assert "Sent:" in runs["bench"].stdout and "Validated:" in runs["bench"].stdout
+
+
+def test_rows_inside_the_questdb_container(runs):
+    record(runs, "bench")
+    answer = questdb_sql_in_container("select count() from cpu")
+    assert answer["dataset"] == [[ROWS]], answer
+
+
+def test_client_ran_on_its_cpu_set(runs):
+    qdb_cpus, client_cpus = expected_split()
+    assert set(cpus(qdb_cpus)).isdisjoint(cpus(client_cpus))
+    for mode in ("bench", "noop-sink"):
+        # The client records os.sched_getaffinity(0) of its own process: the container's cpuset.
+        assert record(runs, mode)["system"]["cpu_affinity"] == cpus(client_cpus), mode
+    inspected = subprocess.run(["docker", "inspect", "--format", "{{.HostConfig.CpusetCpus}}", container("questdb")],
+                               capture_output=True, text=True)
+    assert inspected.stdout.strip() == qdb_cpus
+
+
+def test_questdb_used_the_mounted_configuration(runs):
+    record(runs, "bench")
+    logs = compose("logs", "--no-log-prefix", "questdb").stdout
+    # QuestDB logs each worker pool as it starts; 6 shared workers come from conf/server.conf only.
+    assert re.search(r"workers=6, pool=shared-network", logs), logs[-2000:]
+    assert "Server config: /var/lib/questdb/conf/server.conf" in logs
+    answer = questdb_sql_in_container(
+        "select property_path, value, value_source from (show parameters) where property_path in "
+        "('shared.worker.count', 'line.tcp.io.worker.count', 'cairo.wal.enabled.default', 'metrics.enabled')")
+    assert sorted(answer["dataset"]) == [["cairo.wal.enabled.default", "true", "conf"],
+                                         ["line.tcp.io.worker.count", "6", "conf"],
+                                         ["metrics.enabled", "true", "conf"],
+                                         ["shared.worker.count", "6", "conf"]]
+
+
+def test_prometheus_scraped_the_client_and_questdb(runs):
+    run_id = record(runs, "bench")["run_id"]
+    for instance in ("client:9464", "questdb:9003"):
+        up = prometheus(f'max_over_time(up{{instance="{instance}"}}[1h])')
+        assert up and up[0]["value"][1] == "1", (instance, up)
+    sent = prometheus(f'sum(max_over_time(harness_rows_total{{run_id="{run_id}", phase="send"}}[1h]))')
+    assert sent and float(sent[0]["value"][1]) == ROWS, sent
+
+
+def test_noop_sink_run(runs):
+    data = record(runs, "noop-sink")
+    assert data["status"] == "ok", data.get("error")
+    assert data["parameters"]["target"] == "sink" and data["parameters"]["host"] == "sink"
+    assert data["phases"]["send"]["rows"] == ROWS
+    assert data["validated_row_count"] is None  # a sink has nothing to count
+
+
+def test_whole_docker_run_is_quick(runs):
+    # Cached images: well under the 10 minutes CI allows on 2 cores.
+    assert runs["seconds"] < 420, runs["seconds"]
