@@ -2,7 +2,8 @@
 
 Prints, for the TSBS cpu-only data at scale 4000:
   1. DataFrame generation rate on one core (the process pinned to a single CPU), double and long;
-  2. the `generate` command's ILP output rate to /dev/null (a fresh process, startup included);
+  2. the `generate` command's ILP output rate to /dev/null (a fresh process, start-up included, and
+     without it: the time of a one-row run subtracted);
   3. the peak RSS of generating many rows chunk by chunk;
   4. with --tsbs-binary PATH (a tsbs_generate_data you built yourself), the Go tool's rate for the same
      flags in the same run, the ratio, and whether both print the same bytes.
@@ -48,12 +49,21 @@ def theirs(binary: str, rows: int) -> list[str]:
     return [binary, *TSBS_FLAGS, f"--max-data-points={rows}"]
 
 
-def command_rate(command: list[str], rows: int) -> float:
-    """Rows/s of a whole command writing to /dev/null (process start included)."""
+def command_seconds(command: list[str]) -> float:
+    """Wall seconds of a whole command writing to /dev/null (process start included)."""
     started = time.perf_counter()
     with open(os.devnull, "wb") as sink:
         subprocess.run(command, check=True, cwd=ROOT, stdout=sink)
-    return rows / (time.perf_counter() - started)
+    return time.perf_counter() - started
+
+
+def report_command(label: str, command: list[str], start_up: list[str], rows: int) -> float:
+    """Print a command's rows/s, and the same without its start-up (a run of one row); returns the first."""
+    seconds = command_seconds(command)
+    start_up_seconds = command_seconds(start_up)
+    print(f"{label} > /dev/null: {rows} rows in {seconds:.2f} s, {rows / seconds / 1e6:.2f} M rows/s;"
+          f" without its {start_up_seconds:.2f} s start-up: {rows / (seconds - start_up_seconds) / 1e6:.2f} M rows/s")
+    return rows / seconds
 
 
 def same_output(first: list[str], second: list[str]) -> bool:
@@ -95,13 +105,14 @@ def main() -> None:
         rate = dataframe_rate(options.rows, fields, options.chunk_rows)
         print(f"DataFrame generation, 1 core, {fields:6}: {options.rows} rows, {rate / 1e6:.2f} M rows/s")
     os.sched_setaffinity(0, set(cpus))
+    cores = f"{len(cpus)} cores"
     for fields in ("long", "double"):
-        rate = command_rate(ours(options.rows, fields), options.rows)
-        print(f"generate --fields {fields:6} > /dev/null, {len(cpus)} cores: {options.rows} rows, {rate / 1e6:.2f} M rows/s")
+        rate = report_command(f"generate --fields {fields:6}, {cores}", ours(options.rows, fields), ours(1, fields),
+                              options.rows)
         if fields == "long" and options.tsbs_binary:
-            go_rate = command_rate(theirs(options.tsbs_binary, options.rows), options.rows)
-            print(f"tsbs_generate_data     > /dev/null, {len(cpus)} cores: {options.rows} rows, {go_rate / 1e6:.2f} M rows/s"
-                  f" -> ours / Go = {rate / go_rate:.2f}")
+            go_rate = report_command(f"tsbs_generate_data    , {cores}", theirs(options.tsbs_binary, options.rows),
+                                     theirs(options.tsbs_binary, 1), options.rows)
+            print(f"ours / Go = {rate / go_rate:.2f} (whole commands)")
             check_rows = min(options.rows, 1_000_000)
             identical = same_output(ours(check_rows, "long"), theirs(options.tsbs_binary, check_rows))
             print(f"same bytes as tsbs_generate_data for the first {check_rows} rows: {identical}")

@@ -67,9 +67,11 @@ def generate(
     file: str = typer.Option("-", help="Output path; - for stdout."),
     fields: str = typer.Option("double", help="long: TSBS's integer values (byte-identical output); double: the walk states."),
     format: str = typer.Option("questdb", help="questdb or influx: TSBS prints the same bytes for both."),
-    # 20k rows (~7 MB of ILP) keeps each copied-out buffer below glibc's mmap threshold: measured
-    # 1.46 vs 1.34 M rows/s for 100k-row chunks on 2 cores.
-    chunk_rows: int = typer.Option(20_000, help="Rows per generated DataFrame."),
+    # dataframe() costs ~2 ms per call whatever the rows (per-column set-up), so chunks should be large;
+    # but a chunk's ILP copy must stay under glibc's 32 MiB mmap ceiling (100k rows ~ 34 MB of long ILP
+    # is mmapped and zeroed anew every time). Measured on 2 cores, long, M rows/s: 20k 1.64, 50k 1.80,
+    # 80k 1.85, 100k 1.40. 50k leaves room for double's longer lines.
+    chunk_rows: int = typer.Option(50_000, help="Rows per generated DataFrame."),
     workers: int = typer.Option(0, help="Serializer threads; 0: one per available core."),
     symbol_dtype: str = typer.Option("category", help="Tag column dtype: " + ", ".join(cpu_only.SYMBOL_DTYPES) + "."),
 ) -> None:
