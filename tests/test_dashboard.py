@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 DASHBOARD = ROOT / "grafana" / "dashboards" / "harness.json"
@@ -74,90 +75,19 @@ def substitute(expr: str, run_id: str, variables: dict | None = None) -> str:
     return re.sub(r"\$\{(\w+)\}|\$(\w+)", replace, expr)
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing duplicate keys (which YAML would resolve silently to the last one)."""
+
+    def construct_mapping(self, node, deep=False):
+        keys = [self.construct_object(key_node, deep=deep) for key_node, _ in node.value]
+        duplicates = sorted({key for key in keys if keys.count(key) > 1}, key=str)
+        if duplicates:
+            raise ValueError(f"{node.start_mark}: duplicate keys {duplicates}")
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_yaml(path: Path):
-    """The YAML subset our provisioning and Prometheus files use (block mappings and lists, flow lists of
-    scalars, comments, plain/quoted scalars), so these checks need no YAML package. Anything else raises."""
-    lines = []
-    for number, raw in enumerate(path.read_text().splitlines(), 1):
-        text = _strip_comment(raw)
-        if text.strip():
-            if "\t" in text[: len(text) - len(text.lstrip())]:
-                raise ValueError(f"{path}:{number}: tab indentation")
-            lines.append((len(text) - len(text.lstrip()), text.strip(), number))
-
-    def scalar(text: str, number: int):
-        if text.startswith("[") and text.endswith("]"):
-            inner = text[1:-1].strip()
-            return [scalar(item.strip(), number) for item in inner.split(",")] if inner else []
-        if text[:1] in "\"'":
-            if len(text) < 2 or text[-1] != text[0]:
-                raise ValueError(f"{path}:{number}: unterminated string {text!r}")
-            return text[1:-1]
-        if text[:1] in "{&*!|>%@`":
-            raise ValueError(f"{path}:{number}: YAML feature not supported by this checker: {text!r}")
-        if re.fullmatch(r"-?\d+", text):
-            return int(text)
-        if text in ("true", "false"):
-            return text == "true"
-        if text in ("null", "~"):
-            return None
-        return text
-
-    def block(index: int, indent: int):
-        if lines[index][1].startswith("- ") or lines[index][1] == "-":
-            items = []
-            while index < len(lines) and lines[index][0] == indent and lines[index][1].startswith("-"):
-                rest = lines[index][1][1:].strip()
-                if not rest:
-                    value, index = block(index + 1, lines[index + 1][0])
-                elif re.match(r"^[\w.-]+:(\s|$)", rest):
-                    # "- key: value" starts a mapping indented at the key's column.
-                    lines[index] = (indent + 2, rest, lines[index][2])
-                    value, index = block(index, indent + 2)
-                else:
-                    value, index = scalar(rest, lines[index][2]), index + 1
-                items.append(value)
-            return items, index
-        mapping = {}
-        while index < len(lines) and lines[index][0] == indent:
-            key, sep, rest = lines[index][1].partition(":")
-            number = lines[index][2]
-            if not sep or key.startswith("-"):
-                raise ValueError(f"{path}:{number}: expected 'key: value', got {lines[index][1]!r}")
-            key = scalar(key.strip(), number)
-            if key in mapping:
-                raise ValueError(f"{path}:{number}: duplicate key {key!r}")
-            rest = rest.strip()
-            if rest:
-                mapping[key], index = scalar(rest, number), index + 1
-            elif index + 1 < len(lines) and (lines[index + 1][0] > indent or
-                                             (lines[index + 1][0] == indent and lines[index + 1][1].startswith("-"))):
-                mapping[key], index = block(index + 1, lines[index + 1][0])
-            else:
-                mapping[key], index = None, index + 1
-        if index < len(lines) and lines[index][0] > indent:
-            raise ValueError(f"{path}:{lines[index][2]}: unexpected indentation")
-        return mapping, index
-
-    if not lines:
-        return None
-    value, index = block(0, lines[0][0])
-    if index != len(lines):
-        raise ValueError(f"{path}:{lines[index][2]}: unexpected indentation")
-    return value
-
-
-def _strip_comment(line: str) -> str:
-    """The line without a '#' comment (one at the start or after a blank, outside quotes)."""
-    quote = None
-    for index, char in enumerate(line):
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "\"'":
-            quote = char
-        elif char == "#" and (index == 0 or line[index - 1].isspace()):
-            return line[:index].rstrip()
-    return line.rstrip()
+    return yaml.load(path.read_text(), Loader=_StrictLoader)
 
 
 def provisioned_datasources() -> list[dict]:
@@ -375,14 +305,10 @@ def test_substitute_replaces_grafana_variables():
         substitute("rate(x[$__unknown])", "abc")
 
 
-def test_load_yaml_reads_the_subset_and_refuses_the_rest(tmp_path):
+def test_load_yaml_refuses_duplicate_keys(tmp_path):
     sample = tmp_path / "sample.yml"
-    sample.write_text('# c\na:\n  b: 1\n  c: "x # y"\nlist:\n  - name: one\n    t: [a, "b"]\n  - two\nz: true\n')
-    assert load_yaml(sample) == {"a": {"b": 1, "c": "x # y"}, "list": [{"name": "one", "t": ["a", "b"]}, "two"],
-                                 "z": True}
-    sample.write_text("a: |\n  text\n")
-    with pytest.raises(ValueError):
-        load_yaml(sample)
-    sample.write_text("a: 1\n   b: 2\n")
-    with pytest.raises(ValueError):
+    sample.write_text("a:\n  b: 1\n  c: 2\nd: [x, y]\n")
+    assert load_yaml(sample) == {"a": {"b": 1, "c": 2}, "d": ["x", "y"]}
+    sample.write_text("a:\n  b: 1\n  b: 2\n")
+    with pytest.raises(ValueError, match="duplicate keys"):
         load_yaml(sample)
