@@ -59,7 +59,7 @@ positive_int() {  # positive_int NAME VALUE [optional]
 }
 
 check() {
-    local goals=" $* " qdb_cpus client_cpus
+    local goals=" $* " qdb_cpus client_cpus other_goals
     read -r qdb_cpus client_cpus <<<"$(default_cpus)"
     qdb_cpus=${QDB_CPUS:-$qdb_cpus} client_cpus=${CLIENT_CPUS:-$client_cpus}
 
@@ -88,8 +88,8 @@ check() {
         echo "docker is not installed (Docker Engine with the Compose v2 plugin is needed; see README, Docker)"
     elif ! timeout 20 docker info >/dev/null 2>&1; then
         echo "Docker is not running: 'docker info' gets no answer from the engine (start it: systemctl start docker, or dockerd)"
-    elif [ -n "${goals// offline-images /}" ] && [ -n "${goals// /}" ] && [ "${goals// /}" != offline-images ] \
-        && ! docker compose version >/dev/null 2>&1; then
+    elif other_goals=${goals// offline-images / } && [ -n "${other_goals// /}" ] \
+        && ! docker compose version >/dev/null 2>&1; then  # offline-images alone needs no Compose
         echo "the Docker Compose v2 plugin is missing: 'docker compose version' fails (see README, Docker)"
     fi
 }
