@@ -155,11 +155,11 @@ def _ratio(value: float | None, baseline: float | None) -> str | None:
 
 
 def comparison_table(records: list[dict]) -> str:
-    """A plain-text table, one row per results file: what ran (date, mode, op, fields, transport,
-    protocol, workers, rows) and its figures (serialize and send rates in million rows/s, MiB/s of the
+    """A plain-text table, one row per results file: what ran (date, mode, target, op, fields, transport,
+    protocol, workers, the CPUs the process could use, rows) and its figures (serialize and send rates in million rows/s, MiB/s of the
     send phase or else the serialize phase, time-to-visible). The last column gives the serialize and
     send rates as ratios to the first file's."""
-    header = ("file", "date", "mode", "op", "fields", "transport", "proto", "workers", "rows",
+    header = ("file", "date", "mode", "target", "op", "fields", "transport", "proto", "workers", "cpus", "rows",
               "serialize Mrows/s", "send Mrows/s", "MiB/s", "visible s", "status", "vs first")
     table = []
     first_serialize = first_send = None
@@ -177,11 +177,13 @@ def comparison_table(records: list[dict]) -> str:
             Path(record["_path"]).name if "_path" in record else "-",
             str(record.get("started_at") or "-")[:19],
             str(record.get("mode") or "-"),
+            str(parameters.get("target") or "-"),
             str(parameters.get("op") or "-"),
             str(parameters.get("fields") or "-"),
             str(parameters.get("transport") or "-"),
             str(parameters.get("protocol_version") or "-"),
             str(parameters.get("workers") or 1),
+            str(len((record.get("system") or {}).get("cpu_affinity") or []) or "-"),
             str(main["rows"]) if main else "-",
             f"{serialize['rows_per_second'] / 1e6:.2f}" if serialize else "-",
             f"{send['rows_per_second'] / 1e6:.2f}" if send else "-",

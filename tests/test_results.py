@@ -29,9 +29,9 @@ def record(mode="send-dataframe-double-1t", serialize=None, send=None, status="o
         phases["send"] = PhaseResult(*send).to_dict()
     return {
         "harness_version": "0.1.0", "started_at": "2026-11-22T11:05:01+00:00", "mode": mode,
-        "parameters": {"op": "dataframe", "fields": "double", "transport": "tcp", "protocol_version": "auto",
+        "parameters": {"target": "questdb", "op": "dataframe", "fields": "double", "transport": "tcp", "protocol_version": "auto",
                        "workers": None, **parameters},
-        "seed": 1, "system": {}, "server": None, "phases": phases, "time_to_visible_seconds": 0.25 if send else None,
+        "seed": 1, "system": {"cpu_affinity": [0, 1]}, "server": None, "phases": phases, "time_to_visible_seconds": 0.25 if send else None,
         "validated_row_count": None, "metrics": None, "status": status, "error": None,
     }
 
@@ -110,19 +110,20 @@ def test_comparison_table_rows_and_ratios(tmp_path):
                       path=tmp_path / "a.json"),
         write_results(record(mode="send-dataframe-long-2w", serialize=(1_000_000, 100 * MIB, 0.5),
                              send=(1_000_000, 100 * MIB, 0.5), fields="long", transport="http",
-                             protocol_version="2", workers=2), path=tmp_path / "b.json"),
+                             protocol_version="2", workers=2, target="sink"), path=tmp_path / "b.json"),
         write_results(record(mode="replay", status="failed"), path=tmp_path / "c.json"),
     ]
     lines = comparison_table(load_results(paths)).splitlines()
     assert len(lines) == 5 and set(lines[1]) <= {"-", " "}
     header = lines[0].split()
-    assert header[:9] == ["file", "date", "mode", "op", "fields", "transport", "proto", "workers", "rows"]
+    assert header[:11] == ["file", "date", "mode", "target", "op", "fields", "transport", "proto", "workers", "cpus",
+                           "rows"]
     first, second, failed = (line.split() for line in lines[2:])
-    assert first[:9] == ["a.json", "2026-11-22T11:05:01", "send-dataframe-double-1t", "dataframe", "double",
-                         "tcp", "auto", "1", "1000000"]
-    assert first[9:] == ["1.00", "0.50", "50.0", "0.25", "ok", "ser", "1.00x", "send", "1.00x"]
-    assert second[4:8] == ["long", "http", "2", "2"]
-    assert second[9:] == ["2.00", "2.00", "200.0", "0.25", "ok", "ser", "2.00x", "send", "4.00x"]
+    assert first[:11] == ["a.json", "2026-11-22T11:05:01", "send-dataframe-double-1t", "questdb", "dataframe", "double",
+                          "tcp", "auto", "1", "2", "1000000"]
+    assert first[11:] == ["1.00", "0.50", "50.0", "0.25", "ok", "ser", "1.00x", "send", "1.00x"]
+    assert second[3:10] == ["sink", "dataframe", "long", "http", "2", "2", "2"]
+    assert second[11:] == ["2.00", "2.00", "200.0", "0.25", "ok", "ser", "2.00x", "send", "4.00x"]
     assert failed[0] == "c.json" and failed[-2:] == ["failed", "-"] and failed.count("-") >= 5
 
 
