@@ -35,7 +35,7 @@ from harness.ingest.phases import (
     deal_round_robin,
     run_phase,
 )
-from harness.ingest.senders import SenderTarget, check_listening
+from harness.ingest.senders import SenderTarget, check_listening, parse_conf, redact_conf
 from harness.metrics import RunMetrics
 from harness.progress import ProgressPrinter
 from harness.questdb import QuestDB
@@ -79,6 +79,11 @@ class BenchOptions:
     metrics_port: int | None = None
     metrics_linger: float = 0.0
 
+    @property
+    def sender_transport(self) -> str:
+        """The transport senders use: the scheme of ``conf`` when given (it wins), else ``transport``."""
+        return parse_conf(self.conf)[0] if self.conf is not None else self.transport
+
     def check(self) -> None:
         if self.workers is not None and self.workers < 1:
             raise UsageError(f"--workers must be at least 1, got {self.workers}")
@@ -90,7 +95,7 @@ class BenchOptions:
             raise UsageError(f"--op {self.op} is the single-threaded row-by-row baseline: it takes no --workers")
         if self.target not in TARGETS:
             raise UsageError(f"--target must be one of {', '.join(TARGETS)}, got {self.target!r}")
-        if self.target == "sink" and (self.transport != "tcp" or (self.conf or "tcp").split("::")[0] != "tcp"):
+        if self.target == "sink" and self.sender_transport != "tcp":
             raise UsageError("--target sink takes ILP over TCP only (the sink never answers HTTP)")
         if self.validation_query_timeout <= 0:
             raise UsageError(f"--validation-query-timeout must be positive, got {self.validation_query_timeout}")
@@ -158,6 +163,10 @@ class Report:
 
 def bench_parameters(options: BenchOptions, spec: params.DatasetSpec) -> dict:
     values = dataclasses.asdict(options)
+    # What was really used: --conf wins over --transport, and its secrets are never recorded.
+    values["transport"] = options.sender_transport
+    if options.conf is not None:
+        values["conf"] = redact_conf(options.conf)
     values["seed"] = spec.seed
     values["row_count"] = spec.row_count
     values["timestamp_start_ns"] = spec.start_ns
@@ -204,7 +213,7 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> dict:
 def _metric_labels(options: BenchOptions, spec: params.DatasetSpec) -> dict:
     return {
         "workers": str(options.workers or 1),
-        "transport": options.transport,
+        "transport": options.sender_transport,
         "protocol": options.protocol_version,
         "fields": options.fields,
         "scale": str(spec.scale),
@@ -221,12 +230,11 @@ def _run(options: BenchOptions, spec: params.DatasetSpec, target: SenderTarget, 
     if options.send and options.target == "questdb":
         questdb = QuestDB(options.host, options.http_port)
         questdb.ping()
-        check_listening(options.host, options.ilp_port if options.transport == "tcp" else options.http_port,
-                        f"QuestDB ILP over {options.transport}")
+        check_listening(*target.endpoint(), f"QuestDB ILP over {target.scheme}")
         report.record["server"] = {"questdb_version": questdb.server_version()}
         rows_before = _prepare_table(questdb, options, report)
     elif options.send:
-        check_listening(options.host, options.ilp_port, "the no-op sink")
+        check_listening(*target.endpoint(), "the no-op sink")
 
     thread_count = options.workers or 1
     chunks = None

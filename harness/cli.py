@@ -126,7 +126,7 @@ def bench(
     target: str = typer.Option("questdb", help="questdb (DDL and validation) or sink (a no-op socat sink: no DDL, no validation)."),
     transport: str = typer.Option("tcp", help="tcp or http."),
     protocol_version: str = typer.Option("auto", help="ILP protocol version: 1 (text), 2 (binary doubles), 3, or auto."),
-    conf: Optional[str] = typer.Option(None, help="A full client configuration string (auth, TLS, auto-flush...); overrides --transport/--protocol-version/ports for sending."),
+    conf: Optional[str] = typer.Option(None, help="A full client configuration string (auth, TLS, auto-flush...); overrides --transport/--protocol-version/--ilp-port for sending. Secrets are recorded as ***."),
     host: str = typer.Option("localhost", help="Server host."),
     ilp_port: int = typer.Option(9009, help="ILP/TCP port."),
     http_port: int = typer.Option(9000, help="HTTP port (ILP/HTTP, DDL and validation queries)."),

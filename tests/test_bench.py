@@ -168,6 +168,70 @@ def test_keep_table_appends_and_counts_both(tmp_path, questdb):
     assert record["validated_row_count"] == 10_000
 
 
+def test_conf_string_is_what_senders_use(tmp_path, questdb):
+    """--conf wins over --transport and the ILP port: sending goes over HTTP to the conf's addr although
+    --ilp-port names a port where nothing listens."""
+    conf = f"http::addr={questdb.host}:{questdb.http_port};auto_flush=off;protocol_version=2;"
+    record = run_bench(options(tmp_path, questdb, send=True, ilp_port=free_port(), conf=conf, workers=2),
+                       out=open("/dev/null", "w"))
+    assert record["validated_row_count"] == questdb.client.count("cpu") == 20_000
+    assert record["parameters"]["conf"] == conf
+    assert record["parameters"]["transport"] == "http"
+
+
+def test_conf_secrets_are_never_printed_or_recorded(tmp_path, questdb, capsys):
+    conf = f"http::addr=127.0.0.1:{free_port()};username=bench;password=hunter2;;x;"
+    with pytest.raises(RunError, match="nothing listening at 127.0.0.1"):
+        run_bench(options(tmp_path, questdb, send=True, conf=conf), out=sys.stdout)
+    (results,) = (tmp_path / "results").glob("*.json")
+    text = results.read_text()
+    assert json.loads(text)["parameters"]["conf"].endswith(";username=bench;password=***;")
+    assert "hunter2" not in text and "hunter2" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("conf, message", [
+    ("addr=localhost:9009", "--conf must look like"),
+    ("udp::addr=localhost:9009;", "--conf must look like"),
+    ("tcp::protocol_version=2;", "--conf needs addr"),
+    ("tcp::addr=localhost:9009;password", "is not key=value"),
+])
+def test_bad_conf_strings_are_usage_errors(tmp_path, conf, message):
+    with pytest.raises(UsageError, match=message):
+        run_bench(options(tmp_path, send=True, conf=conf), out=open("/dev/null", "w"))
+
+
+def test_table_option_names_the_table(tmp_path, questdb):
+    questdb.client.drop_table("cpu")
+    record = run_bench(options(tmp_path, questdb, send=True, table="cpu_other", row_count=3_000),
+                       out=open("/dev/null", "w"))
+    assert record["validated_row_count"] == questdb.client.count("cpu_other") == 3_000
+    assert questdb.client.table_columns("cpu") is None
+    questdb.client.drop_table("cpu_other")
+
+
+@pytest.mark.parametrize("symbol_dtype", cpu_only.SYMBOL_DTYPES)
+def test_symbol_dtype_changes_nothing_in_the_ilp(tmp_path, symbol_dtype):
+    reference = tmp_path / "category.ilp"
+    run_bench(options(tmp_path, row_count=3_000, write_ilp=str(reference)), out=open("/dev/null", "w"))
+    written = tmp_path / f"{symbol_dtype}.ilp"
+    record = run_bench(options(tmp_path, row_count=3_000, symbol_dtype=symbol_dtype, write_ilp=str(written)),
+                       out=open("/dev/null", "w"))
+    assert record["parameters"]["symbol_dtype"] == symbol_dtype
+    assert written.read_bytes() == reference.read_bytes()
+
+
+def test_a_tsbs_time_range_sets_rows_and_timestamps(tmp_path):
+    written = tmp_path / "range.ilp"
+    record = run_bench(options(tmp_path, scale=10, timestamp_start="2016-01-01T00:00:00Z",
+                               timestamp_end="2016-01-01T01:00:00Z", log_interval="1m", write_ilp=str(written)),
+                       out=open("/dev/null", "w"))
+    assert record["phases"]["serialize"]["rows"] == 60 * 10
+    timestamps = [int(line.rsplit(b" ", 1)[1]) for line in written.read_bytes().splitlines()]
+    start = 1451606400 * 10**9
+    assert timestamps[:10] == [start] * 10 and timestamps[10] == start + 60 * 10**9
+    assert timestamps[-1] == start + 59 * 60 * 10**9
+
+
 # --- the no-op sink -------------------------------------------------------------------------------
 
 

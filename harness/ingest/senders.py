@@ -16,6 +16,45 @@ from harness.errors import RunError, UsageError
 TRANSPORTS = ("tcp", "http")
 PROTOCOL_VERSIONS = ("1", "2", "3", "auto")
 CONNECT_TIMEOUT_SECONDS = 5.0
+# The schemes a client configuration string may start with, and the port each uses without one.
+CONF_SCHEMES = {"tcp": 9009, "tcps": 9009, "http": 9000, "https": 9000}
+# Values never printed nor recorded: a results file or a log line must not leak credentials.
+SECRET_CONF_KEYS = frozenset({"password", "token", "token_x", "token_y", "tls_roots_password"})
+
+
+def parse_conf(conf: str) -> tuple[str, list[tuple[str, str]]]:
+    """The scheme and the ``key=value`` pairs of a client configuration string (``;;`` is an escaped ``;``)."""
+    scheme, separator, rest = conf.partition("::")
+    if not separator or scheme not in CONF_SCHEMES:
+        raise UsageError(f"--conf must look like 'tcp::addr=host:port;...' with a scheme of "
+                         f"{', '.join(CONF_SCHEMES)}, got {redact_text(conf)!r}")
+    pairs = []
+    for item in rest.replace(";;", "\0").split(";"):
+        if not item:
+            continue
+        key, equals, value = item.partition("=")
+        if not equals:
+            raise UsageError(f"--conf: {redact_text(item)!r} is not key=value")
+        pairs.append((key, value.replace("\0", ";")))
+    if "addr" not in dict(pairs):
+        raise UsageError("--conf needs addr=host:port")
+    return scheme, pairs
+
+
+def redact_conf(conf: str) -> str:
+    """``conf`` with the values of secret keys replaced by ``***``."""
+    scheme, pairs = parse_conf(conf)
+    return scheme + "::" + "".join(
+        f"{key}={'***' if key in SECRET_CONF_KEYS else value.replace(';', ';;')};" for key, value in pairs)
+
+
+def redact_text(text: str) -> str:
+    """A best effort for text that does not parse: everything after a secret key's ``=`` hidden."""
+    for key in SECRET_CONF_KEYS:
+        index = text.find(f"{key}=")
+        if index >= 0:
+            return text[:index + len(key) + 1] + "***"
+    return text
 
 
 @dataclass(frozen=True)
@@ -36,13 +75,27 @@ class SenderTarget:
             raise UsageError(
                 f"--protocol-version must be one of {', '.join(PROTOCOL_VERSIONS)}, got {self.protocol_version!r}"
             )
-        if self.conf is not None and "::" not in self.conf:
-            raise UsageError(f"--conf must look like 'tcp::addr=host:port;...', got {self.conf!r}")
+        if self.conf is not None:
+            parse_conf(self.conf)
+
+    @property
+    def scheme(self) -> str:
+        """The transport senders really use: ``--conf``'s scheme when given."""
+        return parse_conf(self.conf)[0] if self.conf is not None else self.transport
 
     @property
     def address(self) -> str:
+        if self.conf is not None:
+            return dict(parse_conf(self.conf)[1])["addr"]
         port = self.ilp_port if self.transport == "tcp" else self.http_port
         return f"{self.host}:{port}"
+
+    def endpoint(self) -> tuple[str, int]:
+        """(host, port) senders connect to, for checking that something listens there."""
+        host, colon, port = self.address.rpartition(":")
+        if not colon or not port.isdigit():
+            return self.address, CONF_SCHEMES[self.scheme]
+        return host.strip("[]"), int(port)
 
     def conf_string(self) -> str:
         if self.conf is not None:
@@ -56,10 +109,16 @@ class SenderTarget:
     def offline_protocol_version(self) -> int:
         """The protocol version a serialize-only run uses when no server is asked: what the client
         would pick, except that HTTP's negotiation is replaced by version 2 (binary doubles)."""
-        if self.protocol_version != "auto":
-            return int(self.protocol_version)
-        conf = self.conf or ""
-        return 1 if (conf or self.transport).startswith("tcp") else 2
+        version = self.protocol_version
+        if self.conf is not None:
+            version = dict(parse_conf(self.conf)[1]).get("protocol_version", "auto")
+        if version != "auto":
+            return int(version)
+        return 1 if self.scheme.startswith("tcp") else 2
+
+    def public_conf_string(self) -> str:
+        """The configuration string as it may be printed and recorded (secrets hidden)."""
+        return redact_conf(self.conf_string())
 
 
 def check_listening(host: str, port: int, what: str) -> None:
@@ -77,7 +136,7 @@ def open_sender(target: SenderTarget) -> Sender:
     try:
         sender = Sender.from_conf(target.conf_string())
     except QuestDBError as exc:
-        raise UsageError(f"bad client configuration {target.conf_string()!r}: {one_line(exc)}") from None
+        raise UsageError(f"bad client configuration {target.public_conf_string()!r}: {one_line(exc)}") from None
     try:
         sender.establish()
     except QuestDBError as exc:
