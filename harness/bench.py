@@ -148,8 +148,13 @@ class Report:
             ]
         if stats.flushes:
             self.record["phases"][name]["flushes"] = stats.flushes
+        if stats.cpu_seconds is not None:
+            cores = stats.cpu_seconds / stats.seconds if stats.seconds > 0 else 0.0
+            self.record["phases"][name].update(client_cpu_seconds=stats.cpu_seconds, client_cpu_cores=cores)
         if title:
             self.say(format_phase(title, result))
+            if stats.cpu_seconds is not None:
+                self.say(f"  Client CPU: {stats.cpu_seconds:.2f}s: {cores:.2f} cores busy on average.")
 
     def finish(self, status: str, error: str | None, metrics: RunMetrics | None) -> Path:
         self.record["status"] = status
@@ -240,10 +245,11 @@ def _run(options: BenchOptions, spec: params.DatasetSpec, target: SenderTarget, 
     chunks = None
     if not options.stream:
         metrics.set_phase("generate")
-        started = time.perf_counter()
+        cpu_started, started = time.process_time(), time.perf_counter()
         chunks = list(cpu_only.frames(spec, options.worker_chunk_row_count, options.fields, options.symbol_dtype))
         seconds = time.perf_counter() - started
-        report.phase("generate", None, PhaseStats(spec.row_count, 0, seconds))
+        report.phase("generate", None, PhaseStats(spec.row_count, 0, seconds,
+                                                  cpu_seconds=time.process_time() - cpu_started))
         report.say(f"Generated:\n  {spec.row_count} rows in {seconds:.2f}s: {spec.row_count / seconds / 1e6:.2f} mil rows/sec.")
 
     def work():
@@ -386,11 +392,13 @@ def run_replay(options: ReplayOptions, out: TextIO | None = None) -> dict:
             rows_before = _prepare_table(questdb, BenchOptions(table=options.table, keep_table=options.keep_table,
                                                                fields=options.fields), report)
         progress = PhaseProgress("send", 1)
+        cpu_started = time.process_time()
         try:
             stats = raw.send_raw(data, options.host, options.ilp_port, options.write_size, progress)
         except raw.RawSendFailed as failure:
             raise RunError(f"{failure}; {failure.bytes_sent} bytes were written before the failure") from None
-        report.phase("send", "Sent", PhaseStats(rows, stats.bytes, stats.seconds))
+        report.phase("send", "Sent", PhaseStats(rows, stats.bytes, stats.seconds,
+                                                cpu_seconds=time.process_time() - cpu_started))
         last_write = time.perf_counter()
         if questdb is not None:
             questdb.wait_for_count(options.table, rows_before + rows, options.validation_query_timeout)

@@ -156,11 +156,12 @@ def _ratio(value: float | None, baseline: float | None) -> str | None:
 
 def comparison_table(records: list[dict]) -> str:
     """A plain-text table, one row per results file: what ran (date, mode, target, op, fields, transport,
-    protocol, workers, the CPUs the process could use, rows) and its figures (serialize and send rates in million rows/s, MiB/s of the
-    send phase or else the serialize phase, time-to-visible). The last column gives the serialize and
-    send rates as ratios to the first file's."""
+    protocol, workers, the CPUs the process could use, rows) and its figures (serialize and send rates in
+    million rows/s, the client's busy cores while sending, MiB/s of the send phase or else the serialize
+    phase, time-to-visible). The last column gives the serialize and send rates as ratios to the first
+    file's."""
     header = ("file", "date", "mode", "target", "op", "fields", "transport", "proto", "workers", "cpus", "rows",
-              "serialize Mrows/s", "send Mrows/s", "MiB/s", "visible s", "status", "vs first")
+              "serialize Mrows/s", "send Mrows/s", "send cores", "MiB/s", "visible s", "status", "vs first")
     table = []
     first_serialize = first_send = None
     for index, record in enumerate(records):
@@ -187,6 +188,7 @@ def comparison_table(records: list[dict]) -> str:
             str(main["rows"]) if main else "-",
             f"{serialize['rows_per_second'] / 1e6:.2f}" if serialize else "-",
             f"{send['rows_per_second'] / 1e6:.2f}" if send else "-",
+            f"{send['client_cpu_cores']:.2f}" if send and "client_cpu_cores" in send else "-",
             f"{main['mib_per_second']:.1f}" if main else "-",
             f"{visible:.2f}" if visible is not None else "-",
             str(record.get("status") or "-"),

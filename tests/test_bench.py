@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 import time
@@ -140,6 +141,19 @@ def test_iterrows_baseline_sends(tmp_path, questdb):
     assert record["phases"]["serialize"]["rows"] == 2_000
     assert record["validated_row_count"] == 2_000
     assert read_back(questdb.client, "cpu")["hostname"].tolist() == ["host_3"] * 5
+
+
+def test_phases_record_the_clients_cpu(tmp_path, socat_sink):
+    """Every timed phase records the client process's CPU seconds and the cores that keeps busy: some CPU
+    was used, and never more than the cores the process may run on allow."""
+    record = run_bench(options(tmp_path, send=True, target="sink", host=socat_sink.host, ilp_port=socat_sink.port,
+                               workers=2), out=open("/dev/null", "w"))
+    cores = len(os.sched_getaffinity(0))
+    for name in ("generate", "serialize", "send"):
+        phase = record["phases"][name]
+        assert phase["client_cpu_seconds"] > 0, name
+        assert phase["client_cpu_cores"] == pytest.approx(phase["client_cpu_seconds"] / phase["seconds"])
+        assert phase["client_cpu_cores"] <= cores + 0.1, name
 
 
 def test_itertuples_and_dataframe_serialize_alike(tmp_path):

@@ -26,7 +26,9 @@ def record(mode="send-dataframe-double-1t", serialize=None, send=None, status="o
     if serialize:
         phases["serialize"] = PhaseResult(*serialize).to_dict()
     if send:
-        phases["send"] = PhaseResult(*send).to_dict()
+        phases["send"] = PhaseResult(*send[:3]).to_dict()
+        if len(send) > 3:
+            phases["send"]["client_cpu_cores"] = send[3]
     return {
         "harness_version": "0.1.0", "started_at": "2026-11-22T11:05:01+00:00", "mode": mode,
         "parameters": {"target": "questdb", "op": "dataframe", "fields": "double", "transport": "tcp", "protocol_version": "auto",
@@ -106,7 +108,7 @@ def test_load_results_refuses_what_is_not_a_results_file(tmp_path):
 
 def test_comparison_table_rows_and_ratios(tmp_path):
     paths = [
-        write_results(record(serialize=(1_000_000, 100 * MIB, 1.0), send=(1_000_000, 100 * MIB, 2.0)),
+        write_results(record(serialize=(1_000_000, 100 * MIB, 1.0), send=(1_000_000, 100 * MIB, 2.0, 0.75)),
                       path=tmp_path / "a.json"),
         write_results(record(mode="send-dataframe-long-2w", serialize=(1_000_000, 100 * MIB, 0.5),
                              send=(1_000_000, 100 * MIB, 0.5), fields="long", transport="http",
@@ -121,9 +123,9 @@ def test_comparison_table_rows_and_ratios(tmp_path):
     first, second, failed = (line.split() for line in lines[2:])
     assert first[:11] == ["a.json", "2026-11-22T11:05:01", "send-dataframe-double-1t", "questdb", "dataframe", "double",
                           "tcp", "auto", "1", "2", "1000000"]
-    assert first[11:] == ["1.00", "0.50", "50.0", "0.25", "ok", "ser", "1.00x", "send", "1.00x"]
+    assert first[11:] == ["1.00", "0.50", "0.75", "50.0", "0.25", "ok", "ser", "1.00x", "send", "1.00x"]
     assert second[3:10] == ["sink", "dataframe", "long", "http", "2", "2", "2"]
-    assert second[11:] == ["2.00", "2.00", "200.0", "0.25", "ok", "ser", "2.00x", "send", "4.00x"]
+    assert second[11:] == ["2.00", "2.00", "-", "200.0", "0.25", "ok", "ser", "2.00x", "send", "4.00x"]
     assert failed[0] == "c.json" and failed[-2:] == ["failed", "-"] and failed.count("-") >= 5
 
 

@@ -67,6 +67,10 @@ class PhaseStats:
     worker_rows: list[int] = field(default_factory=list)
     worker_bytes: list[int] = field(default_factory=list)
     flushes: int = 0
+    # CPU time of the whole client process over the phase (all its threads). Against ``seconds`` it says
+    # how many cores the client kept busy: about the workers' count when the client is the bottleneck,
+    # far less when it waits for the server.
+    cpu_seconds: float | None = None
 
 
 class Worker:
@@ -252,18 +256,20 @@ def run_phase(
     if isinstance(work, ChunkStream):
         work.start()
     ready.wait()
+    cpu_started = time.process_time()
     started = progress.started = time.perf_counter()
     try:
         for thread in threads:
             thread.join()
     finally:
         seconds = time.perf_counter() - started
+        cpu_seconds = time.process_time() - cpu_started
         for worker in workers:
             worker.close()
     if isinstance(work, ChunkStream) and work.error is not None and not failures:
         failures.append(work.error)
     stats = PhaseStats(progress.rows, progress.bytes, seconds, list(progress.worker_rows),
-                       list(progress.worker_bytes), progress.flushes)
+                       list(progress.worker_bytes), progress.flushes, cpu_seconds)
     if failures:
         raise PhaseFailed(stats, failures[0])
     return stats
