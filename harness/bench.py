@@ -107,7 +107,8 @@ class BenchOptions:
 
     @property
     def mode(self) -> str:
-        kind = "send" if self.send else "serialize"
+        """What the run does, in a few words; it also names the default results file."""
+        kind = ("sink" if self.target == "sink" else "send") if self.send else "serialize"
         threads = f"{self.workers}w" if self.workers else "1t"
         return f"{kind}-{self.op}-{self.fields}-{threads}"
 

@@ -257,6 +257,18 @@ def test_send_to_socat_sink(tmp_path, socat_sink):
     assert record["phases"]["send"]["rows"] == 20_000
     assert record["phases"]["send"]["bytes"] == record["phases"]["serialize"]["bytes"]
     assert record["validated_row_count"] is None
+    assert record["mode"] == "sink-dataframe-double-2w"
+    assert len(list((tmp_path / "results").glob("*Z-sink-dataframe-double-2w.json"))) == 1
+
+
+@pytest.mark.parametrize("overrides, mode", [
+    ({}, "serialize-dataframe-double-1t"),
+    ({"workers": 4, "fields": "long"}, "serialize-dataframe-long-4w"),
+    ({"send": True, "op": "iterrows"}, "send-iterrows-double-1t"),
+    ({"send": True, "target": "sink", "workers": 2}, "sink-dataframe-double-2w"),
+])
+def test_mode_names_the_run(overrides, mode):
+    assert BenchOptions(**overrides).mode == mode
 
 
 def test_replay_to_socat_sink(tmp_path, socat_sink):
