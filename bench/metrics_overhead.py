@@ -86,7 +86,7 @@ def serialize_rate(args: argparse.Namespace, metrics: bool, results_dir: str) ->
 def unit_costs(workers: int) -> tuple[float, float]:
     """Seconds per chunk of counting (RunMetrics.add + observe_flush) and per scrape (rendering /metrics
     of a run with ``workers`` workers, every series populated)."""
-    run = RunMetrics("overhead0000", {"workers": str(workers)}, None)
+    run = RunMetrics("overhead0000", {"workers": str(workers)}, None, workers=workers)
     calls = 20_000
     started = time.perf_counter()
     for index in range(calls):

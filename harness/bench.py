@@ -199,7 +199,7 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> dict:
     report.say("Running with params:")
     report.say(pprint.pformat({key: parameters[key] for key in sorted(parameters)}, indent=4))
     metrics = RunMetrics(report.record["run_id"], _metric_labels(options, spec), options.metrics_port,
-                         options.metrics_linger)
+                         options.metrics_linger, workers=options.workers or 1)
     metrics.start()
     try:
         _run(options, spec, target, report, metrics)

@@ -23,10 +23,13 @@ FLUSH_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 
 
 class RunMetrics:
-    """The metrics of one run, in a registry of its own (so several runs can live in one process)."""
+    """The metrics of one run, in a registry of its own (so several runs can live in one process).
+
+    ``parameters`` become the info metric's labels; ``workers`` is how many worker series to create up
+    front (at 0), so that every worker's first chunk already shows as a rate."""
 
     def __init__(self, run_id: str, parameters: dict, port: int | None = None, linger_seconds: float = 0.0,
-                 registry: CollectorRegistry | None = None):
+                 registry: CollectorRegistry | None = None, workers: int = 1):
         self.run_id = run_id
         self.port = port
         self.linger_seconds = linger_seconds
@@ -70,7 +73,7 @@ class RunMetrics:
         # first sample (a phase shorter than the scrape interval would show no throughput at all).
         self.errors_total.labels(run_id, "none")
         self.flush_seconds.labels(run_id)
-        for worker in range(_worker_count(parameters)):
+        for worker in range(workers):
             for phase in COUNTED_PHASES:
                 self._child(phase, worker)
             self.flushes_total.labels(run_id, str(worker))
@@ -140,10 +143,3 @@ class RunMetrics:
         self._server.server_close()
         self._server = None
 
-
-def _worker_count(parameters: dict) -> int:
-    """The run's worker threads, from its ``workers`` parameter (one when absent or not a number)."""
-    try:
-        return max(1, int(parameters.get("workers") or 1))
-    except (TypeError, ValueError):
-        return 1

@@ -62,7 +62,8 @@ def metrics():
     started = []
 
     def make(run_id: str = "run0test0001", parameters: dict | None = None, linger: float = 0.0) -> RunMetrics:
-        run = RunMetrics(run_id, PARAMETERS if parameters is None else parameters, METRICS_PORT, linger)
+        parameters = PARAMETERS if parameters is None else parameters
+        run = RunMetrics(run_id, parameters, METRICS_PORT, linger, workers=int(parameters["workers"]))
         run.start()
         started.append(run)
         return run
