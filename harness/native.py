@@ -152,8 +152,31 @@ def _stop(process: subprocess.Popen | None, pid: int | None, timeout: float) -> 
         process.wait()
 
 
+class _ServerProcess:
+    """What the QuestDB server and the sink share: a process this object started (``process``) or that an
+    earlier command started and left in ``pid_file``, recognised by ``_command_marker`` in its command line."""
+
+    process: subprocess.Popen | None
+    pid_file: Path
+    _command_marker: str
+
+    def pid(self) -> int | None:
+        """The pid while it runs (from the pid file, so also for one an earlier command started)."""
+        if self.process is not None:
+            return self.process.pid if self.process.poll() is None else None
+        return _live_pid(self.pid_file, self._command_marker)
+
+    def is_running(self) -> bool:
+        return self.pid() is not None
+
+    def _stop(self, timeout: float) -> None:
+        """SIGTERM, then SIGKILL after ``timeout`` seconds; the pid file goes."""
+        _stop(self.process, _live_pid(self.pid_file, self._command_marker), timeout)
+        self.pid_file.unlink(missing_ok=True)
+
+
 @dataclass
-class NativeQuestDB:
+class NativeQuestDB(_ServerProcess):
     """One QuestDB server process with its own root directory and ports.
 
     The root holds ``conf/server.conf`` (the project's, copied at each start), the data, ``questdb.log``
@@ -198,15 +221,6 @@ class NativeQuestDB:
         })
         env.update(self.extra_env)
         return env
-
-    def pid(self) -> int | None:
-        """The server's pid while it runs (from the pid file, so also for one an earlier command started)."""
-        if self.process is not None:
-            return self.process.pid if self.process.poll() is None else None
-        return _live_pid(self.pid_file, self._command_marker)
-
-    def is_running(self) -> bool:
-        return self.pid() is not None
 
     def healthy(self) -> bool:
         """``/status`` on the min port says healthy and ``select 1`` answers on ``/exec``."""
@@ -271,8 +285,7 @@ class NativeQuestDB:
 
     def stop(self, timeout: float = STOP_TIMEOUT_SECONDS) -> None:
         """SIGTERM (QuestDB closes its tables), then SIGKILL after ``timeout`` seconds."""
-        _stop(self.process, _live_pid(self.pid_file, self._command_marker), timeout)
-        self.pid_file.unlink(missing_ok=True)
+        self._stop(timeout)
 
     def kill(self) -> None:
         """SIGKILL, as a crash would: used by the fault tests. The pid file stays, as after a crash."""
@@ -284,7 +297,7 @@ class NativeQuestDB:
 
 
 @dataclass
-class SocatSink:
+class SocatSink(_ServerProcess):
     """socat accepting TCP connections on ``port`` and discarding everything they send."""
 
     port: int = DEFAULT_SINK_PORT
@@ -298,14 +311,6 @@ class SocatSink:
     @property
     def _command_marker(self) -> str:
         return "socat -u TCP-LISTEN:"
-
-    def pid(self) -> int | None:
-        if self.process is not None:
-            return self.process.pid if self.process.poll() is None else None
-        return _live_pid(self.pid_file, self._command_marker)
-
-    def is_running(self) -> bool:
-        return self.pid() is not None
 
     def start(self, timeout: float = 10.0) -> SocatSink:
         """Start socat and wait until it accepts connections; a no-op if this pid file's sink runs."""
@@ -336,8 +341,7 @@ class SocatSink:
         raise RunError(f"socat did not listen on port {self.port} within {timeout:g}s")
 
     def stop(self, timeout: float = 5.0) -> None:
-        _stop(self.process, _live_pid(self.pid_file, self._command_marker), timeout)
-        self.pid_file.unlink(missing_ok=True)
+        self._stop(timeout)
 
 
 class _ArgumentParser(argparse.ArgumentParser):
