@@ -143,8 +143,8 @@ clean: ## down, plus the data volumes and the client image (offline stand-ins st
 	$(COMPOSE) --profile '*' down --remove-orphans --volumes
 	docker image ls --quiet --filter reference=tsbs-pandas-questdb-client | sort -u | xargs -r docker image rm --force >/dev/null
 
-offline-images: ## Build the stand-in images from a debootstrapped Debian (no container registry needed)
-	QUESTDB_VERSION='$(QUESTDB_VERSION)' scripts/docker-offline-images.sh
+offline-images: setup ## Build the stand-in images from a debootstrapped Debian (no container registry needed)
+	QUESTDB_VERSION='$(QUESTDB_VERSION)' HARNESS_PYTHON='$(PY)' scripts/docker-offline-images.sh
 
 
 # --- metrics, prometheus, grafana ----------------------------------------------------------

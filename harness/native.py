@@ -359,6 +359,8 @@ def _parser() -> argparse.ArgumentParser:
                              "status: exit 0 if QuestDB runs, 3 if not; "
                              "fetch: only fetch the QuestDB jar")
     parser.add_argument("--questdb-only", action="store_true", help="leave the socat sink alone")
+    parser.add_argument("--questdb-version", default=QUESTDB_VERSION,
+                        help="fetch: the jar's version (the servers started here always run %(default)s)")
     parser.add_argument("--root", default=str(DEFAULT_ROOT), help="QuestDB root: conf/, data, questdb.log, questdb.pid")
     parser.add_argument("--http-port", type=int, default=DEFAULT_HTTP_PORT, help="HTTP: /exec, ILP/HTTP, web console")
     parser.add_argument("--ilp-port", type=int, default=DEFAULT_ILP_PORT, help="ILP over TCP")
@@ -372,7 +374,7 @@ def _parser() -> argparse.ArgumentParser:
 def _cli(argv: list[str]) -> int:
     options = _parser().parse_args(argv)
     if options.action == "fetch":
-        print(f"QuestDB {QUESTDB_VERSION} jar: {jar_path()}")
+        print(f"QuestDB {options.questdb_version} jar: {jar_path(options.questdb_version)}")
         return 0
     root = Path(options.root).resolve()
     server = NativeQuestDB(root, options.http_port, options.ilp_port, options.pg_port, options.min_port)

@@ -18,6 +18,7 @@ CACHE=.cache/docker
 BASE_TAR=$CACHE/debian-bookworm-minbase.tar
 BASE_IMAGE=tsbs-offline/debian:bookworm
 JAR=.cache/questdb/questdb-$QUESTDB_VERSION.jar
+HARNESS_PYTHON=${HARNESS_PYTHON:-.venv/bin/python}  # the project's environment (make setup), for the jar fetch
 
 die() { echo "offline-images: $*" >&2; exit 1; }
 step() { echo "offline-images: $*"; }
@@ -102,10 +103,9 @@ fi
 build tsbs-offline/python:3.11-bookworm "$ctx"
 
 if [ ! -s "$JAR" ]; then
-    command -v mvn >/dev/null || die "$JAR is missing and Maven (mvn) is not installed to fetch it"
+    # The harness's own fetch (Maven Central through mvn, one-line errors), so there is one way to get it.
     step "fetch org.questdb:questdb:$QUESTDB_VERSION from Maven Central"
-    mvn -B -q dependency:copy "-Dartifact=org.questdb:questdb:$QUESTDB_VERSION" -DoutputDirectory=.cache/questdb \
-        || die "could not fetch org.questdb:questdb:$QUESTDB_VERSION with Maven"
+    "$HARNESS_PYTHON" -m harness.native fetch --questdb-version "$QUESTDB_VERSION" >/dev/null || die "no QuestDB jar"
 fi
 ctx=$(stage questdb)
 cp -p "$JAR" "$ctx/questdb.jar"  # one name whatever the version, so the Dockerfile need not know it
