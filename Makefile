@@ -5,39 +5,48 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: help setup test lint
+.PHONY: help setup test test-deps docs
 
 help: ## List every target and variable
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-24s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@echo
 	@echo "Variables (make VAR=value target):"
-	@awk 'BEGIN {FS = " *[?]= *| *## *"} /^[A-Z_]+ *[?]=.*## / {printf "  %-16s %s (default: %s)\n", $$1, $$3, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = " *[?]= *| *## *"} /^[A-Z_]+ *[?]=.*## / {printf "  %-24s %s%s\n", $$1, $$3, ($$2 == "" ? "" : " (default: " $$2 ")")}' $(MAKEFILE_LIST)
+	@echo
+	@echo "Pinned versions (.env; make VAR=value overrides):"
+	@grep -v '^#' .env | sed 's/^/  /'
 
 setup: $(VENV)/.installed ## Create .venv/ with the locked Python dependencies
 
-$(VENV)/.installed: requirements.lock pyproject.toml
+$(VENV)/.installed: requirements.lock requirements-test.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -r requirements.lock
+	$(VENV)/bin/pip install --quiet -r requirements-test.lock
 	$(VENV)/bin/pip install --quiet --no-deps -e .
 	touch $@
 
-test: setup ## Run every test (native QuestDB, socat, Prometheus, Docker where available)
-	$(PY) -m pytest -v
+test: test-deps ## Set up what the tests need (test-deps), then run every test; a missing tool fails, never skips
+	HARNESS_REQUIRE_TOOLS=1 $(PY) -m pytest -v
+
+test-deps: setup ## Install/start what the tests need: socat, Prometheus, dockerd, Compose, offline images (root)
+	HARNESS_PYTHON='$(PY)' QUESTDB_VERSION='$(QUESTDB_VERSION)' scripts/setup-test-env.sh
+
+docs: setup ## Regenerate docs/cli.md from the commands' --help (tests/test_docs.py checks it is current)
+	$(PY) scripts/cli_reference.py > docs/cli.md
 
 # --- native servers (QuestDB jar, socat sink) -------------------------------------------
 .PHONY: native-up native-down native-status
 
-NATIVE_ARGS ?= ## harness.native options, e.g. "--root DIR --http-port 19000 --ilp-port 19009 --pg-port 18812 --min-port 19003 --sink-port 19010"
+NATIVE_ARGS ?= ## `harness native` options, e.g. "--root DIR --http-port 19000 --ilp-port 19009 --pg-port 18812 --min-port 19003 --sink-port 19010"
 
 native-up: setup ## Start QuestDB (release jar, conf/server.conf) and the socat sink natively, no Docker
-	$(PY) -m harness.native up $(NATIVE_ARGS)
+	$(PY) -m harness native up $(NATIVE_ARGS)
 
 native-down: setup ## Stop the native QuestDB (SIGTERM, then SIGKILL after 30 s) and the sink
-	$(PY) -m harness.native down $(NATIVE_ARGS)
+	$(PY) -m harness native down $(NATIVE_ARGS)
 
 native-status: setup ## Show whether the native QuestDB and sink run (exit 3 if QuestDB does not)
-	$(PY) -m harness.native status $(NATIVE_ARGS)
+	$(PY) -m harness native status $(NATIVE_ARGS)
 
 # --- benchmarks ----------------------------------------------------------------------------
 # Run parameters shared by `bench` (Docker) and `bench-native`; empty means the harness default.
@@ -45,6 +54,7 @@ WORKERS ?= ## Sender/serializer threads (empty: single-threaded)
 ROWS ?= 10000000## Rows to generate and send
 SCALE ?= 4000## TSBS hosts
 SEED ?= ## PRNG seed (empty: random, recorded in the results)
+USE_CASE ?= cpu-only## TSBS use case: cpu-only (table cpu) or devops (nine measurement tables)
 FIELDS ?= double## double or long
 TRANSPORT ?= tcp## tcp or http
 PROTOCOL ?= auto## ILP protocol version: 1, 2, 3 or auto
@@ -52,25 +62,69 @@ CHUNK ?= 10000## Rows per chunk (--worker-chunk-row-count)
 OP ?= dataframe## dataframe, iterrows or itertuples
 ARGS ?= ## Extra `harness bench` options, e.g. ARGS="--stream --keep-table"
 
-BENCH_ARGS = --row-count $(ROWS) --scale $(SCALE) --fields $(FIELDS) --transport $(TRANSPORT) \
+BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --fields $(FIELDS) --transport $(TRANSPORT) \
 	--protocol-version $(PROTOCOL) --worker-chunk-row-count $(CHUNK) --op $(OP) \
 	$(if $(strip $(WORKERS)),--workers $(WORKERS)) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
-.PHONY: bench-native bench-generate bench-table bench-overhead
+.PHONY: bench-native bench-generate bench-table bench-overhead bench-exactly-once bench-parity bench-query-parity
 
 bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads, validate, record
-	@$(PY) -m harness.native up --questdb-only
-	$(PY) -m harness bench --send $(BENCH_ARGS)
+	@$(PY) -m harness native up --questdb-only
+	$(PY) -m harness bench --send --report $(BENCH_ARGS)
+	@echo "QuestDB is still running (127.0.0.1 only; web console http://127.0.0.1:9000): make native-down stops it"
 
 bench-generate: setup ## Print the generator's DataFrame and ILP output rates and peak RSS
-	$(PY) bench/generate_rate.py
+	$(PY) benchmarks/generate_rate.py
 
 bench-table: setup ## Reproduce the original results table (serialize/send, 1 and N workers, iterrows) natively
-	@$(PY) -m harness.native up --questdb-only
-	$(PY) bench/original_table.py --row-count $(ROWS) --workers $(or $(strip $(WORKERS)),2)
+	@$(PY) -m harness native up --questdb-only
+	$(PY) benchmarks/original_table.py --row-count $(ROWS) --workers $(or $(strip $(WORKERS)),2)
 
 bench-overhead: setup ## Runner vs bare client loop, and client send vs raw replay to the socat sink
-	$(PY) bench/runner_overhead.py
+	$(PY) benchmarks/runner_overhead.py
+
+bench-exactly-once: setup ## Plain ILP/HTTP vs --exactly-once on the same data, alternated: medians and ratio
+	@$(PY) -m harness native up --questdb-only
+	$(PY) benchmarks/exactly_once_cost.py --row-count $(ROWS) $(if $(strip $(WORKERS)),--workers $(WORKERS))
+
+TSBS_BIN ?= ## Folder with tsbs_generate_data and tsbs_load_questdb (built from QuestDB's TSBS fork)
+
+bench-parity: setup ## Go loader vs replay vs bench, into QuestDB and the sink, unpinned and pinned (TSBS_BIN=DIR)
+	@test -n "$(TSBS_BIN)" || { echo "bench-parity needs TSBS_BIN=DIR (tsbs_generate_data, tsbs_load_questdb)" >&2; exit 2; }
+	$(PY) benchmarks/loader_parity.py --tsbs-bin $(TSBS_BIN)
+
+bench-query-parity: setup ## tsbs_run_queries_questdb vs queries run, per query type, alternated (TSBS_BIN=DIR)
+	@test -n "$(TSBS_BIN)" || { echo "bench-query-parity needs TSBS_BIN=DIR (tsbs_generate_queries, tsbs_run_queries_questdb)" >&2; exit 2; }
+	$(PY) benchmarks/query_parity.py --tsbs-bin $(TSBS_BIN)
+
+# --- query benchmark (TSBS's queries) --------------------------------------------------------
+# The data set is named by its flags: the same ones load it, generate its queries and (--check) compute the
+# reference. Its default spans 25 hours so that every query type runs (cpu-max-all-32-24 needs > 24h).
+QSCALE ?= 100## Hosts of the query benchmark's data set (cpu-max-all-32-24 needs 32)
+QSEED ?= 7## Seed of the data set and of its queries
+QSTART ?= 2016-01-01T00:00:00Z## Start of the query data set
+QEND ?= 2016-01-02T01:00:00Z## End of the query data set
+QUERIES ?= 100## Queries per query type
+QWORKERS ?= 1## Query connections (workers)
+QPROTOCOL ?= pgwire## pgwire or http
+QLOAD ?= 1## 1: load the data set first (drops table cpu); 0: query the table as it is
+QARGS ?= ## Extra `harness queries run` options, e.g. QARGS="--check --burn-in 16 --query-types lastpoint"
+QHTTP_PORT ?= 9000## QuestDB's HTTP port for bench-queries (native up, load, HTTP queries)
+QILP_PORT ?= 9009## QuestDB's ILP port for bench-queries
+QPG_PORT ?= 8812## QuestDB's PGWire port for bench-queries
+QMIN_PORT ?= 9003## QuestDB's /status port for bench-queries
+
+QDATA_ARGS = --seed $(QSEED) --scale $(QSCALE) --timestamp-start $(QSTART) --timestamp-end $(QEND)
+
+.PHONY: bench-queries
+
+bench-queries: setup ## Natively: load the query data set (bench --send), run TSBS's queries (all types), print the summary
+	@$(PY) -m harness native up --questdb-only --http-port $(QHTTP_PORT) --ilp-port $(QILP_PORT) \
+		--pg-port $(QPG_PORT) --min-port $(QMIN_PORT)
+	$(if $(filter 1,$(QLOAD)),$(PY) -m harness bench --send --transport http $(QDATA_ARGS) \
+		--http-port $(QHTTP_PORT) --ilp-port $(QILP_PORT) --server-metrics-port $(QMIN_PORT) --reporting-period 0)
+	$(PY) -m harness queries run --generate $(QDATA_ARGS) --queries $(QUERIES) --workers $(QWORKERS) \
+		--protocol $(QPROTOCOL) --http-port $(QHTTP_PORT) --pg-port $(QPG_PORT) $(QARGS)
 
 # --- docker compose ------------------------------------------------------------------------
 # The same benchmark in containers (compose.yaml): pinned images, QuestDB and the client on CPU sets that
@@ -80,7 +134,8 @@ bench-overhead: setup ## Runner vs bare client loop, and client send vs raw repl
 .PHONY: bench noop-sink up down logs clean offline-images
 
 OFFLINE ?= ## 1: use local stand-in images (built by offline-images) instead of pulling
-QUESTDB_VERSION ?= 9.3.4## questdb/questdb image tag (OFFLINE=1: the Maven jar's version)
+# Pinned versions (QUESTDB_VERSION, the *_IMAGE tags): .env, which Compose reads too.
+include .env
 QDB_CPUS ?= ## QuestDB's CPU set, e.g. 0-11 (empty: all cores but the client's)
 CLIENT_CPUS ?= ## Client CPU set, e.g. 12-15 (empty: the top quarter of the cores, at least one)
 METRICS_LINGER ?= 5## Seconds the client's /metrics stays up after a run (Prometheus' last scrape)
@@ -89,7 +144,7 @@ RESULTS ?= ## Results file in results/ (empty: results/<UTC time>-docker-<target
 DOCKER_GOALS := bench noop-sink up down logs clean offline-images
 ifneq ($(filter $(DOCKER_GOALS),$(MAKECMDGOALS)),)
 DOCKER_PROBLEM := $(shell WORKERS='$(WORKERS)' ROWS='$(ROWS)' QDB_CPUS='$(QDB_CPUS)' CLIENT_CPUS='$(CLIENT_CPUS)' \
-	RESULTS='$(RESULTS)' scripts/docker-check.sh check $(filter $(DOCKER_GOALS),$(MAKECMDGOALS)))
+	RESULTS='$(RESULTS)' OFFLINE='$(OFFLINE)' scripts/docker-check.sh check $(filter $(DOCKER_GOALS),$(MAKECMDGOALS)))
 ifneq ($(DOCKER_PROBLEM),)
 $(error $(DOCKER_PROBLEM))
 endif
@@ -106,14 +161,25 @@ CLIENT_UID := $(if $(filter 0,$(HOST_UID)),10001,$(HOST_UID))
 CLIENT_GID := $(if $(filter 0,$(HOST_UID)),10001,$(shell id -g))
 DOCKER_STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
 COMPOSE_FILES ?= -f compose.yaml $(if $(filter 1,$(OFFLINE)),-f compose.offline.yaml)
+# Grafana's admin password: GRAFANA_ADMIN_PASSWORD, else one generated on first use and kept in .cache/
+# (out of git, readable by its owner only); never Grafana's default.
+GRAFANA_PASSWORD_FILE := .cache/grafana-admin-password
+GRAFANA_ADMIN_PASSWORD ?= $(shell test -s $(GRAFANA_PASSWORD_FILE) || { mkdir -p .cache && umask 077 && \
+	python3 -c 'import secrets; print(secrets.token_urlsafe(18))' > $(GRAFANA_PASSWORD_FILE); }; \
+	cat $(GRAFANA_PASSWORD_FILE))
 # Variables are handed to compose on its command line only: exported, QDB_CPUS would also reach a native
 # QuestDB, which reads every QDB_* variable as a configuration key.
-COMPOSE = QUESTDB_VERSION='$(QUESTDB_VERSION)' QDB_CPUS='$(DOCKER_QDB_CPUS)' CLIENT_CPUS='$(DOCKER_CLIENT_CPUS)' \
-	CLIENT_UID=$(CLIENT_UID) CLIENT_GID=$(CLIENT_GID) docker compose $(COMPOSE_FILES)
+COMPOSE_ENV = QUESTDB_VERSION='$(QUESTDB_VERSION)' QDB_CPUS='$(DOCKER_QDB_CPUS)' CLIENT_CPUS='$(DOCKER_CLIENT_CPUS)' \
+	CLIENT_UID=$(CLIENT_UID) CLIENT_GID=$(CLIENT_GID) GRAFANA_ADMIN_PASSWORD='$(GRAFANA_ADMIN_PASSWORD)'
+COMPOSE = $(COMPOSE_ENV) docker compose $(COMPOSE_FILES)
 # One run in a fresh client container ($(1): more `run` options): --build picks up harness changes
 # (cached layers otherwise), --use-aliases makes it `client` on the network, where Prometheus scrapes it.
-client_run = $(COMPOSE) run --rm --build --quiet-build --use-aliases $(1) client bench --send $(BENCH_ARGS) \
-	--metrics-port 9464 --metrics-linger $(METRICS_LINGER)
+# --log-level error: without buildx (Debian's docker.io has none) Compose warns on every build that it
+# falls back from Bake to its own builder, and COMPOSE_BAKE=false only swaps that for a deprecation warning.
+client_run = $(COMPOSE_ENV) docker --log-level error compose $(COMPOSE_FILES) run --rm --build --quiet-build \
+	--use-aliases $(1) client bench --send --report $(BENCH_ARGS) --metrics-port 9464 --metrics-linger $(METRICS_LINGER)
+# A rebuild leaves the previous client image untagged (<none>); only those, found by the build's label, go.
+prune_client_images = docker image prune --force --filter label=tsbs-pandas-questdb.image=client >/dev/null
 docker_results = $(or $(RESULTS),results/$(DOCKER_STAMP)-docker-$(1).json)
 OFFLINE_IMAGES := $(if $(filter 1,$(OFFLINE)),offline-images)
 
@@ -122,16 +188,18 @@ bench: $(OFFLINE_IMAGES) ## In Docker: start QuestDB (and Prometheus), send ROWS
 	@mkdir -p results$(if $(filter 0,$(HOST_UID)), && chown $(CLIENT_UID):$(CLIENT_GID) results)
 	$(COMPOSE) up --detach --wait --wait-timeout 180 --quiet-pull
 	$(call client_run,) --host questdb --results $(call docker_results,bench)
+	@$(prune_client_images)
 
 noop-sink: $(OFFLINE_IMAGES) ## In Docker: the same run against the socat no-op sink (client cost alone)
 	@echo "CPU sets: sink $(DOCKER_QDB_CPUS), client $(DOCKER_CLIENT_CPUS)"
 	@mkdir -p results$(if $(filter 0,$(HOST_UID)), && chown $(CLIENT_UID):$(CLIENT_GID) results)
 	$(COMPOSE) --profile noop up --detach --wait --wait-timeout 180 --quiet-pull sink prometheus
 	$(call client_run,--no-deps) --target sink --host sink --ilp-port 9009 --results $(call docker_results,noop-sink)
+	@$(prune_client_images)
 
 up: $(OFFLINE_IMAGES) ## Start QuestDB, Prometheus and Grafana in Docker and wait until healthy
 	$(COMPOSE) up --detach --wait --wait-timeout 180 --quiet-pull
-	@echo "QuestDB http://127.0.0.1:9000  Prometheus http://127.0.0.1:9090$(if $(filter 1,$(OFFLINE)),  (no Grafana offline),  Grafana http://127.0.0.1:3000)"
+	@echo "QuestDB http://127.0.0.1:9000  Prometheus http://127.0.0.1:9090$(if $(filter 1,$(OFFLINE)),  (no Grafana offline),  Grafana http://127.0.0.1:3000 (admin password: $(if $(filter command line environment,$(origin GRAFANA_ADMIN_PASSWORD)),GRAFANA_ADMIN_PASSWORD,$(GRAFANA_PASSWORD_FILE))))"
 
 down: ## Stop and remove the stack's containers (the data volumes stay)
 	$(COMPOSE) --profile '*' down --remove-orphans
@@ -148,12 +216,16 @@ offline-images: setup ## Build the stand-in images from a debootstrapped Debian 
 
 
 # --- metrics, prometheus, grafana ----------------------------------------------------------
-.PHONY: dashboard bench-metrics-overhead
+.PHONY: dashboard bench-metrics-overhead bench-sampler-overhead
 
 DASHBOARD_UID = $(shell $(PYTHON) -c 'import json; print(json.load(open("grafana/dashboards/harness.json"))["uid"])')
 
 dashboard: ## Print the Grafana dashboard's URL (Compose publishes Grafana on 127.0.0.1:3000; anonymous viewing)
 	@echo "http://127.0.0.1:3000/d/$(DASHBOARD_UID)"
 
+bench-sampler-overhead: setup ## Send with the run's time-series sampler on vs off, alternated 3+3: medians and ratios
+	@$(PY) -m harness native up --questdb-only
+	$(PY) benchmarks/sampler_overhead.py --row-count $(ROWS) $(if $(strip $(WORKERS)),--workers $(WORKERS))
+
 bench-metrics-overhead: setup ## Serialize throughput, metrics served+scraped vs off (2M rows, median of 7 alternating)
-	$(PY) bench/metrics_overhead.py $(if $(strip $(WORKERS)),--workers $(WORKERS))
+	$(PY) benchmarks/metrics_overhead.py $(if $(strip $(WORKERS)),--workers $(WORKERS))

@@ -5,7 +5,7 @@ machine's Java with the project's ``conf/server.conf``; ports come from ``QDB_*`
 so the same configuration serves the default ports and the tests' own. The no-op sink is socat
 accepting ILP and writing it to /dev/null, as in the TSBS loader-optimisation story.
 
-    python -m harness.native up [--questdb-only] [--root DIR] [--http-port N ...] | down | status | fetch
+    python -m harness native up [--questdb-only] [--root DIR] [--http-port N ...] | down | status | fetch
 
 Every server runs in its own session (process group), so stopping it also stops what it forked
 (socat forks one child per connection) and a Ctrl-C in the shell that started it does not reach it.
@@ -13,7 +13,6 @@ Every server runs in its own session (process group), so stopping it also stops 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -21,15 +20,17 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import HarnessError, RunError, UsageError
+import psutil
 
-QUESTDB_VERSION = "9.3.4"
+from harness.errors import RunError
+from harness.options import check_options, option
+from harness.versions import questdb_version
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 CACHE_DIR = PROJECT_ROOT / ".cache"
 JAR_DIR = CACHE_DIR / "questdb"
@@ -42,6 +43,9 @@ DEFAULT_ILP_PORT = 9009
 DEFAULT_PG_PORT = 8812
 DEFAULT_MIN_PORT = 9003
 DEFAULT_SINK_PORT = 9010
+# Loopback only, like the Docker stack's published ports: QuestDB's HTTP /exec and PGWire run any SQL
+# (DROP TABLE included) without authentication, and ILP writes anything; 0.0.0.0 offers them to the network.
+DEFAULT_BIND_HOST = "127.0.0.1"
 
 START_TIMEOUT_SECONDS = 90.0
 STOP_TIMEOUT_SECONDS = 30.0
@@ -53,8 +57,9 @@ _STACK_FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
 _ERROR_LINE = re.compile(r"Exception|Error|^\S+Z [EC] ")
 
 
-def jar_path(version: str = QUESTDB_VERSION) -> Path:
+def jar_path(version: str | None = None) -> Path:
     """The server jar, fetched from Maven Central through Maven on first use."""
+    version = version or questdb_version()
     jar = JAR_DIR / f"questdb-{version}.jar"
     if jar.exists():
         return jar
@@ -83,17 +88,12 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether ``pid`` runs; a killed child that nobody reaped yet (a zombie) does not."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    # A killed child that nobody reaped yet still answers signal 0; it is not running.
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
+    except psutil.AccessDenied:
         return True
 
 
@@ -107,8 +107,8 @@ def _live_pid(pid_file: Path, command_marker: str) -> int | None:
     if not _pid_alive(pid):
         return None
     try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
+        command = " ".join(psutil.Process(pid).cmdline()) + " "
+    except psutil.Error:
         return None
     return pid if command_marker in command else None
 
@@ -180,7 +180,10 @@ class NativeQuestDB(_ServerProcess):
     """One QuestDB server process with its own root directory and ports.
 
     The root holds ``conf/server.conf`` (the project's, copied at each start), the data, ``questdb.log``
-    (the server's stdout and stderr) and ``questdb.pid``. ``extra_env`` adds or overrides ``QDB_*`` keys.
+    (the server's stdout and stderr), ``questdb.pid`` and ``tmp/`` (the JVM's temporary directory, where
+    QuestDB extracts its native library: a killed server leaves it there, not in the system's /tmp).
+    All four listeners bind ``bind_host``; ``host`` is where clients reach them. ``extra_env`` adds or
+    overrides ``QDB_*`` keys.
     """
 
     root: Path = DEFAULT_ROOT
@@ -190,6 +193,7 @@ class NativeQuestDB(_ServerProcess):
     min_port: int = DEFAULT_MIN_PORT
     host: str = "127.0.0.1"
     extra_env: dict = field(default_factory=dict)
+    bind_host: str = DEFAULT_BIND_HOST
 
     def __post_init__(self) -> None:
         self.root = Path(self.root)
@@ -201,11 +205,15 @@ class NativeQuestDB(_ServerProcess):
 
     @property
     def _command_marker(self) -> str:
-        return f"-d {self.root} "  # cmdline ends with a NUL, read as a space
+        return f"-d {self.root} "
 
     @property
     def log_file(self) -> Path:
         return self.root / "questdb.log"
+
+    @property
+    def tmp_dir(self) -> Path:
+        return self.root / "tmp"
 
     @property
     def ports(self) -> dict[str, int]:
@@ -214,10 +222,10 @@ class NativeQuestDB(_ServerProcess):
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
         env.update({
-            "QDB_HTTP_BIND_TO": f"0.0.0.0:{self.http_port}",
-            "QDB_LINE_TCP_NET_BIND_TO": f"0.0.0.0:{self.ilp_port}",
-            "QDB_PG_NET_BIND_TO": f"0.0.0.0:{self.pg_port}",
-            "QDB_HTTP_MIN_NET_BIND_TO": f"0.0.0.0:{self.min_port}",
+            "QDB_HTTP_BIND_TO": f"{self.bind_host}:{self.http_port}",
+            "QDB_LINE_TCP_NET_BIND_TO": f"{self.bind_host}:{self.ilp_port}",
+            "QDB_PG_NET_BIND_TO": f"{self.bind_host}:{self.pg_port}",
+            "QDB_HTTP_MIN_NET_BIND_TO": f"{self.bind_host}:{self.min_port}",
         })
         env.update(self.extra_env)
         return env
@@ -247,10 +255,13 @@ class NativeQuestDB(_ServerProcess):
         jar = jar_path()
         (self.root / "conf").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(SERVER_CONF, self.root / "conf" / "server.conf")
+        # Each start extracts the native library afresh (35 MB); what a killed server left goes now.
+        shutil.rmtree(self.tmp_dir, ignore_errors=True)
+        self.tmp_dir.mkdir()
         log_start = self.log_file.stat().st_size if self.log_file.exists() else 0
         with open(self.log_file, "ab") as log:
             self.process = subprocess.Popen(
-                ["java", *JVM_OPTIONS, "-p", str(jar), "-m", "io.questdb/io.questdb.ServerMain", "-d", str(self.root)],
+                ["java", *JVM_OPTIONS, f"-Djava.io.tmpdir={self.tmp_dir}", "-p", str(jar), "-m", "io.questdb/io.questdb.ServerMain", "-d", str(self.root)],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.environment(),
                 start_new_session=True,
             )
@@ -303,6 +314,7 @@ class SocatSink(_ServerProcess):
     port: int = DEFAULT_SINK_PORT
     host: str = "127.0.0.1"
     pid_file: Path = NATIVE_DIR / "sink.pid"
+    bind_host: str = DEFAULT_BIND_HOST
 
     def __post_init__(self) -> None:
         self.pid_file = Path(self.pid_file)
@@ -321,7 +333,7 @@ class SocatSink(_ServerProcess):
         if port_in_use(self.port):
             raise RunError(f"port {self.port} (sink) is already in use; stop what holds it or choose another sink port")
         self.process = subprocess.Popen(
-            ["socat", "-u", f"TCP-LISTEN:{self.port},fork,reuseaddr", "OPEN:/dev/null"],
+            ["socat", "-u", f"TCP-LISTEN:{self.port},bind={self.bind_host},fork,reuseaddr", "OPEN:/dev/null"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
         )
         self.pid_file.parent.mkdir(parents=True, exist_ok=True)
@@ -344,89 +356,64 @@ class SocatSink(_ServerProcess):
         self._stop(timeout)
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse whose errors are one line and exit code 2, like the harness CLI's."""
+@dataclass
+class NativeOptions:
+    """Where the native servers live and listen (``python -m harness native ...``)."""
 
-    def error(self, message: str):
-        raise UsageError(message)
+    root: str = option(str(DEFAULT_ROOT), "QuestDB root: conf/, data, questdb.log, questdb.pid.")
+    http_port: int = option(DEFAULT_HTTP_PORT, "HTTP: /exec, ILP/HTTP, web console.", min=1, max=65535)
+    ilp_port: int = option(DEFAULT_ILP_PORT, "ILP over TCP.", min=1, max=65535)
+    pg_port: int = option(DEFAULT_PG_PORT, "PostgreSQL wire protocol.", min=1, max=65535)
+    min_port: int = option(DEFAULT_MIN_PORT, "/status and /metrics.", min=1, max=65535)
+    sink_port: int = option(DEFAULT_SINK_PORT, "socat no-op sink.", min=1, max=65535)
+    questdb_only: bool = option(False, "Leave the socat sink alone.", flags=("--questdb-only",))
+    timeout: float = option(START_TIMEOUT_SECONDS, "Seconds to wait for health.", min=0, min_open=True)
+    bind_host: str = option(DEFAULT_BIND_HOST, "Address every listener binds. 0.0.0.0 exposes unauthenticated SQL "
+                                               "(DROP TABLE included) and ILP writes to the network.")
+
+    def servers(self) -> tuple[NativeQuestDB, SocatSink | None]:
+        check_options(self)
+        root = Path(self.root).resolve()
+        server = NativeQuestDB(root, self.http_port, self.ilp_port, self.pg_port, self.min_port,
+                               bind_host=self.bind_host)
+        # The sink's pid file lives beside the server root, so a second set of servers keeps its own.
+        sink = None if self.questdb_only else SocatSink(self.sink_port, pid_file=root.parent / "sink.pid",
+                                                            bind_host=self.bind_host)
+        return server, sink
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(prog="python -m harness.native", description=__doc__.split("\n\n")[0],
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", choices=("up", "down", "status", "fetch"),
-                        help="up: start (and wait until healthy); down: stop; "
-                             "status: exit 0 if QuestDB runs, 3 if not; "
-                             "fetch: only fetch the QuestDB jar")
-    parser.add_argument("--questdb-only", action="store_true", help="leave the socat sink alone")
-    parser.add_argument("--questdb-version", default=QUESTDB_VERSION,
-                        help="fetch: the jar's version (the servers started here always run %(default)s)")
-    parser.add_argument("--root", default=str(DEFAULT_ROOT), help="QuestDB root: conf/, data, questdb.log, questdb.pid")
-    parser.add_argument("--http-port", type=int, default=DEFAULT_HTTP_PORT, help="HTTP: /exec, ILP/HTTP, web console")
-    parser.add_argument("--ilp-port", type=int, default=DEFAULT_ILP_PORT, help="ILP over TCP")
-    parser.add_argument("--pg-port", type=int, default=DEFAULT_PG_PORT, help="PostgreSQL wire protocol")
-    parser.add_argument("--min-port", type=int, default=DEFAULT_MIN_PORT, help="/status and /metrics")
-    parser.add_argument("--sink-port", type=int, default=DEFAULT_SINK_PORT, help="socat no-op sink")
-    parser.add_argument("--timeout", type=float, default=START_TIMEOUT_SECONDS, help="seconds to wait for health")
-    return parser
+def up(options: NativeOptions) -> None:
+    """Start QuestDB (and the sink) and wait until healthy; say so, or that they already ran."""
+    server, sink = options.servers()
+    already = server.is_running()
+    server.start(options.timeout)
+    print(f"QuestDB {questdb_version()} {'already running' if already else 'up'} (pid {server.pid()}): "
+          f"http {server.http_port}, ilp {server.ilp_port}, pg {server.pg_port}, "
+          f"metrics http://127.0.0.1:{server.min_port}/metrics; log {server.log_file}")
+    if sink is not None:
+        already = sink.is_running()
+        sink.start()
+        print(f"socat no-op sink {'already running' if already else 'up'} (pid {sink.pid()}) on port {sink.port}")
 
 
-def _cli(argv: list[str]) -> int:
-    options = _parser().parse_args(argv)
-    if options.action == "fetch":
-        print(f"QuestDB {options.questdb_version} jar: {jar_path(options.questdb_version)}")
-        return 0
-    root = Path(options.root).resolve()
-    server = NativeQuestDB(root, options.http_port, options.ilp_port, options.pg_port, options.min_port)
-    # The sink's pid file lives beside the server root, so a second set of servers keeps its own.
-    sink = SocatSink(options.sink_port, pid_file=root.parent / "sink.pid")
-    if options.action == "up":
-        already = server.is_running()
-        server.start(options.timeout)
-        state = "already running" if already else "up"
-        print(f"QuestDB {QUESTDB_VERSION} {state} (pid {server.pid()}): http {options.http_port}, "
-              f"ilp {options.ilp_port}, pg {options.pg_port}, metrics http://127.0.0.1:{options.min_port}/metrics; "
-              f"log {server.log_file}")
-        if not options.questdb_only:
-            already = sink.is_running()
-            sink.start()
-            state = "already running" if already else "up"
-            print(f"socat no-op sink {state} (pid {sink.pid()}) on port {options.sink_port}")
-        return 0
-    if options.action == "down":
-        was_running = server.is_running()
-        server.stop()
-        print(f"QuestDB {'stopped' if was_running else 'was not running'}")
-        if not options.questdb_only:
-            was_running = sink.is_running()
-            sink.stop()
-            print(f"socat sink {'stopped' if was_running else 'was not running'}")
-        return 0
+def down(options: NativeOptions) -> None:
+    server, sink = options.servers()
+    for name, process in (("QuestDB", server), ("socat sink", sink)):
+        if process is not None:
+            was_running = process.is_running()
+            process.stop()
+            print(f"{name} {'stopped' if was_running else 'was not running'}")
+
+
+def status(options: NativeOptions) -> bool:
+    """Print whether the servers run; returns whether QuestDB does."""
+    server, sink = options.servers()
     running = server.is_running()
     if running:
-        health = "healthy" if server.healthy() else f"not answering on ports {options.min_port}/{options.http_port}"
+        health = "healthy" if server.healthy() else f"not answering on ports {server.min_port}/{server.http_port}"
         print(f"QuestDB: running (pid {server.pid()}), {health}; log {server.log_file}")
     else:
         print(f"QuestDB: not running; log {server.log_file}")
-    if not options.questdb_only:
-        sink_state = f"running (pid {sink.pid()}) on port {options.sink_port}" if sink.is_running() else "not running"
-        print(f"socat sink: {sink_state}")
-    return 0 if running else 3
-
-
-def main(argv: list[str] | None = None) -> None:
-    try:
-        sys.exit(_cli(sys.argv[1:] if argv is None else argv))
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        sys.exit(2)
-    except HarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        sys.exit(1)
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr, flush=True)
-        sys.exit(130)
-
-
-if __name__ == "__main__":
-    main()
+    if sink is not None:
+        print(f"socat sink: {f'running (pid {sink.pid()}) on port {sink.port}' if sink.is_running() else 'not running'}")
+    return running

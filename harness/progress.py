@@ -12,7 +12,7 @@ import threading
 import time
 from typing import TextIO
 
-from harness.ingest.phases import PhaseProgress
+from harness.phase import PhaseProgress
 
 MIB = 1024 * 1024
 HEADER = "time,phase,per. row/s,row total,overall row/s,per. MiB/s,MiB total,overall MiB/s"

@@ -1,52 +1,98 @@
-"""Run records: phase figures, the machine and software a run used, results JSON files, comparisons.
+"""Run records: the typed, versioned record of one run, the machine it ran on, results files, comparisons.
 
 Like ClickBench's result files, every run leaves one JSON document that names the machine, the date,
-the versions and all parameters, so figures can be compared and re-run years later.
+the versions and all parameters, so figures can be compared and re-run years later. The document is a
+``RunRecord`` (schema ``SCHEMA_VERSION``); each number is stored once and rates are derived when read.
+Records written before the schema had a version (version 1) are still read.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
 import socket
-from dataclasses import dataclass
+import subprocess
+import tempfile
+import uuid
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+import psutil
+
+from harness import __version__
 from harness.errors import UsageError
+from harness.phase import PhaseRecord, WorkerTotals
+from harness.timeseries import TimeSeries
 
 MIB = 1024 * 1024
+SCHEMA_VERSION = 2
+@dataclass
+class TableCount:
+    expected: int
+    visible: int
 
 
-@dataclass(frozen=True)
-class PhaseResult:
-    """One timed phase: rows and bytes (of ILP) handled in seconds of wall-clock time."""
+@dataclass
+class Validation:
+    """What the server holds after the run, read back from it (never inferred from what was sent);
+    ``tables`` splits the counts by table where the run wrote several."""
 
-    rows: int
-    bytes: int
-    seconds: float
+    expected_rows: int
+    visible_rows: int
+    time_to_visible_seconds: float
+    tables: dict[str, TableCount] = field(default_factory=dict)
 
-    @property
-    def rows_per_second(self) -> float:
-        return self.rows / self.seconds if self.seconds > 0 else 0.0
 
-    @property
-    def mib_per_second(self) -> float:
-        return self.bytes / MIB / self.seconds if self.seconds > 0 else 0.0
+@dataclass
+class RunRecord:
+    """Everything one run leaves behind. ``status`` is running, ok, failed or interrupted."""
+
+    kind: str  # bench, replay or queries
+    mode: str  # what the run did in a few words; it also names the default results file
+    parameters: dict
+    seed: int | None = None
+    schema_version: int = SCHEMA_VERSION
+    harness_version: str = __version__
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    started_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    system: dict = field(default_factory=lambda: system_info())
+    server: dict | None = None
+    phases: dict[str, PhaseRecord] = field(default_factory=dict)
+    validation: Validation | None = None
+    # Chunks of the data set, counted from the first, that the server acknowledged: where --resume goes on.
+    acknowledged_chunks: int | None = None
+    # Second by second (harness.timeseries): rows and bytes per phase and worker, client CPU, server WAL.
+    timeseries: TimeSeries | None = None
+    # Query runs (kind "queries"): per-type statistics, failures and the --check outcome (harness.queries).
+    queries: dict | None = None
+    status: str = "running"
+    error: str | None = None
+    path: Path | None = field(default=None, compare=False)  # where it was read from or written to
 
     def to_dict(self) -> dict:
-        return {
-            "rows": self.rows,
-            "bytes": self.bytes,
-            "seconds": self.seconds,
-            "rows_per_second": self.rows_per_second,
-            "mib_per_second": self.mib_per_second,
-        }
+        values = dataclasses.asdict(self)
+        del values["path"]
+        return values
+
+    @classmethod
+    def from_dict(cls, values: dict) -> RunRecord:
+        values = dict(values)
+        phases = {name: PhaseRecord(**{**phase, "workers": [WorkerTotals(**w) for w in phase.get("workers", [])]})
+                  for name, phase in values.pop("phases").items()}
+        validation = values.pop("validation", None)
+        if validation:
+            tables = {name: TableCount(**count) for name, count in validation.pop("tables", {}).items()}
+            validation = Validation(**validation, tables=tables)
+        timeseries = values.pop("timeseries", None)
+        timeseries = TimeSeries.from_dict(timeseries) if timeseries else None
+        return cls(**values, phases=phases, validation=validation, timeseries=timeseries)
 
 
-def format_phase(title: str, phase: PhaseResult) -> str:
+def format_phase(title: str, phase: PhaseRecord) -> str:
     """The original py-tsbs-benchmark's two-line report of a phase."""
     return (
         f"{title}:\n"
@@ -63,25 +109,15 @@ def _version(package: str) -> str | None:
 
 
 def _cpu_model() -> str:
+    """The CPU's model name as lscpu reports it (util-linux), else what the platform module knows."""
     try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
+        answer = subprocess.run(["lscpu", "--json"], capture_output=True, text=True, timeout=5, check=True)
+        for entry in json.loads(answer.stdout)["lscpu"]:
+            if entry.get("field") == "Model name:":
+                return entry["data"]
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError):
         pass
     return platform.processor() or platform.machine()
-
-
-def _memory_total_bytes() -> int | None:
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 def system_info() -> dict:
@@ -96,7 +132,7 @@ def system_info() -> dict:
         "cpu_count": os.cpu_count(),
         # The cores this process may run on (taskset, cgroup cpusets): what the figures really had.
         "cpu_affinity": sorted(os.sched_getaffinity(0)),
-        "memory_total_bytes": _memory_total_bytes(),
+        "memory_total_bytes": psutil.virtual_memory().total,
         "in_container": os.path.exists("/.dockerenv"),
         "versions": {
             "python": platform.python_version(),
@@ -122,79 +158,191 @@ def default_results_path(mode: str, results_dir: str | Path = "results") -> Path
     return candidate
 
 
-def write_results(record: dict, path: str | Path | None = None, mode: str = "bench",
-                  results_dir: str | Path = "results") -> Path:
-    """Write one run record as indented JSON; returns where it went (creating the folder)."""
-    target = Path(path) if path else default_results_path(mode, results_dir)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(record, indent=2, default=str) + "\n")
+def reserve_results_path(record: RunRecord, path: str | Path | None = None,
+                         results_dir: str | Path = "results") -> Path:
+    """Decide where the record goes and check, before the run touches anything, that it can be written
+    there (the folder is created); UsageError names the path otherwise."""
+    target = Path(path) if path else default_results_path(record.mode, results_dir)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_dir():
+            raise UsageError(f"results path {target} is a directory")
+        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", delete=True):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot write results to {target}: {exc.strerror or exc}") from None
+    record.path = target
     return target
 
 
-def load_results(paths: list[str | Path]) -> list[dict]:
-    """Read results files (each record gets its path under ``_path``); UsageError names a bad file."""
+def write_results(record: RunRecord, path: str | Path | None = None, results_dir: str | Path = "results") -> Path:
+    """Write one run record as indented JSON; returns where it went (creating the folder). The file
+    appears whole or not at all: written beside its place, then renamed."""
+    target = Path(path) if path else record.path or default_results_path(record.mode, results_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(record.to_dict(), indent=2, default=str) + "\n"
+    with tempfile.NamedTemporaryFile("w", dir=target.parent, prefix=f".{target.name}.", delete=False) as out:
+        try:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        except BaseException:
+            os.unlink(out.name)
+            raise
+    os.replace(out.name, target)
+    record.path = target
+    return target
+
+
+def _from_version_1(values: dict) -> RunRecord:
+    """A record from before schema versions: rates stored beside the counts, per-worker splits apart,
+    the validation as two top-level keys, and a copy of the counters under ``metrics``."""
+    workers = values.get("workers") or {}
+    phases = {}
+    for name, phase in values["phases"].items():
+        phases[name] = PhaseRecord(
+            rows=phase["rows"], bytes=phase["bytes"], seconds=phase["seconds"],
+            client_cpu_seconds=phase.get("client_cpu_seconds"), flushes=phase.get("flushes", 0),
+            workers=[WorkerTotals(w["rows"], w["bytes"]) for w in workers.get(name, [])])
+    validation = None
+    if values.get("validated_row_count") is not None:
+        validation = Validation(values["validated_row_count"], values["validated_row_count"],
+                                values.get("time_to_visible_seconds"))
+    mode = values.get("mode") or "-"
+    return RunRecord(kind="replay" if mode == "replay" else "bench", mode=mode,
+                     parameters=values.get("parameters") or {}, seed=values.get("seed"), schema_version=1,
+                     harness_version=values.get("harness_version", "-"), run_id=values.get("run_id", "-"),
+                     started_at=values.get("started_at", "-"), system=values.get("system") or {},
+                     server=values.get("server"), phases=phases, validation=validation,
+                     status=values.get("status", "-"), error=values.get("error"))
+
+
+def load_results(paths: list[str | Path]) -> list[RunRecord]:
+    """Read results files of this schema or version 1; UsageError names a file it cannot read."""
     records = []
     for path in paths:
         try:
-            record = json.loads(Path(path).read_text())
+            values = json.loads(Path(path).read_text())
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot read results file {path}: {getattr(exc, 'strerror', None) or exc}") from None
-        if not isinstance(record, dict) or not isinstance(record.get("phases"), dict):
+        if not isinstance(values, dict) or not isinstance(values.get("phases"), dict):
             raise UsageError(f"{path} is not a harness results file (no phases)")
-        record["_path"] = str(path)
+        version = values.get("schema_version", 1)
+        try:
+            if version == SCHEMA_VERSION:
+                record = RunRecord.from_dict(values)
+            elif version == 1:
+                record = _from_version_1(values)
+            else:
+                raise UsageError(f"{path} is a results file of schema version {version}; this harness reads "
+                                 f"versions 1 to {SCHEMA_VERSION}")
+        except (TypeError, KeyError, AttributeError) as exc:
+            raise UsageError(f"{path} is not a well-formed results file (schema version {version}): {exc}") from None
+        record.path = Path(path)
         records.append(record)
     return records
-
-
-def _rate(phase: dict | None) -> float | None:
-    return phase.get("rows_per_second") if phase else None
 
 
 def _ratio(value: float | None, baseline: float | None) -> str | None:
     return f"{value / baseline:.2f}x" if value and baseline else None
 
 
-def comparison_table(records: list[dict]) -> str:
+def _rate(phase: PhaseRecord | None) -> float | None:
+    return phase.rows_per_second if phase else None
+
+
+def comparison_table(records: list[RunRecord]) -> str:
     """A plain-text table, one row per results file: what ran (date, mode, target, op, fields, transport,
     protocol, workers, the CPUs the process could use, rows) and its figures (serialize and send rates in
     million rows/s, the client's busy cores while sending, MiB/s of the send phase or else the serialize
     phase, time-to-visible). The last column gives the serialize and send rates as ratios to the first
     file's."""
+    query_runs = [record for record in records if record.kind == "queries"]
+    if query_runs:
+        others = [record for record in records if record.kind != "queries"]
+        return "\n\n".join(([comparison_table(others)] if others else []) + [query_comparison_table(query_runs)])
     header = ("file", "date", "mode", "target", "op", "fields", "transport", "proto", "workers", "cpus", "rows",
               "serialize Mrows/s", "send Mrows/s", "send cores", "MiB/s", "visible s", "status", "vs first")
     table = []
     first_serialize = first_send = None
     for index, record in enumerate(records):
-        parameters = record.get("parameters") or {}
-        phases = record.get("phases") or {}
-        serialize, send = phases.get("serialize"), phases.get("send")
+        parameters = record.parameters
+        serialize, send = record.phases.get("serialize"), record.phases.get("send")
         main = send or serialize
         if index == 0:
             first_serialize, first_send = _rate(serialize), _rate(send)
         ratios = [f"{name} {ratio}" for name, ratio in (("ser", _ratio(_rate(serialize), first_serialize)),
                                                          ("send", _ratio(_rate(send), first_send))) if ratio]
-        visible = record.get("time_to_visible_seconds")
+        visible = record.validation.time_to_visible_seconds if record.validation else None
+        cores = send.client_cpu_cores if send else None
+
+        def shown(key: str) -> str:
+            return str(parameters.get(key) or "-")
+
         table.append((
-            Path(record["_path"]).name if "_path" in record else "-",
-            str(record.get("started_at") or "-")[:19],
-            str(record.get("mode") or "-"),
-            str(parameters.get("target") or "-"),
-            str(parameters.get("op") or "-"),
-            str(parameters.get("fields") or "-"),
-            str(parameters.get("transport") or "-"),
-            str(parameters.get("protocol_version") or "-"),
+            record.path.name if record.path else "-",
+            record.started_at[:19],
+            record.mode,
+            shown("target"), shown("op"), shown("fields"), shown("transport"), shown("protocol_version"),
             str(parameters.get("workers") or 1),
-            str(len((record.get("system") or {}).get("cpu_affinity") or []) or "-"),
-            str(main["rows"]) if main else "-",
-            f"{serialize['rows_per_second'] / 1e6:.2f}" if serialize else "-",
-            f"{send['rows_per_second'] / 1e6:.2f}" if send else "-",
-            f"{send['client_cpu_cores']:.2f}" if send and "client_cpu_cores" in send else "-",
-            f"{main['mib_per_second']:.1f}" if main else "-",
+            str(len(record.system.get("cpu_affinity") or []) or "-"),
+            str(main.rows) if main else "-",
+            f"{serialize.rows_per_second / 1e6:.2f}" if serialize else "-",
+            f"{send.rows_per_second / 1e6:.2f}" if send else "-",
+            f"{cores:.2f}" if cores is not None else "-",
+            f"{main.mib_per_second:.1f}" if main else "-",
             f"{visible:.2f}" if visible is not None else "-",
-            str(record.get("status") or "-"),
+            record.status,
             " ".join(ratios) or "-",
         ))
     widths = [max(len(cell) for cell in column) for column in zip(header, *table)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in (header, *table)]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(lines)
+
+
+def _plain_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in (header, *rows)]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def query_comparison_table(records: list[RunRecord]) -> str:
+    """Query runs side by side: one line per file (protocol, workers, counted queries, overall queries/s,
+    median and p99 latency, failures, check, the rate as a ratio to the first file's), then each query
+    type's median latency in ms and queries/s, one column per file."""
+    all_key = "all queries"
+    header = ("file", "date", "protocol", "workers", "cpus", "queries", "queries/s", "median ms", "p99 ms",
+              "failed", "check", "status", "vs first")
+    rows, first_rate, types = [], None, []
+    for index, record in enumerate(records):
+        queries = record.queries or {}
+        statistics = queries.get("statistics") or {}
+        overall = statistics.get(all_key)
+        rate = overall["queries_per_second"] if overall else None
+        if index == 0:
+            first_rate = rate
+        for name in statistics:
+            if name != all_key and name not in types:
+                types.append(name)
+        failed = sum(sum(kinds.values()) for kinds in (queries.get("failures") or {}).values())
+        check = queries.get("check")
+        parameters = record.parameters
+        rows.append((
+            record.path.name if record.path else "-", record.started_at[:19], str(parameters.get("protocol", "-")),
+            str(parameters.get("workers", "-")), str(len(record.system.get("cpu_affinity") or []) or "-"),
+            str(overall["count"]) if overall else "-", f"{rate:.2f}" if rate else "-",
+            f"{overall['median_ms']:.2f}" if overall else "-", f"{overall['p99_ms']:.2f}" if overall else "-",
+            str(failed), "-" if not check else f"{check['mismatches']} of {check['checked']} differ",
+            record.status, _ratio(rate, first_rate) or "-",
+        ))
+    per_type = []
+    for name in types:
+        cells = []
+        for record in records:
+            figures = ((record.queries or {}).get("statistics") or {}).get(name)
+            cells.append(f"{figures['median_ms']:.2f} ms, {figures['queries_per_second']:.1f}/s" if figures else "-")
+        per_type.append((name, *cells))
+    names = tuple(f"[{index + 1}] median, rate" for index in range(len(records)))
+    return _plain_table(header, rows) + "\n\n" + _plain_table(("query type", *names), per_type)

@@ -5,8 +5,9 @@
 #   scripts/docker-check.sh cpus             print the default CPU split "QDB CLIENT" for this host
 #   scripts/docker-check.sh check GOAL...    print the first problem for these make goals (nothing: fine)
 #
-# `check` reads WORKERS, ROWS, QDB_CPUS, CLIENT_CPUS, RESULTS and HOST_CORES from the environment. It always
-# exits 0: the Makefile turns a printed problem into $(error).
+# `check` reads WORKERS, ROWS, QDB_CPUS, CLIENT_CPUS, RESULTS, OFFLINE, HOST_CORES and compose.yaml's PUBLISH_*
+# ports from the environment; a published port held by anything but this Compose project is named with
+# how to stop it. It always exits 0: the Makefile turns a printed problem into $(error).
 set -uo pipefail
 
 host_cores=${HOST_CORES:-$(getconf _NPROCESSORS_ONLN)}
@@ -58,6 +59,40 @@ positive_int() {  # positive_int NAME VALUE [optional]
     return 1
 }
 
+port_holder() {  # port_holder PORT: who listens on PORT, with how to stop it; nothing when free or our stack
+    local port=$1 line pid name project
+    line=$(ss -Hltnp "sport = :$port" 2>/dev/null | head -n 1)
+    [ -n "$line" ] || return 0
+    pid=$(grep -o 'pid=[0-9]*' <<<"$line" | head -n 1 | cut -d= -f2)
+    name=$(grep -o '(("[^"]*"' <<<"$line" | head -n 1 | cut -d'"' -f2)
+    if [ "$name" = docker-proxy ] || [ -z "$pid" ]; then
+        # A container publishes it: fine if it is this stack's own (make up, then make bench).
+        project=$(docker ps --filter "publish=$port" --format '{{.Label "com.docker.compose.project"}} {{.Names}}' 2>/dev/null | head -n 1)
+        [ -z "$project" ] && [ "$name" != docker-proxy ] && { echo "port $port is taken (by a process this user cannot see)"; return; }
+        [ "${project%% *}" = "${COMPOSE_PROJECT_NAME:-tsbs-pandas-questdb}" ] && return 0
+        if [ "${project%% *}" = tsbs-pandas-questdb ]; then
+            echo "port $port is published by this project's own stack (container ${project#* }): make down stops it"
+        else
+            echo "port $port is published by container ${project#* } (Compose project ${project%% *}): stop it first"
+        fi
+    elif grep -q 'io.questdb' "/proc/$pid/cmdline" 2>/dev/null; then
+        echo "port $port is taken by a native QuestDB (pid $pid): make native-down stops it"
+    else
+        echo "port $port is taken by $name (pid $pid): stop it first"
+    fi
+}
+
+check_ports() {  # check_ports GOALS: the host ports compose.yaml publishes for these goals, free or ours
+    local port ports="${PUBLISH_HTTP_PORT:-9000} ${PUBLISH_ILP_PORT:-9009} ${PUBLISH_PG_PORT:-8812} ${PUBLISH_MIN_PORT:-9003} ${PUBLISH_PROMETHEUS_PORT:-9090}"
+    [[ " $* " == *" noop-sink "* && " $* " != *" bench "* && " $* " != *" up "* ]] && ports=${PUBLISH_PROMETHEUS_PORT:-9090}
+    [ -n "${OFFLINE:-}" ] || [[ " $* " != *" up "* && " $* " != *" bench "* ]] || ports="$ports ${PUBLISH_GRAFANA_PORT:-3000}"
+    local problem
+    for port in $ports; do
+        problem=$(port_holder "$port")
+        [ -z "$problem" ] || { echo "$problem"; return 1; }
+    done
+}
+
 check() {
     local goals=" $* " qdb_cpus client_cpus other_goals
     read -r qdb_cpus client_cpus <<<"$(default_cpus)"
@@ -90,7 +125,9 @@ check() {
         echo "Docker is not running: 'docker info' gets no answer from the engine (start it: systemctl start docker, or dockerd)"
     elif other_goals=${goals// offline-images / } && [ -n "${other_goals// /}" ] \
         && ! docker compose version >/dev/null 2>&1; then  # offline-images alone needs no Compose
-        echo "the Docker Compose v2 plugin is missing: 'docker compose version' fails (see README, Docker)"
+        echo "the Docker Compose v2 plugin is missing: 'docker compose version' fails (see docs/docker.md)"
+    elif [[ $goals == *" bench "* || $goals == *" noop-sink "* || $goals == *" up "* ]]; then
+        check_ports "$@"
     fi
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Install the Docker Compose v2 CLI plugin where the distribution has none (Debian bookworm's docker.io
 # ships no `docker compose`): build the pinned release from the Go module cache (the Go module proxy is
-# reachable where GitHub release downloads may not be), once, into .cache/docker/, and link it as a CLI
-# plugin. `go install` cannot build it (its go.mod has replace directives), hence download + build.
+# reachable where GitHub release downloads may not be), once, into .cache/docker/, and install a copy as a
+# CLI plugin, so it outlives this clone: as root system-wide in /usr/local/lib/docker/cli-plugins/, else in
+# ~/.docker/cli-plugins/ (remove that file to uninstall). `go install` cannot build it (its go.mod has
+# replace directives), hence download + build.
 #
 #   scripts/docker-compose-cli.sh      # no-op when `docker compose version` already works
 set -euo pipefail
@@ -10,7 +12,11 @@ cd "$(dirname "$0")/.."
 
 VERSION=${COMPOSE_VERSION:-v2.40.3}
 BIN=$PWD/.cache/docker/docker-compose-$VERSION
-PLUGIN_DIR=${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins
+if [ "$(id -u)" = 0 ]; then
+    PLUGIN_DIR=/usr/local/lib/docker/cli-plugins
+else
+    PLUGIN_DIR=${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins
+fi
 
 die() { echo "compose-cli: $*" >&2; exit 1; }
 
@@ -29,6 +35,6 @@ if [ ! -x "$BIN" ]; then
     mv "$BIN.part" "$BIN"
 fi
 mkdir -p "$PLUGIN_DIR"
-ln -sf "$BIN" "$PLUGIN_DIR/docker-compose"
+install -m 755 "$BIN" "$PLUGIN_DIR/docker-compose"
 docker compose version >/dev/null 2>&1 || die "docker compose still fails after installing $PLUGIN_DIR/docker-compose"
 echo "compose-cli: $(docker compose version)"

@@ -8,11 +8,12 @@
 # .cache/docker/, the imported base is reused while it exists, and the rest is Docker's layer cache.
 #
 #   scripts/docker-offline-images.sh            # build what is missing or stale
-#   QUESTDB_VERSION=9.3.4 DEBIAN_MIRROR=http://deb.debian.org/debian scripts/docker-offline-images.sh
+#   DEBIAN_MIRROR=http://deb.debian.org/debian scripts/docker-offline-images.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-QUESTDB_VERSION=${QUESTDB_VERSION:-9.3.4}
+# The pinned version from .env, unless the caller (make QUESTDB_VERSION=...) chose another.
+QUESTDB_VERSION=${QUESTDB_VERSION:-$(sed -n 's/^QUESTDB_VERSION=//p' .env)}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 CACHE=.cache/docker
 BASE_TAR=$CACHE/debian-bookworm-minbase.tar
@@ -105,7 +106,7 @@ build tsbs-offline/python:3.11-bookworm "$ctx"
 if [ ! -s "$JAR" ]; then
     # The harness's own fetch (Maven Central through mvn, one-line errors), so there is one way to get it.
     step "fetch org.questdb:questdb:$QUESTDB_VERSION from Maven Central"
-    "$HARNESS_PYTHON" -m harness.native fetch --questdb-version "$QUESTDB_VERSION" >/dev/null || die "no QuestDB jar"
+    "$HARNESS_PYTHON" -m harness native fetch >/dev/null || die "no QuestDB jar"
 fi
 ctx=$(stage questdb)
 cp -p "$JAR" "$ctx/questdb.jar"  # one name whatever the version, so the Dockerfile need not know it

@@ -13,18 +13,46 @@ Maven to fetch it, a busy port) makes the tests that need it error, never skip.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pytest
 
-from harness.native import NativeQuestDB, SocatSink
-from harness.questdb import QuestDB
+from harness.native import NativeQuestDB, SocatSink, port_in_use
+from harness.sql import QuestDBSql
+from harness.timeseries import listening_process
 
 # Test ports, away from the defaults (9000/9009/8812/9003) that a developer's own stack may hold.
-TEST_PORTS = dict(http_port=19000, ilp_port=19009, pg_port=18812, min_port=19003)
-KILLABLE_PORTS = dict(http_port=19100, ilp_port=19109, pg_port=18912, min_port=19103)
-SINK_PORT = 19010
+# HARNESS_TEST_PORT_OFFSET shifts them, so two test runs on one machine do not collide.
+PORT_OFFSET = int(os.environ.get("HARNESS_TEST_PORT_OFFSET", "0"))
+TEST_PORTS = {name: port + PORT_OFFSET for name, port in
+              dict(http_port=19000, ilp_port=19009, pg_port=18812, min_port=19003).items()}
+KILLABLE_PORTS = {name: port + PORT_OFFSET for name, port in
+                  dict(http_port=19100, ilp_port=19109, pg_port=18912, min_port=19103).items()}
+SINK_PORT = 19010 + PORT_OFFSET
+
+
+def _holder(port: int) -> str:
+    """Who listens on ``port``, as far as this user can see."""
+    process = listening_process(port)
+    try:
+        if process is not None:
+            what = "a native QuestDB" if "io.questdb" in " ".join(process.cmdline()) else process.name()
+            return f"{what} (pid {process.pid})"
+    except psutil.Error:
+        pass
+    return "another process"
+
+
+def pytest_sessionstart(session):
+    """Refuse to start, in one line, when a server port the fixtures need is taken: otherwise every test
+    that uses it errors with the same message."""
+    for port in (*TEST_PORTS.values(), *KILLABLE_PORTS.values(), SINK_PORT):
+        if port_in_use(port):
+            pytest.exit(f"test port {port} is taken by {_holder(port)}: stop it, or move the tests' ports with "
+                        f"HARNESS_TEST_PORT_OFFSET=N", returncode=2)
 
 
 @dataclass
@@ -32,7 +60,7 @@ class RunningQuestDB:
     """A started QuestDB: its process handle (``server``) and an HTTP client (``client``) to it."""
 
     server: NativeQuestDB
-    client: QuestDB
+    client: QuestDBSql
 
     @property
     def host(self) -> str:
@@ -71,7 +99,7 @@ def start_questdb(root: Path, ports: dict, **extra) -> RunningQuestDB:
     """Start a QuestDB in ``root`` on ``ports`` (the test ports by default) and wait until it is healthy."""
     server = NativeQuestDB(root, **ports, **extra)
     server.start()
-    return RunningQuestDB(server, QuestDB(server.host, server.http_port))
+    return RunningQuestDB(server, QuestDBSql(server.host, server.http_port))
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.bench import BenchOptions, ReplayOptions, run_bench, run_replay
+from harness.run import BenchOptions, ReplayOptions, run_bench, run_replay
 from harness.errors import RunError, UsageError
+from harness.ingest import raw
 from harness.tsbs import cpu_only
 from harness.tsbs.params import make_spec
 
@@ -50,19 +51,20 @@ def test_serialize_single_and_workers_agree(tmp_path, fields):
     single = run_bench(options(tmp_path, fields=fields), out=open("/dev/null", "w"))
     multi = run_bench(options(tmp_path, fields=fields, workers=3), out=open("/dev/null", "w"))
     for record in (single, multi):
-        phase = record["phases"]["serialize"]
-        assert phase["rows"] == 20_000
-        assert phase["rows_per_second"] == pytest.approx(phase["rows"] / phase["seconds"])
-        assert record["status"] == "ok" and record["seed"] == 7
-    assert single["phases"]["serialize"]["bytes"] == multi["phases"]["serialize"]["bytes"]
-    assert [w["rows"] for w in multi["workers"]["serialize"]] == [7_000, 7_000, 6_000]
-    assert "send" not in single["phases"]
+        phase = record.phases["serialize"]
+        assert phase.rows == 20_000
+        assert phase.rows_per_second == pytest.approx(phase.rows / phase.seconds)
+        assert record.status == "ok" and record.seed == 7
+    assert single.phases["serialize"].bytes == multi.phases["serialize"].bytes
+    assert [w.rows for w in multi.phases["serialize"].workers] == [7_000, 7_000, 6_000]
+    assert "send" not in single.phases
 
 
 def test_results_file_records_the_run(tmp_path):
     path = tmp_path / "run.json"
     run_bench(options(tmp_path, seed=None, results=str(path)), out=open("/dev/null", "w"))
     record = json.loads(path.read_text())
+    assert record["schema_version"] == 2 and record["kind"] == "bench"
     assert isinstance(record["seed"], int) and record["parameters"]["seed"] == record["seed"]
     system = record["system"]
     for key in ("python", "pandas", "pyarrow", "numpy", "questdb_client"):
@@ -109,10 +111,10 @@ def test_send_validates_count_schema_and_rows(tmp_path, questdb, transport, work
                 fields=fields),
         out=open("/dev/null", "w"),
     )
-    assert record["phases"]["send"]["rows"] == 20_000
-    assert record["validated_row_count"] == 20_000
-    assert record["time_to_visible_seconds"] is not None
-    assert record["server"]["questdb_version"]
+    assert record.phases["send"].rows == 20_000
+    assert record.validation.visible_rows == 20_000
+    assert record.validation.time_to_visible_seconds is not None
+    assert record.server["questdb_version"]
     client = questdb.client
     assert client.count("cpu") == 20_000
     column_types = dict(client.table_columns("cpu"))
@@ -132,14 +134,14 @@ def test_send_validates_count_schema_and_rows(tmp_path, questdb, transport, work
 
 def test_stream_send(tmp_path, questdb):
     record = run_bench(options(tmp_path, questdb, send=True, stream=True, workers=2), out=open("/dev/null", "w"))
-    assert "serialize" not in record["phases"]
-    assert record["validated_row_count"] == 20_000
+    assert "serialize" not in record.phases
+    assert record.validation.visible_rows == 20_000
 
 
 def test_iterrows_baseline_sends(tmp_path, questdb):
     record = run_bench(options(tmp_path, questdb, send=True, op="iterrows", row_count=2_000), out=open("/dev/null", "w"))
-    assert record["phases"]["serialize"]["rows"] == 2_000
-    assert record["validated_row_count"] == 2_000
+    assert record.phases["serialize"].rows == 2_000
+    assert record.validation.visible_rows == 2_000
     assert read_back(questdb.client, "cpu")["hostname"].tolist() == ["host_3"] * 5
 
 
@@ -150,27 +152,33 @@ def test_phases_record_the_clients_cpu(tmp_path, socat_sink):
                                workers=2), out=open("/dev/null", "w"))
     cores = len(os.sched_getaffinity(0))
     for name in ("generate", "serialize", "send"):
-        phase = record["phases"][name]
-        assert phase["client_cpu_seconds"] > 0, name
-        assert phase["client_cpu_cores"] == pytest.approx(phase["client_cpu_seconds"] / phase["seconds"])
-        assert phase["client_cpu_cores"] <= cores + 0.1, name
+        phase = record.phases[name]
+        assert phase.client_cpu_seconds > 0, name
+        assert phase.client_cpu_cores == pytest.approx(phase.client_cpu_seconds / phase.seconds)
+        assert phase.client_cpu_cores <= cores + 0.1, name
 
 
 def test_itertuples_and_dataframe_serialize_alike(tmp_path):
     rows = run_bench(options(tmp_path, op="itertuples", row_count=2_000), out=open("/dev/null", "w"))
     frames = run_bench(options(tmp_path, row_count=2_000), out=open("/dev/null", "w"))
-    assert rows["phases"]["serialize"]["bytes"] == frames["phases"]["serialize"]["bytes"]
+    assert rows.phases["serialize"].bytes == frames.phases["serialize"].bytes
 
 
-def test_replay_golden_file(tmp_path, questdb):
+@pytest.mark.parametrize("workers, write_size", [(1, raw.DEFAULT_WRITE_SIZE), (3, 4096)])
+def test_replay_golden_file(tmp_path, questdb, workers, write_size):
     record = run_replay(
         ReplayOptions(path=str(GOLDEN), host=questdb.host, ilp_port=questdb.ilp_port, http_port=questdb.http_port,
-                      results_dir=str(tmp_path)),
+                      results_dir=str(tmp_path), workers=workers, write_size=write_size),
         out=open("/dev/null", "w"),
     )
     lines = gzip.open(GOLDEN).read().count(b"\n")
-    assert record["validated_row_count"] == lines == 3600
+    assert record.validation.visible_rows == lines == 3600
     assert questdb.client.count("cpu") == 3600
+    _, distinct = questdb.client.query("select count() from (select distinct hostname, timestamp from cpu)")
+    assert distinct == [[3600]]
+    if workers > 1:  # the record splits rows by worker where there were several
+        split = [worker.rows for worker in record.phases["send"].workers]
+        assert len(split) == workers and sum(split) == 3600 and all(split)
     columns, rows = questdb.client.query("select usage_user from cpu where hostname = 'host_0' order by timestamp limit 1")
     assert rows == [[58]]  # the golden file's first line: usage_user=58i
 
@@ -179,7 +187,7 @@ def test_keep_table_appends_and_counts_both(tmp_path, questdb):
     run_bench(options(tmp_path, questdb, send=True, row_count=5_000), out=open("/dev/null", "w"))
     record = run_bench(options(tmp_path, questdb, send=True, row_count=5_000, keep_table=True, seed=8),
                        out=open("/dev/null", "w"))
-    assert record["validated_row_count"] == 10_000
+    assert record.validation.visible_rows == 10_000
 
 
 def test_conf_string_is_what_senders_use(tmp_path, questdb):
@@ -188,9 +196,9 @@ def test_conf_string_is_what_senders_use(tmp_path, questdb):
     conf = f"http::addr={questdb.host}:{questdb.http_port};auto_flush=off;protocol_version=2;"
     record = run_bench(options(tmp_path, questdb, send=True, ilp_port=free_port(), conf=conf, workers=2),
                        out=open("/dev/null", "w"))
-    assert record["validated_row_count"] == questdb.client.count("cpu") == 20_000
-    assert record["parameters"]["conf"] == conf
-    assert record["parameters"]["transport"] == "http"
+    assert record.validation.visible_rows == questdb.client.count("cpu") == 20_000
+    assert record.parameters["conf"] == conf
+    assert record.parameters["transport"] == "http"
 
 
 def test_conf_secrets_are_never_printed_or_recorded(tmp_path, questdb, capsys):
@@ -218,7 +226,7 @@ def test_table_option_names_the_table(tmp_path, questdb):
     questdb.client.drop_table("cpu")
     record = run_bench(options(tmp_path, questdb, send=True, table="cpu_other", row_count=3_000),
                        out=open("/dev/null", "w"))
-    assert record["validated_row_count"] == questdb.client.count("cpu_other") == 3_000
+    assert record.validation.visible_rows == questdb.client.count("cpu_other") == 3_000
     assert questdb.client.table_columns("cpu") is None
     questdb.client.drop_table("cpu_other")
 
@@ -230,7 +238,7 @@ def test_symbol_dtype_changes_nothing_in_the_ilp(tmp_path, symbol_dtype):
     written = tmp_path / f"{symbol_dtype}.ilp"
     record = run_bench(options(tmp_path, row_count=3_000, symbol_dtype=symbol_dtype, write_ilp=str(written)),
                        out=open("/dev/null", "w"))
-    assert record["parameters"]["symbol_dtype"] == symbol_dtype
+    assert record.parameters["symbol_dtype"] == symbol_dtype
     assert written.read_bytes() == reference.read_bytes()
 
 
@@ -239,7 +247,7 @@ def test_a_tsbs_time_range_sets_rows_and_timestamps(tmp_path):
     record = run_bench(options(tmp_path, scale=10, timestamp_start="2016-01-01T00:00:00Z",
                                timestamp_end="2016-01-01T01:00:00Z", log_interval="1m", write_ilp=str(written)),
                        out=open("/dev/null", "w"))
-    assert record["phases"]["serialize"]["rows"] == 60 * 10
+    assert record.phases["serialize"].rows == 60 * 10
     timestamps = [int(line.rsplit(b" ", 1)[1]) for line in written.read_bytes().splitlines()]
     start = 1451606400 * 10**9
     assert timestamps[:10] == [start] * 10 and timestamps[10] == start + 60 * 10**9
@@ -254,10 +262,10 @@ def test_send_to_socat_sink(tmp_path, socat_sink):
         options(tmp_path, send=True, target="sink", host=socat_sink.host, ilp_port=socat_sink.port, workers=2),
         out=open("/dev/null", "w"),
     )
-    assert record["phases"]["send"]["rows"] == 20_000
-    assert record["phases"]["send"]["bytes"] == record["phases"]["serialize"]["bytes"]
-    assert record["validated_row_count"] is None
-    assert record["mode"] == "sink-dataframe-double-2w"
+    assert record.phases["send"].rows == 20_000
+    assert record.phases["send"].bytes == record.phases["serialize"].bytes
+    assert record.validation is None
+    assert record.mode == "sink-dataframe-double-2w"
     assert len(list((tmp_path / "results").glob("*Z-sink-dataframe-double-2w.json"))) == 1
 
 
@@ -271,10 +279,18 @@ def test_mode_names_the_run(overrides, mode):
     assert BenchOptions(**overrides).mode == mode
 
 
+def test_line_pieces_are_whole_lines_covering_the_data():
+    data = gzip.open(GOLDEN).read()
+    for size in (1, 100, 4096, len(data), 10 * len(data)):
+        pieces = raw.line_pieces(data, size)
+        assert b"".join(data[start:end] for start, end in pieces) == data
+        assert all(data[end - 1:end] == b"\n" and end - start >= min(size, len(data) - start) for start, end in pieces)
+
+
 def test_replay_to_socat_sink(tmp_path, socat_sink):
     record = run_replay(ReplayOptions(path=str(GOLDEN), target="sink", host=socat_sink.host, ilp_port=socat_sink.port,
                                       results_dir=str(tmp_path)), out=open("/dev/null", "w"))
-    assert record["phases"]["send"]["bytes"] == len(gzip.open(GOLDEN).read())
+    assert record.phases["send"].bytes == len(gzip.open(GOLDEN).read())
 
 
 # --- faults ---------------------------------------------------------------------------------------
@@ -337,7 +353,7 @@ def test_validation_timeout_states_both_counts(tmp_path, questdb):
     client.exec("ALTER TABLE cpu DEDUP ENABLE UPSERT KEYS(timestamp, hostname)")
     first = run_bench(options(tmp_path, questdb, send=True, keep_table=True, row_count=2_000),
                       out=open("/dev/null", "w"))
-    assert first["validated_row_count"] == 2_000
+    assert first.validation.visible_rows == 2_000
     with pytest.raises(RunError) as failure:
         run_bench(options(tmp_path, questdb, send=True, keep_table=True, row_count=2_000,
                           validation_query_timeout=3), out=open("/dev/null", "w"))

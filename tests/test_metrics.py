@@ -16,13 +16,14 @@ import urllib.error
 import urllib.request
 
 import pytest
+from conftest import PORT_OFFSET
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness.bench import BenchOptions, run_bench
+from harness.run import BenchOptions, run_bench
 from harness.errors import UsageError
 from harness.metrics import PHASES, RunMetrics
 
-METRICS_PORT = 29464  # this suite's port for client metrics (29xxx: the metrics tests' range)
+METRICS_PORT = 29464 + PORT_OFFSET  # this suite's port for client metrics (29xxx: the metrics tests' range)
 URL = f"http://127.0.0.1:{METRICS_PORT}/metrics"
 PARAMETERS = {"workers": "2", "transport": "tcp", "protocol": "auto", "fields": "double", "scale": "100",
               "seed": "7", "op": "dataframe", "target": "questdb"}
@@ -103,20 +104,20 @@ def test_rows_bytes_and_flush_series_exist_at_zero_before_the_first_chunk(metric
         assert value(samples, "harness_flushes_total", run_id=run.run_id, worker=worker) == 0
     assert total(samples, "harness_rows_total", worker=3) == 0 and ("harness_rows_total", (
         ("phase", "send"), ("run_id", run.run_id), ("worker", "3"))) not in samples
-    # Nothing counted yet: the results snapshot is empty.
-    assert run.snapshot()["phases"] == {}
 
 
 def test_counters_phase_flushes_and_errors_as_scraped(metrics):
     run = metrics()
     run.set_phase("serialize")
-    run.add("serialize", 0, 1000, 50_000)
-    run.add("serialize", 1, 1000, 50_500)
-    run.add("serialize", 0, 500, 25_000)
+    serialize = run.new_phase("serialize", 2)
+    serialize.add(0, 1000, 50_000)
+    serialize.add(1, 1000, 50_500)
+    serialize.add(0, 500, 25_000)
     run.set_phase("send")
-    run.add("send", 1, 2000, 100_000)
+    send = run.new_phase("send", 2)
+    send.add(1, 2000, 100_000)
     for seconds in (0.0002, 0.003, 0.2, 3.0):
-        run.observe_flush(1, seconds)
+        send.flushed(1, seconds)
     run.error("RunError")
     run.error("RunError")
     samples = scrape()
@@ -139,20 +140,21 @@ def test_counters_phase_flushes_and_errors_as_scraped(metrics):
     assert value(samples, "harness_flush_duration_seconds_bucket", run_id=rid, le="2.5") == 3
     assert value(samples, "harness_flush_duration_seconds_bucket", run_id=rid, le="+Inf") == 4
     assert value(samples, "harness_errors_total", run_id=rid, kind="RunError") == 2
-    snapshot = run.snapshot()
-    assert snapshot["phases"]["serialize"] == {"rows": 2500, "bytes": 125_500, "workers": {
-        "0": {"rows": 1500, "bytes": 75_000}, "1": {"rows": 1000, "bytes": 50_500}}}
-    assert snapshot["phases"]["send"]["rows"] == 2000 and snapshot["flushes"] == 4
-    assert snapshot["errors"] == {"RunError": 2} and snapshot["port"] == METRICS_PORT
+    # What the record stores is read from the very counters the endpoint exported.
+    recorded = serialize.record(1.0)
+    assert (recorded.rows, recorded.bytes) == (2500, 125_500)
+    assert [(w.rows, w.bytes) for w in recorded.workers] == [(1500, 75_000), (1000, 50_500)]
+    assert send.record(1.0).flushes == 4
 
 
 def test_concurrent_workers_lose_no_counts(metrics):
     run = metrics(parameters={**PARAMETERS, "workers": "4"})
+    send = run.new_phase("send", 4)
 
     def work(worker: int) -> None:
         for _ in range(2000):
-            run.add("send", worker, 10, 333)
-            run.observe_flush(worker, 0.001)
+            send.add(worker, 10, 333)
+            send.flushed(worker, 0.001)
 
     threads = [threading.Thread(target=work, args=(worker,)) for worker in range(4)]
     for thread in threads:
@@ -163,12 +165,13 @@ def test_concurrent_workers_lose_no_counts(metrics):
     assert total(samples, "harness_rows_total", run_id=run.run_id, phase="send") == 4 * 2000 * 10
     assert total(samples, "harness_ilp_bytes_total", run_id=run.run_id, phase="send") == 4 * 2000 * 333
     assert value(samples, "harness_flush_duration_seconds_count", run_id=run.run_id) == 8000
-    assert run.snapshot()["phases"]["send"]["rows"] == 80_000 and run.snapshot()["flushes"] == 8000
+    assert total(samples, "harness_flushes_total", run_id=run.run_id) == 8000
+    assert send.record(1.0).rows == 80_000 and send.record(1.0).flushes == 8000
 
 
 def test_endpoint_lingers_after_close_then_stops(metrics):
     run = metrics(linger=3.0)
-    run.add("serialize", 0, 7, 70)
+    run.new_phase("serialize", 1).add(0, 7, 70)
     run.set_phase("done")
     closing = threading.Thread(target=run.close)
     closing.start()
@@ -202,16 +205,15 @@ def test_busy_port_is_a_usage_error():
         run.close()  # nothing was started: a no-op
 
 
-def test_without_a_port_nothing_is_served_but_counts_are_kept():
+def test_without_a_port_nothing_is_served():
     run = RunMetrics("noport000001", PARAMETERS, None, linger_seconds=30.0)
     run.start()
-    run.add("send", 0, 5, 50)
+    run.new_phase("send", 1).add(0, 5, 50)
     with pytest.raises(urllib.error.URLError):
         scrape()
     started = time.monotonic()
     run.close()  # no server: no linger either
     assert time.monotonic() - started < 30
-    assert run.snapshot()["phases"]["send"]["rows"] == 5 and run.snapshot()["port"] is None
 
 
 # --- a real run ------------------------------------------------------------------------------------------
@@ -264,40 +266,35 @@ def test_exported_counters_agree_with_the_results_json(tmp_path, workers):
                            reporting_period=0, results_dir=str(tmp_path / "results"),
                            metrics_port=METRICS_PORT, metrics_linger=5.0)
     record, samples = run_with_scrape(options)
-    assert record["status"] == "ok"
-    run_id = record["run_id"]
-    snapshot = record["metrics"]
-    assert snapshot["run_id"] == run_id and snapshot["port"] == METRICS_PORT
+    assert record.status == "ok"
+    run_id = record.run_id
     assert value(samples, "harness_run_info", run_id=run_id, workers=workers or 1, transport="tcp",
                  protocol="auto", fields="double", scale=100, seed=7, op="dataframe", target="questdb") == 1
 
-    phase = record["phases"]["serialize"]
-    assert phase["rows"] == 60_000 and phase["bytes"] > 0
-    # results phases == metrics snapshot == what Prometheus would scrape, rows and bytes.
-    assert snapshot["phases"]["serialize"]["rows"] == phase["rows"]
-    assert snapshot["phases"]["serialize"]["bytes"] == phase["bytes"]
-    assert total(samples, "harness_rows_total", run_id=run_id, phase="serialize") == phase["rows"]
-    assert total(samples, "harness_ilp_bytes_total", run_id=run_id, phase="serialize") == phase["bytes"]
-    # Per worker: the results' per-worker split (recorded for more than one worker) == snapshot == scrape.
-    expected_workers = record["workers"].get("serialize") or [{"rows": phase["rows"], "bytes": phase["bytes"]}]
+    phase = record.phases["serialize"]
+    assert phase.rows == 60_000 and phase.bytes > 0
+    # The record's phase == what Prometheus scraped, rows and bytes (both read the phase's one counter).
+    assert total(samples, "harness_rows_total", run_id=run_id, phase="serialize") == phase.rows
+    assert total(samples, "harness_ilp_bytes_total", run_id=run_id, phase="serialize") == phase.bytes
+    # Per worker: the record's per-worker split (kept for more than one worker) == scrape.
+    expected_workers = [(w.rows, w.bytes) for w in phase.workers] or [(phase.rows, phase.bytes)]
     assert len(expected_workers) == (workers or 1)
-    for index, expected in enumerate(expected_workers):
-        assert snapshot["phases"]["serialize"]["workers"][str(index)] == expected
-        assert value(samples, "harness_rows_total", run_id=run_id, phase="serialize", worker=index) == expected["rows"]
-        assert value(samples, "harness_ilp_bytes_total", run_id=run_id, phase="serialize",
-                     worker=index) == expected["bytes"]
+    for index, (rows, nbytes) in enumerate(expected_workers):
+        assert value(samples, "harness_rows_total", run_id=run_id, phase="serialize", worker=index) == rows
+        assert value(samples, "harness_ilp_bytes_total", run_id=run_id, phase="serialize", worker=index) == nbytes
     # Serialize only: nothing sent, no flushes, no errors.
-    assert "send" not in record["phases"] and "send" not in snapshot["phases"]
+    assert "send" not in record.phases
     assert total(samples, "harness_rows_total", run_id=run_id, phase="send") == 0
     assert total(samples, "harness_ilp_bytes_total", run_id=run_id, phase="send") == 0
-    assert snapshot["flushes"] == 0 and value(samples, "harness_flush_duration_seconds_count", run_id=run_id) == 0
-    assert snapshot["errors"] == {} and total(samples, "harness_errors_total", run_id=run_id) == 0
+    assert total(samples, "harness_flushes_total", run_id=run_id) == 0
+    assert value(samples, "harness_flush_duration_seconds_count", run_id=run_id) == 0
+    assert total(samples, "harness_errors_total", run_id=run_id) == 0
     assert value(samples, "harness_phase", run_id=run_id, phase="done") == 1
 
 
 def test_a_failed_run_exports_its_error(tmp_path):
     """Sending to a port where nothing listens fails the run; the scrape during linger shows the error
-    kind and phase `failed`, and the results JSON's snapshot has the same count."""
+    kind and phase `failed`, and the results JSON says failed with the error."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         free_port = probe.getsockname()[1]
@@ -313,4 +310,16 @@ def test_a_failed_run_exports_its_error(tmp_path):
     assert len(results) == 1
     record = json.loads(results[0].read_text())
     assert record["status"] == "failed"
-    assert record["metrics"]["errors"] == {kind: 1}
+    assert f"127.0.0.1:{free_port}" in record["error"]
+
+
+def test_rows_are_labelled_by_table_where_a_chunk_holds_several():
+    metrics = RunMetrics("tables", {}, workers=1)
+    progress = metrics.new_phase("send", 1)
+    progress.add(0, 30, 3000, {"cpu": 10, "mem": 20})
+    progress.add(0, 30, 3000, {"cpu": 10, "mem": 20})
+    value = metrics.registry.get_sample_value
+    labels = {"run_id": "tables", "phase": "send"}
+    assert value("harness_table_rows_total", {**labels, "table": "cpu"}) == 20
+    assert value("harness_table_rows_total", {**labels, "table": "mem"}) == 40
+    assert value("harness_rows_total", {**labels, "worker": "0"}) == 60

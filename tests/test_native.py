@@ -9,18 +9,21 @@ import sys
 import urllib.request
 
 import pytest
+from conftest import PORT_OFFSET
 
 from harness.errors import RunError
-from harness.native import QUESTDB_VERSION, SERVER_CONF, NativeQuestDB, SocatSink
-from harness.questdb import QuestDB
+from harness.native import SERVER_CONF, NativeQuestDB, SocatSink
+from harness.versions import questdb_version
+from harness.sql import QuestDBSql
 
 # The CLI tests' own ports (the session server holds 19000..., the killable one 19100...).
-CLI_PORTS = ["--http-port", "19200", "--ilp-port", "19209", "--pg-port", "18922", "--min-port", "19203",
-             "--sink-port", "19210"]
+CLI_PORT_NUMBERS = {name: port + PORT_OFFSET for name, port in
+                    dict(http=19200, ilp=19209, pg=18922, min=19203, sink=19210).items()}
+CLI_PORTS = [arg for name, port in CLI_PORT_NUMBERS.items() for arg in (f"--{name}-port", str(port))]
 
 
 def native(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.native", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "harness", "native", *args], capture_output=True, text=True,
                           timeout=timeout, env=env)
 
 
@@ -52,8 +55,8 @@ def test_session_server_runs_the_project_configuration(questdb_server):
         assert response.status == 200
     with urllib.request.urlopen(f"http://127.0.0.1:{server.min_port}/metrics", timeout=5) as response:
         assert b"questdb_" in response.read()
-    assert f"QuestDB {QUESTDB_VERSION}" in server.log_file.read_text(errors="replace")
-    assert questdb_server.client.server_version() == QUESTDB_VERSION
+    assert f"QuestDB {questdb_version()}" in server.log_file.read_text(errors="replace")
+    assert questdb_server.client.server_version() == questdb_version()
 
 
 def test_start_on_a_running_root_is_a_no_op(questdb_server):
@@ -169,9 +172,9 @@ def test_cli_up_status_down(tmp_path):
     up = native("up", *root, *CLI_PORTS)
     try:
         assert up.returncode == 0, up.stderr
-        assert f"QuestDB {QUESTDB_VERSION} up" in up.stdout and "sink up" in up.stdout
-        assert all(listening(port) for port in (19200, 19209, 18922, 19203, 19210))
-        assert QuestDB("127.0.0.1", 19200).server_version() == QUESTDB_VERSION
+        assert f"QuestDB {questdb_version()} up" in up.stdout and "sink up" in up.stdout
+        assert all(listening(port) for port in CLI_PORT_NUMBERS.values())
+        assert QuestDBSql("127.0.0.1", CLI_PORT_NUMBERS["http"]).server_version() == questdb_version()
         again = native("up", *root, *CLI_PORTS)
         assert again.returncode == 0 and again.stdout.count("already running") == 2, again.stdout
         status = native("status", *root, *CLI_PORTS)
@@ -180,7 +183,7 @@ def test_cli_up_status_down(tmp_path):
         down = native("down", *root, *CLI_PORTS)
     assert down.returncode == 0, down.stderr
     assert "QuestDB stopped" in down.stdout and "sink stopped" in down.stdout
-    assert not any(listening(port) for port in (19200, 19209, 18922, 19203, 19210))
+    assert not any(listening(port) for port in CLI_PORT_NUMBERS.values())
     status = native("status", *root, *CLI_PORTS)
     assert status.returncode == 3 and "QuestDB: not running" in status.stdout
     assert native("down", *root, *CLI_PORTS).returncode == 0  # stopping twice is fine
@@ -199,7 +202,7 @@ def test_cli_without_java_is_one_line(tmp_path):
     env = dict(os.environ, PATH=str(tmp_path))  # an empty directory: no java, no mvn, no socat
     result = native("up", "--root", str(tmp_path / "root"), *CLI_PORTS, env=env)
     assert_one_line_error(result, 1, "java is not installed")
-    assert not listening(19200)
+    assert not listening(CLI_PORT_NUMBERS["http"])
 
 
 def test_cli_bad_option_is_one_line():

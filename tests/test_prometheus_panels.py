@@ -7,7 +7,8 @@ targets; then evaluates each PromQL expression of each panel of grafana/dashboar
 (Grafana's variables substituted as Grafana would) through Prometheus's HTTP API. Each must return data:
 a panel that queries a metric nobody exports (a typo, a renamed QuestDB metric, a dropped label) fails.
 
-Ports (this suite's 29xxx range): Prometheus 29090, QuestDB 29000/29009/28812/29003, client metrics 29464.
+Ports (this suite's 29xxx range, shifted by HARNESS_TEST_PORT_OFFSET): Prometheus 29090, QuestDB 29000/29009/28812/29003, client
+metrics 29464.
 """
 
 from __future__ import annotations
@@ -27,13 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import PORT_OFFSET
 
 from harness.native import NativeQuestDB, port_in_use
 from test_dashboard import PROMETHEUS_CONF, ROOT, load_dashboard, panel_expressions, substitute
 
-PROMETHEUS_PORT = 29090
-QUESTDB_PORTS = dict(http_port=29000, ilp_port=29009, pg_port=28812, min_port=29003)
-CLIENT_METRICS_PORT = 29464
+PROMETHEUS_PORT = 29090 + PORT_OFFSET
+QUESTDB_PORTS = {name: port + PORT_OFFSET for name, port in
+                 dict(http_port=29000, ilp_port=29009, pg_port=28812, min_port=29003).items()}
+CLIENT_METRICS_PORT = 29464 + PORT_OFFSET
 ROWS = 300_000
 WORKERS = 2
 # The client keeps serving its final values this long after the run; the checks happen meanwhile and the

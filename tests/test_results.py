@@ -15,45 +15,80 @@ from importlib import metadata
 import pytest
 
 from harness.errors import UsageError
+from harness.phase import PhaseRecord
 from harness.results import (
-    MIB, PhaseResult, comparison_table, format_phase, load_results, system_info, write_results,
+    MIB, SCHEMA_VERSION, RunRecord, Validation, comparison_table, format_phase, load_results, system_info,
+    write_results,
 )
 
 
-def record(mode="send-dataframe-double-1t", serialize=None, send=None, status="ok", **parameters) -> dict:
-    """A run record as the runner builds it, with phases from (rows, bytes, seconds)."""
+def record(mode="send-dataframe-double-1t", serialize=None, send=None, status="ok", **parameters) -> RunRecord:
+    """A run record as the runner builds it, with phases from (rows, bytes, seconds[, client CPU seconds])."""
     phases = {}
     if serialize:
-        phases["serialize"] = PhaseResult(*serialize).to_dict()
+        phases["serialize"] = PhaseRecord(*serialize)
     if send:
-        phases["send"] = PhaseResult(*send[:3]).to_dict()
-        if len(send) > 3:
-            phases["send"]["client_cpu_cores"] = send[3]
-    return {
-        "harness_version": "0.1.0", "started_at": "2026-11-22T11:05:01+00:00", "mode": mode,
-        "parameters": {"target": "questdb", "op": "dataframe", "fields": "double", "transport": "tcp", "protocol_version": "auto",
-                       "workers": None, **parameters},
-        "seed": 1, "system": {"cpu_affinity": [0, 1]}, "server": None, "phases": phases, "time_to_visible_seconds": 0.25 if send else None,
-        "validated_row_count": None, "metrics": None, "status": status, "error": None,
-    }
+        phases["send"] = PhaseRecord(*send)
+    return RunRecord(
+        kind="bench", mode=mode, started_at="2026-11-22T11:05:01+00:00",
+        parameters={"target": "questdb", "op": "dataframe", "fields": "double", "transport": "tcp",
+                    "protocol_version": "auto", "workers": None, **parameters},
+        seed=1, system={"cpu_affinity": [0, 1]}, phases=phases,
+        validation=Validation(1000, 1000, 0.25) if send else None, status=status,
+    )
 
 
-def test_phase_result_derives_rates():
-    phase = PhaseResult(rows=3_000_000, bytes=300 * MIB, seconds=1.5)
-    assert phase.rows_per_second == 2_000_000 and phase.mib_per_second == 200
-    assert phase.to_dict() == {"rows": 3_000_000, "bytes": 300 * MIB, "seconds": 1.5,
-                               "rows_per_second": 2_000_000, "mib_per_second": 200}
-    assert PhaseResult(rows=0, bytes=0, seconds=0).to_dict()["rows_per_second"] == 0
+def test_phase_record_derives_rates():
+    phase = PhaseRecord(rows=3_000_000, bytes=300 * MIB, seconds=1.5, client_cpu_seconds=0.75)
+    assert phase.rows_per_second == 2_000_000 and phase.mib_per_second == 200 and phase.client_cpu_cores == 0.5
+    assert PhaseRecord(rows=0, bytes=0, seconds=0).rows_per_second == 0
+    assert PhaseRecord(rows=1, bytes=1, seconds=1).client_cpu_cores is None
+
+
+def test_record_round_trips_through_json(tmp_path):
+    written = record(serialize=(1000, MIB, 1.0), send=(1000, MIB, 2.0, 1.5))
+    path = write_results(written, tmp_path / "run.json")
+    values = json.loads(path.read_text())
+    assert values["schema_version"] == SCHEMA_VERSION
+    # Each number once: no rates stored beside the counts, no second copy of the counters.
+    assert set(values["phases"]["send"]) == {"rows", "bytes", "seconds", "client_cpu_seconds", "flushes", "workers",
+                                             "tables", "resent_chunks", "outage_seconds"}
+    assert "metrics" not in values and "workers" not in values
+    (loaded,) = load_results([path])
+    assert loaded == written and loaded.path == path
+
+
+def test_version_1_records_still_load(tmp_path):
+    """A record written before schema versions (the layout of the 2026-11-22 reference runs)."""
+    old = {"harness_version": "0.1.0", "run_id": "abc", "started_at": "2026-11-22T11:05:01+00:00",
+           "mode": "send-dataframe-double-2w", "parameters": {"target": "questdb", "workers": 2}, "seed": 1,
+           "system": {"cpu_affinity": [0]}, "server": {"questdb_version": "9.3.4"},
+           "phases": {"send": {"rows": 10, "bytes": 100, "seconds": 1.0, "rows_per_second": 10.0,
+                               "mib_per_second": 0.0, "client_cpu_seconds": 0.5}},
+           "workers": {"send": [{"rows": 6, "bytes": 60}, {"rows": 4, "bytes": 40}]},
+           "time_to_visible_seconds": 0.1, "validated_row_count": 10, "metrics": {}, "status": "ok", "error": None}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (loaded,) = load_results([tmp_path / "old.json"])
+    assert loaded.schema_version == 1 and loaded.phases["send"].client_cpu_cores == 0.5
+    assert [w.rows for w in loaded.phases["send"].workers] == [6, 4]
+    assert loaded.validation == Validation(10, 10, 0.1)
+    assert "send-dataframe-double-2w" in comparison_table([loaded])
+
+
+def test_a_newer_schema_is_refused_naming_its_version(tmp_path):
+    (tmp_path / "new.json").write_text(json.dumps({"schema_version": 99, "phases": {}}))
+    with pytest.raises(UsageError, match="new.json is a results file of schema version 99"):
+        load_results([tmp_path / "new.json"])
 
 
 def test_format_phase_is_the_original_format():
-    serialized = PhaseResult(rows=10_000_000, bytes=int(4652.50 * MIB), seconds=8.567)
+    serialized = PhaseRecord(rows=10_000_000, bytes=int(4652.50 * MIB), seconds=8.567)
     assert format_phase("Serialized", serialized) == (
         "Serialized:\n"
         "  10000000 rows in 8.57s: 1.17 mil rows/sec.\n"
         "  ILP Buffer size: 4652.50 MiB: 543.07 MiB/sec."
     )
-    sent = PhaseResult(rows=1_000, bytes=MIB // 2, seconds=0.5)
+    sent = PhaseRecord(rows=1_000, bytes=MIB // 2, seconds=0.5)
     assert format_phase("Sent", sent) == (
         "Sent:\n"
         "  1000 rows in 0.50s: 0.00 mil rows/sec.\n"
@@ -78,16 +113,16 @@ def test_system_info_describes_this_process_and_machine():
 
 def test_write_results_default_path_and_round_trip(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    first = write_results(record(send=(1000, MIB, 1.0)), mode="send-dataframe-double-1t")
-    second = write_results(record(serialize=(1000, MIB, 1.0)), mode="serialize-dataframe-double-1t")
-    third = write_results(record(serialize=(1000, MIB, 1.0)), mode="serialize-dataframe-double-1t")
+    first = write_results(record(send=(1000, MIB, 1.0)))
+    second = write_results(record(mode="serialize-dataframe-double-1t", serialize=(1000, MIB, 1.0)))
+    third = write_results(record(mode="serialize-dataframe-double-1t", serialize=(1000, MIB, 1.0)))
     assert first.parent == second.parent == tmp_path.joinpath("results").relative_to(tmp_path)
     assert re.fullmatch(r"\d{8}T\d{6}Z-send-dataframe-double-1t\.json", first.name), first.name
     assert re.fullmatch(r"\d{8}T\d{6}Z-serialize-dataframe-double-1t(-2)?\.json", third.name), third.name
     assert len({first, second, third}) == 3  # a run in the same second never overwrites another
     loaded = load_results([first, second])
-    assert loaded[0]["phases"]["send"]["rows"] == 1000 and loaded[0]["_path"] == str(first)
-    assert "_path" not in json.loads(first.read_text())
+    assert loaded[0].phases["send"].rows == 1000 and loaded[0].path == first
+    assert "path" not in json.loads(first.read_text())
 
 
 def test_write_results_to_an_explicit_path(tmp_path):
@@ -108,7 +143,7 @@ def test_load_results_refuses_what_is_not_a_results_file(tmp_path):
 
 def test_comparison_table_rows_and_ratios(tmp_path):
     paths = [
-        write_results(record(serialize=(1_000_000, 100 * MIB, 1.0), send=(1_000_000, 100 * MIB, 2.0, 0.75)),
+        write_results(record(serialize=(1_000_000, 100 * MIB, 1.0), send=(1_000_000, 100 * MIB, 2.0, 1.5)),
                       path=tmp_path / "a.json"),
         write_results(record(mode="send-dataframe-long-2w", serialize=(1_000_000, 100 * MIB, 0.5),
                              send=(1_000_000, 100 * MIB, 0.5), fields="long", transport="http",

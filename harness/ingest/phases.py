@@ -1,10 +1,13 @@
-"""One timed phase (serialize or send) over DataFrame chunks, on one thread or N, with live counters.
+"""One timed phase (serialize or send) over chunks of DataFrames, on one thread or N, with live counters.
+
+A chunk maps each table to its DataFrame of consecutive rows (cpu-only: one table; devops: one per
+measurement); a worker serializes or sends all of a chunk's tables, then flushes once.
 
 Owns the measurement loop of the original py-tsbs-benchmark, rebuilt: chunks are dealt round-robin to
 workers (or pulled from a bounded queue in stream mode), each worker serializes into its own buffer or
 sends through its own connection, and the phase's clock runs from the moment every worker is ready
-until the last one has finished. Per-chunk progress goes to a ``PhaseProgress`` that the progress
-printer and the metrics read. A failing worker stops the others; the rows finished before the failure
+until the last one has finished. Per-chunk progress goes to the phase's ``PhaseProgress``, which the
+progress printer, the metrics and the record read. A failing worker stops the others; the rows finished before the failure
 are reported, never guessed.
 """
 
@@ -13,77 +16,35 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
 
 import pandas as pd
 from questdb import QuestDBError, Sender, TimestampNanos
 
 from harness.errors import RunError
-from harness.ingest.ilp import append_frame, new_buffer
+from harness.ingest.ilp import Chunk, append_frame, chunk_rows, new_buffer
 from harness.ingest.senders import SenderTarget, one_line, open_sender
-from harness.tsbs.cpu_only import FIELD_COLUMNS, TABLE_NAME, TAG_COLUMNS, TIMESTAMP_COLUMN
+from harness.phase import PhaseProgress, PhaseRecord
+from harness.tsbs.cpu_only import FIELD_COLUMNS, TAG_COLUMNS, TIMESTAMP_COLUMN
 
 OPS = ("dataframe", "iterrows", "itertuples")
-
-
-class PhaseProgress:
-    """Thread-safe running totals of one phase, per worker, read by progress lines and metrics."""
-
-    def __init__(self, phase: str, workers: int, on_chunk: Callable[[str, int, int, int], None] | None = None,
-                 on_flush: Callable[[int, float], None] | None = None):
-        self.phase = phase
-        self.rows = 0
-        self.bytes = 0
-        self.flushes = 0
-        self.worker_rows = [0] * workers
-        self.worker_bytes = [0] * workers
-        self.started = time.perf_counter()
-        self._lock = threading.Lock()
-        self._on_chunk = on_chunk
-        self._on_flush = on_flush
-
-    def add(self, worker: int, rows: int, nbytes: int) -> None:
-        with self._lock:
-            self.rows += rows
-            self.bytes += nbytes
-            self.worker_rows[worker] += rows
-            self.worker_bytes[worker] += nbytes
-        if self._on_chunk is not None:
-            self._on_chunk(self.phase, worker, rows, nbytes)
-
-    def flushed(self, worker: int, seconds: float) -> None:
-        with self._lock:
-            self.flushes += 1
-        if self._on_flush is not None:
-            self._on_flush(worker, seconds)
-
-
-@dataclass
-class PhaseStats:
-    rows: int
-    bytes: int
-    seconds: float
-    worker_rows: list[int] = field(default_factory=list)
-    worker_bytes: list[int] = field(default_factory=list)
-    flushes: int = 0
-    # CPU time of the whole client process over the phase (all its threads). Against ``seconds`` it says
-    # how many cores the client kept busy: about the workers' count when the client is the bottleneck,
-    # far less when it waits for the server.
-    cpu_seconds: float | None = None
 
 
 class Worker:
     """What one thread does with each chunk; ``process`` returns the ILP bytes it produced."""
 
-    def process(self, chunk: pd.DataFrame) -> int:
+    def process(self, chunk: Chunk) -> int:
         raise NotImplementedError
 
     def finish(self) -> None:
         """Called once after the last chunk (inside the clock)."""
 
     def close(self) -> None:
-        """Called once after the phase, whatever happened (outside the clock)."""
+        """Called once by the worker's own thread when it is done, whatever happened."""
+
+    def flushing_since(self) -> float | None:
+        """``time.monotonic()`` when the flush in progress began; None when not flushing."""
+        return None
 
 
 def _rows_of(chunk: pd.DataFrame, op: str) -> Iterator[tuple[dict, dict, TimestampNanos]]:
@@ -113,59 +74,102 @@ def _python_number(value):
 class SerializeWorker(Worker):
     """Serializes into an in-memory buffer, cleared after every chunk (bytes counted, not kept)."""
 
-    def __init__(self, op: str, protocol_version: int, table: str = TABLE_NAME):
+    def __init__(self, op: str, protocol_version: int):
         self.op = op
-        self.table = table
         self.buffer = new_buffer(protocol_version)
 
-    def process(self, chunk: pd.DataFrame) -> int:
-        if self.op == "dataframe":
-            append_frame(self.buffer, chunk, self.table)
-        else:
-            for symbols, columns, at in _rows_of(chunk, self.op):
-                self.buffer.row(self.table, symbols=symbols, columns=columns, at=at)
+    def process(self, chunk: Chunk) -> int:
+        for table, frame in chunk.items():
+            if self.op == "dataframe":
+                append_frame(self.buffer, frame, table)
+            else:
+                for symbols, columns, at in _rows_of(frame, self.op):
+                    self.buffer.row(table, symbols=symbols, columns=columns, at=at)
         nbytes = len(self.buffer)
         self.buffer.clear()
         return nbytes
 
 
 class SendWorker(Worker):
-    """Sends through its own connection and flushes after every chunk, timing each flush."""
+    """Sends through its own connection and flushes after every chunk, timing each flush.
+
+    With ``resend_for`` seconds (exactly-once over HTTP, into a deduplicating table), a chunk whose
+    flush failed is sent again on a new connection until it succeeds or that long has passed since the
+    first failure: each flush is one transaction, so a chunk either committed or not, and one sent twice
+    replaces itself. Re-sent chunks and the seconds spent without a connection are counted."""
+
+    # Between two attempts while the server is away: short against a restart, long against a busy loop.
+    RESEND_PAUSE_SECONDS = 0.5
 
     def __init__(self, op: str, target: SenderTarget, progress: PhaseProgress, index: int,
-                 table: str = TABLE_NAME):
+                 resend_for: float | None = None):
         self.op = op
-        self.table = table
+        self.target = target
         self.progress = progress
         self.index = index
-        self.sender: Sender = open_sender(target)
+        self.resend_for = resend_for
+        self.sender: Sender | None = open_sender(target)
         self.address = target.address
+        self._flush_started: float | None = None
 
-    def process(self, chunk: pd.DataFrame) -> int:
-        try:
+    def _send(self, chunk: Chunk) -> int:
+        for table, frame in chunk.items():
             if self.op == "dataframe":
-                self.sender.dataframe(chunk, table_name=self.table, symbols=True, at=TIMESTAMP_COLUMN)
+                self.sender.dataframe(frame, table_name=table, symbols=True, at=TIMESTAMP_COLUMN)
             else:
-                for symbols, columns, at in _rows_of(chunk, self.op):
-                    self.sender.row(self.table, symbols=symbols, columns=columns, at=at)
-            nbytes = len(self.sender)
-            started = time.perf_counter()
+                for symbols, columns, at in _rows_of(frame, self.op):
+                    self.sender.row(table, symbols=symbols, columns=columns, at=at)
+        nbytes = len(self.sender)
+        started = time.perf_counter()
+        self._flush_started = time.monotonic()
+        try:
             self.sender.flush()
-        except QuestDBError as exc:
-            raise RunError(f"sending to {self.address} failed: {one_line(exc)}") from None
+        finally:
+            self._flush_started = None
         self.progress.flushed(self.index, time.perf_counter() - started)
         return nbytes
 
+    def flushing_since(self) -> float | None:
+        return self._flush_started
+
+    def process(self, chunk: Chunk) -> int:
+        first_failure = None
+        while True:
+            try:
+                if self.sender is None:
+                    self.sender = open_sender(self.target)
+                nbytes = self._send(chunk)
+                break
+            except (QuestDBError, RunError) as exc:
+                if self.resend_for is None:
+                    raise RunError(f"sending to {self.address} failed: {one_line(exc)}") from None
+                now = time.monotonic()
+                first_failure = first_failure or now
+                if now - first_failure > self.resend_for:
+                    raise RunError(f"sending to {self.address} failed for {self.resend_for:g}s "
+                                   f"(--retry-timeout): {one_line(exc)}") from None
+                self.close()
+                time.sleep(self.RESEND_PAUSE_SECONDS)
+                self.progress.resent(self.index)
+        if first_failure is not None:
+            self.progress.waited(time.monotonic() - first_failure)
+        return nbytes
+
     def close(self) -> None:
+        if self.sender is None:
+            return
+        sender, self.sender = self.sender, None
         try:
-            self.sender.close(flush=False)
+            sender.close(flush=False)
         except QuestDBError:
             pass  # the phase's own error (if any) is the one worth reporting
 
 
-def deal_round_robin(chunks: Sequence[pd.DataFrame], workers: int) -> list[list[pd.DataFrame]]:
-    """Chunk i goes to worker i % workers, as the original benchmark dealt them."""
-    return [list(chunks[index::workers]) for index in range(workers)]
+def deal_round_robin(chunks: Sequence[Chunk], workers: int, first_index: int = 0) -> list[list[tuple[int, Chunk]]]:
+    """Chunk i goes to worker i % workers, as the original benchmark dealt them; each keeps its number
+    in the data set (``first_index`` is the first one's), so the phase can say which were acknowledged."""
+    numbered = list(enumerate(chunks, first_index))
+    return [numbered[worker::workers] for worker in range(workers)]
 
 
 class ChunkStream:
@@ -174,9 +178,9 @@ class ChunkStream:
 
     _DONE = object()
 
-    def __init__(self, chunks: Iterable[pd.DataFrame], workers: int, depth_per_worker: int = 2):
+    def __init__(self, chunks: Iterable[Chunk], workers: int, depth_per_worker: int = 2, first_index: int = 0):
         self._queue: queue.Queue = queue.Queue(maxsize=max(2, depth_per_worker * workers))
-        self._chunks = chunks
+        self._chunks = enumerate(chunks, first_index)
         self._workers = workers
         self._stop = threading.Event()
         self.error: BaseException | None = None
@@ -205,9 +209,16 @@ class ChunkStream:
             for _ in range(self._workers):
                 self._put(self._DONE)
 
-    def take(self) -> Iterator[pd.DataFrame]:
+    def take(self) -> Iterator[tuple[int, Chunk]]:
+        # Waits in short steps: once the stream is stopped (a worker failed), the producer may never put
+        # the end markers, and a worker blocked for good in get() would hang the run.
         while True:
-            item = self._queue.get()
+            try:
+                item = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                if self._stop.is_set():
+                    return
+                continue
             if item is self._DONE:
                 return
             yield item
@@ -225,61 +236,114 @@ class ChunkStream:
 def run_phase(
     progress: PhaseProgress,
     workers: list[Worker],
-    work: list[list[pd.DataFrame]] | ChunkStream,
-) -> PhaseStats:
-    """Run ``workers`` over their dealt chunks (or the shared stream) and time the whole phase."""
+    work: list[list[tuple[int, Chunk]]] | ChunkStream,
+    flush_timeout: float | None = None,
+) -> PhaseRecord:
+    """Run ``workers`` over their dealt chunks (or the shared stream) and time the whole phase.
+
+    A flush still unfinished after ``flush_timeout`` seconds fails the phase: ILP over TCP has no timeout
+    of its own, so a server that stops reading (frozen, swapped out) would otherwise hold the run forever.
+    The stuck worker is left to its daemon thread, never closed under its own feet."""
     count = len(workers)
     failures: list[BaseException] = []
+    stuck: set[int] = set()
     stop = threading.Event()
     ready = threading.Barrier(count + 1)
 
+    def halt() -> None:
+        stop.set()
+        if isinstance(work, ChunkStream):
+            work.stop()
+
     def body(index: int) -> None:
         worker = workers[index]
-        ready.wait()
         try:
+            ready.wait()
             chunks = work.take() if isinstance(work, ChunkStream) else work[index]
-            for chunk in chunks:
+            for number, chunk in chunks:
                 if stop.is_set():
                     return
                 nbytes = worker.process(chunk)
-                progress.add(index, len(chunk), nbytes)
+                progress.add(index, chunk_rows(chunk), nbytes,
+                             {table: len(frame) for table, frame in chunk.items()})
+                progress.acknowledge(number)
             worker.finish()
+        except threading.BrokenBarrierError:
+            pass  # the phase never started: it was interrupted or another thread could not start
         except BaseException as exc:
             failures.append(exc)
-            stop.set()
-            if isinstance(work, ChunkStream):
-                work.stop()
+            halt()
+        finally:
+            # The thread using a sender is the one to close it: the client is not thread-safe, and a
+            # close from the main thread during a flush can fail and leave the connection open.
+            worker.close()
 
-    threads = [threading.Thread(target=body, args=(index,), name=f"{progress.phase}-{index}") for index in range(count)]
-    for thread in threads:
-        thread.start()
-    if isinstance(work, ChunkStream):
-        work.start()
-    ready.wait()
+    # Daemon threads: an interrupted run must not wait for a worker stuck in a send.
+    threads = [threading.Thread(target=body, args=(index,), name=f"{progress.phase}-{index}", daemon=True)
+               for index in range(count)]
     cpu_started = time.process_time()
-    started = progress.started = time.perf_counter()
+    started = time.perf_counter()
     try:
         for thread in threads:
-            thread.join()
+            thread.start()
+        if isinstance(work, ChunkStream):
+            work.start()
+        ready.wait()
+        cpu_started = time.process_time()
+        started = progress.started = time.perf_counter()
+        for thread in threads:
+            while thread.is_alive() and not stuck:
+                thread.join(timeout=WATCH_SECONDS)
+                stuck.update(_stuck_flushes(workers, flush_timeout))
+        if stuck:
+            index = min(stuck)
+            failures.append(RunError(f"worker {index}'s flush to {getattr(workers[index], 'address', 'the server')} "
+                                     f"did not finish in {flush_timeout:g}s (--flush-timeout): the server "
+                                     f"stopped reading"))
+            halt()
+    except BaseException:
+        # Ctrl-C, or a thread that could not start: tell every worker to stop, and give them a moment
+        # to finish the chunk in hand and close their connections; one stuck in a send is left behind.
+        ready.abort()
+        halt()
+        deadline = time.monotonic() + INTERRUPT_GRACE_SECONDS
+        for thread in threads:
+            if thread.ident is not None:
+                thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        raise
     finally:
         seconds = time.perf_counter() - started
         cpu_seconds = time.process_time() - cpu_started
-        for worker in workers:
-            worker.close()
+        for worker, thread in zip(workers, threads):
+            if thread.ident is None:  # never started, so nothing else will close it
+                worker.close()
     if isinstance(work, ChunkStream) and work.error is not None and not failures:
         failures.append(work.error)
-    stats = PhaseStats(progress.rows, progress.bytes, seconds, list(progress.worker_rows),
-                       list(progress.worker_bytes), progress.flushes, cpu_seconds)
+    record = progress.record(seconds, cpu_seconds)
     if failures:
-        raise PhaseFailed(stats, failures[0])
-    return stats
+        raise PhaseFailed(record, failures[0])
+    return record
+
+
+# How often the phase looks for a stuck flush while its workers run.
+WATCH_SECONDS = 0.2
+# How long Ctrl-C waits for the workers to put down their chunks and close their connections.
+INTERRUPT_GRACE_SECONDS = 5.0
+
+
+def _stuck_flushes(workers: list[Worker], flush_timeout: float | None) -> set[int]:
+    if flush_timeout is None:
+        return set()
+    now = time.monotonic()
+    return {index for index, worker in enumerate(workers)
+            if (since := worker.flushing_since()) is not None and now - since > flush_timeout}
 
 
 class PhaseFailed(RunError):
     """A phase stopped by an error; carries what was finished before it."""
 
-    def __init__(self, stats: PhaseStats, cause: BaseException):
+    def __init__(self, record: PhaseRecord, cause: BaseException):
         message = str(cause) if isinstance(cause, RunError) else f"{type(cause).__name__}: {one_line(cause)}"
         super().__init__(message)
-        self.stats = stats
+        self.record = record
         self.cause = cause

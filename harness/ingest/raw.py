@@ -8,22 +8,16 @@ costs on top of the network.
 from __future__ import annotations
 
 import socket
+import threading
 import time
-from dataclasses import dataclass
 
 from harness.errors import RunError
-from harness.ingest.phases import PhaseProgress
+from harness.phase import PhaseProgress
 from harness.ingest.senders import CONNECT_TIMEOUT_SECONDS
 
 DEFAULT_WRITE_SIZE = 4 << 20
 # A peer that stops reading (but keeps the connection) must not hang the run forever.
 WRITE_TIMEOUT_SECONDS = 60.0
-
-
-@dataclass
-class RawSendStats:
-    bytes: int
-    seconds: float
 
 
 class RawSendFailed(RunError):
@@ -32,28 +26,66 @@ class RawSendFailed(RunError):
         self.bytes_sent = bytes_sent
 
 
-def send_raw(data: bytes, host: str, port: int, write_size: int = DEFAULT_WRITE_SIZE,
-             progress: PhaseProgress | None = None) -> RawSendStats:
-    """Write ``data`` to host:port; the clock covers the writes and the orderly close."""
+def line_pieces(data: bytes, size: int) -> list[tuple[int, int]]:
+    """(start, end) of consecutive pieces of ``data`` of at least ``size`` bytes (the last may be shorter),
+    each ending at a line end, so that pieces sent on different connections are whole ILP lines."""
+    pieces, start = [], 0
+    while start < len(data):
+        end = data.find(b"\n", min(start + size, len(data)) - 1)
+        end = len(data) if end == -1 else end + 1
+        pieces.append((start, end))
+        start = end
+    return pieces
+
+
+def send_raw(data: bytes, host: str, port: int, write_size: int, progress: PhaseProgress,
+             workers: int = 1) -> float:
+    """Write ``data`` to host:port in line-aligned pieces of ``write_size`` bytes, dealt round-robin to
+    ``workers`` connections (one thread each, as TSBS's loader has one connection per worker), counting
+    rows and bytes per worker into ``progress``; returns the seconds from the first write until every
+    connection was closed in order."""
+    connections = []
     try:
-        connection = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_SECONDS)
+        for _ in range(workers):
+            connections.append(socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_SECONDS))
     except OSError as exc:
+        for connection in connections:
+            connection.close()
         raise RunError(f"nothing listening at {host}:{port} (raw ILP over TCP): {exc.strerror or exc}") from None
     view = memoryview(data)
-    sent = 0
-    connection.settimeout(WRITE_TIMEOUT_SECONDS)
-    started = time.perf_counter()
-    if progress is not None:
-        progress.started = started
+    pieces = line_pieces(data, write_size)
+    sent = [0] * workers
+    failures: list[str] = []
+    stop = threading.Event()
+
+    def write(index: int, connection: socket.socket) -> None:
+        try:
+            with connection:
+                connection.settimeout(WRITE_TIMEOUT_SECONDS)
+                for start, end in pieces[index::workers]:
+                    if stop.is_set():
+                        return
+                    connection.sendall(view[start:end])
+                    sent[index] += end - start
+                    progress.add(index, data.count(b"\n", start, end), end - start)
+                connection.shutdown(socket.SHUT_WR)
+        except OSError as exc:
+            failures.append(f"writing to {host}:{port} failed: {exc.strerror or exc}")
+            stop.set()
+
+    threads = [threading.Thread(target=write, args=(index, connection), name=f"replay-{index}", daemon=True)
+               for index, connection in enumerate(connections)]
+    started = progress.started = time.perf_counter()
     try:
-        with connection:
-            while sent < len(view):
-                piece = view[sent : sent + write_size]
-                connection.sendall(piece)
-                sent += len(piece)
-                if progress is not None:
-                    progress.add(0, data.count(b"\n", sent - len(piece), sent), len(piece))
-            connection.shutdown(socket.SHUT_WR)
-    except OSError as exc:
-        raise RawSendFailed(f"writing to {host}:{port} failed: {exc.strerror or exc}", sent) from None
-    return RawSendStats(sent, time.perf_counter() - started)
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(timeout=0.2)
+    except BaseException:
+        stop.set()  # Ctrl-C: the writers end after the piece in hand
+        raise
+    seconds = time.perf_counter() - started
+    if failures:
+        raise RawSendFailed(failures[0], sum(sent))
+    return seconds

@@ -6,6 +6,7 @@ become a ``questdb.Sender``, and how the client's errors become one-line ``RunEr
 
 from __future__ import annotations
 
+import re
 import socket
 from dataclasses import dataclass
 
@@ -18,6 +19,14 @@ PROTOCOL_VERSIONS = ("1", "2", "3", "auto")
 CONNECT_TIMEOUT_SECONDS = 5.0
 # The schemes a client configuration string may start with, and the port each uses without one.
 CONF_SCHEMES = {"tcp": 9009, "tcps": 9009, "http": 9000, "https": 9000}
+# The keys the questdb client documents for ILP over TCP/HTTP; it ignores any other key silently, so a
+# typo (protocol_versoin=2) would quietly measure something else: we refuse it instead.
+CONF_KEYS = frozenset({
+    "addr", "bind_interface", "username", "password", "token", "token_x", "token_y", "auth_timeout",
+    "tls_verify", "tls_ca", "tls_roots", "tls_roots_password", "auto_flush", "auto_flush_rows",
+    "auto_flush_bytes", "auto_flush_interval", "init_buf_size", "max_name_len", "max_buf_size",
+    "request_min_throughput", "request_timeout", "retry_timeout", "protocol_version",
+})
 # Values never printed nor recorded: a results file or a log line must not leak credentials.
 SECRET_CONF_KEYS = frozenset({"password", "token", "token_x", "token_y", "tls_roots_password"})
 
@@ -34,10 +43,15 @@ def parse_conf(conf: str) -> tuple[str, list[tuple[str, str]]]:
             continue
         key, equals, value = item.partition("=")
         if not equals:
-            raise UsageError(f"--conf: {redact_text(item)!r} is not key=value")
+            # The entry itself is not shown: it may be the tail of a secret holding an unescaped ';'.
+            raise UsageError(f"--conf: entry {len(pairs) + 1} is not key=value (write a ';' inside a value as ';;')")
         pairs.append((key, value.replace("\0", ";")))
     if "addr" not in dict(pairs):
         raise UsageError("--conf needs addr=host:port")
+    unknown = [key for key, _ in pairs if key not in CONF_KEYS]
+    if unknown:
+        raise UsageError(f"--conf: unknown key {unknown[0]!r} (the client would ignore it); known keys: "
+                         f"{', '.join(sorted(CONF_KEYS))}")
     return scheme, pairs
 
 
@@ -45,16 +59,14 @@ def redact_conf(conf: str) -> str:
     """``conf`` with the values of secret keys replaced by ``***``."""
     scheme, pairs = parse_conf(conf)
     return scheme + "::" + "".join(
-        f"{key}={'***' if key in SECRET_CONF_KEYS else value.replace(';', ';;')};" for key, value in pairs)
+        f"{key}={'***' if key.lower() in SECRET_CONF_KEYS else value.replace(';', ';;')};" for key, value in pairs)
 
 
 def redact_text(text: str) -> str:
-    """A best effort for text that does not parse: everything after a secret key's ``=`` hidden."""
-    for key in SECRET_CONF_KEYS:
-        index = text.find(f"{key}=")
-        if index >= 0:
-            return text[:index + len(key) + 1] + "***"
-    return text
+    """For text that does not parse: every secret key's value hidden (whatever its case) up to the next
+    unescaped ``;``."""
+    pattern = re.compile(r"(?i)\b(" + "|".join(sorted(SECRET_CONF_KEYS, key=len, reverse=True)) + r")=((?:;;|[^;])*)")
+    return pattern.sub(lambda match: f"{match.group(1)}=***", text)
 
 
 @dataclass(frozen=True)
@@ -67,6 +79,8 @@ class SenderTarget:
     ilp_port: int = 9009
     http_port: int = 9000
     conf: str | None = None
+    # The client's own retries of a failed HTTP request (it gives up after this many milliseconds).
+    retry_timeout_ms: int | None = None
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:
@@ -104,6 +118,8 @@ class SenderTarget:
         conf = f"{self.transport}::addr={self.address};auto_flush=off;"
         if self.protocol_version != "auto":
             conf += f"protocol_version={self.protocol_version};"
+        if self.retry_timeout_ms is not None and self.transport == "http":
+            conf += f"retry_timeout={self.retry_timeout_ms};"
         return conf
 
     def offline_protocol_version(self) -> int:
@@ -115,6 +131,13 @@ class SenderTarget:
         if version != "auto":
             return int(version)
         return 1 if self.scheme.startswith("tcp") else 2
+
+    def used(self) -> dict[str, str]:
+        """What senders really use (``--conf`` wins over the separate options), as a record states it."""
+        version = self.protocol_version
+        if self.conf is not None:
+            version = dict(parse_conf(self.conf)[1]).get("protocol_version", "auto")
+        return {"transport": self.scheme, "sender_address": self.address, "protocol_version": str(version)}
 
     def public_conf_string(self) -> str:
         """The configuration string as it may be printed and recorded (secrets hidden)."""

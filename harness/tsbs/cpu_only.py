@@ -23,10 +23,13 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 import pandas as pd
+import psutil
 
 from harness.errors import UsageError
+from harness.options import FieldType, SymbolDtype
 from harness.tsbs.gorand import GoRand, go_float64, go_int31n, go_int63n, go_norm_float64
 from harness.tsbs.params import DatasetSpec
+from harness.tsbs.schema import TIMESTAMP_COLUMN, TableSchema
 
 TABLE_NAME = "cpu"
 TAG_COLUMNS = (
@@ -53,14 +56,18 @@ FIELD_COLUMNS = (
     "usage_guest",
     "usage_guest_nice",
 )
-TIMESTAMP_COLUMN = "timestamp"
 COLUMNS = TAG_COLUMNS + FIELD_COLUMNS + (TIMESTAMP_COLUMN,)
+FIELD_SQL_TYPES = {FieldType.double: "DOUBLE", FieldType.long: "LONG"}
 
-FIELD_TYPES = ("double", "long")
+FIELD_TYPES = tuple(FieldType)
 # category: pandas Categorical (int codes + a small dictionary of Arrow strings): the client reads it
 # without the GIL and each distinct string is encoded once. The others exist to compare against it.
-SYMBOL_DTYPES = ("category", "str", "string[pyarrow]", "object")
-DEFAULT_CHUNK_ROWS = 100_000
+SYMBOL_DTYPES = tuple(SymbolDtype)
+# dataframe() costs ~2 ms per call whatever the rows (per-column set-up), so chunks should be large;
+# but a chunk's ILP copy must stay under glibc's 32 MiB mmap ceiling (100k rows ~ 34 MB of long ILP
+# is mmapped and zeroed anew every time). Measured on 2 cores, long, M rows/s: 20k 1.64, 50k 1.80,
+# 80k 1.85, 100k 1.40. 50k leaves room for double's longer lines.
+DEFAULT_CHUNK_ROWS = 50_000
 
 REGIONS = (
     ("us-east-1", "abce"),
@@ -82,11 +89,29 @@ SERVICE_COUNT = 20
 SERVICE_VERSION_COUNT = 2
 
 DATACENTERS = tuple(region + letter for region, letters in REGIONS for letter in letters)
-_DATACENTER_OFFSETS = np.cumsum([0] + [len(letters) for _, letters in REGIONS])[:-1].astype(np.int64)
-_DATACENTER_COUNTS = np.array([len(letters) for _, letters in REGIONS], dtype=np.int64)
+DATACENTER_OFFSETS = np.cumsum([0] + [len(letters) for _, letters in REGIONS])[:-1].astype(np.int64)
+DATACENTER_COUNTS = np.array([len(letters) for _, letters in REGIONS], dtype=np.int64)
 
 # Tag code columns of the host table, in the order _create_hosts fills them.
 _REGION, _DATACENTER, _RACK, _OS, _ARCH, _TEAM, _SERVICE, _SERVICE_VERSION, _SERVICE_ENVIRONMENT = range(9)
+HOST_TAG_DRAWS = 9
+
+
+@numba.njit(cache=True)
+def draw_host_tags(words, cursor, host, datacenter_offsets, datacenter_counts, tag_codes):
+    """One host's tags, drawn in TSBS's order (shared by every devops-family use case)."""
+    region = go_int31n(words, cursor, 9)
+    tag_codes[host, _REGION] = region
+    tag_codes[host, _DATACENTER] = datacenter_offsets[region] + go_int31n(
+        words, cursor, datacenter_counts[region]
+    )
+    tag_codes[host, _RACK] = go_int63n(words, cursor, 100)
+    tag_codes[host, _ARCH] = go_int31n(words, cursor, 2)
+    tag_codes[host, _OS] = go_int31n(words, cursor, 3)
+    tag_codes[host, _SERVICE] = go_int63n(words, cursor, 20)
+    tag_codes[host, _SERVICE_VERSION] = go_int63n(words, cursor, 2)
+    tag_codes[host, _SERVICE_ENVIRONMENT] = go_int31n(words, cursor, 3)
+    tag_codes[host, _TEAM] = go_int31n(words, cursor, 4)
 
 
 @numba.njit(cache=True)
@@ -94,18 +119,7 @@ def _create_hosts(words, cursor, scale, datacenter_offsets, datacenter_counts, s
     for host in range(scale):
         for field in range(10):
             states[host, field] = go_float64(words, cursor) * 100.0
-        region = go_int31n(words, cursor, 9)
-        tag_codes[host, _REGION] = region
-        tag_codes[host, _DATACENTER] = datacenter_offsets[region] + go_int31n(
-            words, cursor, datacenter_counts[region]
-        )
-        tag_codes[host, _RACK] = go_int63n(words, cursor, 100)
-        tag_codes[host, _ARCH] = go_int31n(words, cursor, 2)
-        tag_codes[host, _OS] = go_int31n(words, cursor, 3)
-        tag_codes[host, _SERVICE] = go_int63n(words, cursor, 20)
-        tag_codes[host, _SERVICE_VERSION] = go_int63n(words, cursor, 2)
-        tag_codes[host, _SERVICE_ENVIRONMENT] = go_int31n(words, cursor, 3)
-        tag_codes[host, _TEAM] = go_int31n(words, cursor, 4)
+        draw_host_tags(words, cursor, host, datacenter_offsets, datacenter_counts, tag_codes)
 
 
 # nogil: serializer threads run while the next epochs are drawn.
@@ -153,17 +167,17 @@ class CpuOnlySimulator:
         self.spec = spec
         self._rng = GoRand(spec.seed)
         self._states = np.empty((spec.scale, 10), dtype=np.float64)
-        tag_codes = np.empty((spec.scale, 9), dtype=np.int64)
+        tag_codes = np.empty((spec.scale, HOST_TAG_DRAWS), dtype=np.int64)
         _create_hosts(
             self._rng.words,
             self._rng.cursor,
             spec.scale,
-            _DATACENTER_OFFSETS,
-            _DATACENTER_COUNTS,
+            DATACENTER_OFFSETS,
+            DATACENTER_COUNTS,
             self._states,
             tag_codes,
         )
-        self.hosts = _host_table(spec.scale, tag_codes)
+        self.hosts = host_table(spec.scale, tag_codes)
         self._epochs_emitted = 0
 
     def next_values(self, epochs: int) -> np.ndarray:
@@ -174,7 +188,7 @@ class CpuOnlySimulator:
         return values
 
 
-def _host_table(scale: int, tag_codes: np.ndarray) -> Hosts:
+def host_table(scale: int, tag_codes: np.ndarray) -> Hosts:
     category_values = {
         "hostname": [f"host_{n}" for n in range(scale)],
         "region": [region for region, _ in REGIONS],
@@ -221,8 +235,10 @@ def frames(
     walk states themselves. Tags, timestamps and row order are the same in both.
     """
     check_frame_options(chunk_rows, fields, symbol_dtype)
-    simulator = CpuOnlySimulator(spec)
     scale, total_rows = spec.scale, spec.row_count
+    chunk_rows = min(chunk_rows, total_rows)  # a chunk larger than the run would only allocate emptiness
+    check_memory(scale, chunk_rows)
+    simulator = CpuOnlySimulator(spec)
     epochs_per_block = max(1, -(-chunk_rows // scale))
     pending: list[np.ndarray] = []  # value blocks not yet handed out, oldest first
     pending_rows = 0
@@ -240,6 +256,38 @@ def frames(
         first_row += rows
 
 
+def chunks(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str = "double",
+           symbol_dtype: str = "category", table: str = TABLE_NAME) -> Iterator[dict[str, pd.DataFrame]]:
+    """``frames`` as chunks of the ingest layer: each maps the table to its rows."""
+    for frame in frames(spec, chunk_rows, fields, symbol_dtype):
+        yield {table: frame}
+
+
+def schema(fields: str, table: str = TABLE_NAME) -> TableSchema:
+    """The cpu table: 10 SYMBOL tags, 10 fields DOUBLE (``double``) or LONG (``long``)."""
+    if fields not in FIELD_TYPES:
+        raise UsageError(f"--fields must be one of {', '.join(FIELD_TYPES)}, got {fields!r}")
+    return TableSchema(table, TAG_COLUMNS, tuple((name, FIELD_SQL_TYPES[fields]) for name in FIELD_COLUMNS),
+                       series_tags=("hostname",))
+
+
+# Bytes a host costs (walk states, tag codes, category codes) and a row of a chunk in flight (its values,
+# row index, tag codes, timestamps, plus pandas' copies), measured with margin.
+_BYTES_PER_HOST = 400
+_BYTES_PER_CHUNK_ROW = 600
+
+
+def check_memory(scale: int, chunk_rows: int, bytes_per_host: int = _BYTES_PER_HOST,
+                 bytes_per_chunk_row: int = _BYTES_PER_CHUNK_ROW) -> None:
+    """Refuse, in one line, a scale or chunk size this machine's free memory cannot hold (the costs per host
+    and per row are cpu-only's unless a use case gives its own)."""
+    needed = scale * bytes_per_host + chunk_rows * bytes_per_chunk_row
+    available = psutil.virtual_memory().available
+    if needed > available:
+        raise UsageError(f"--scale {scale} with chunks of {chunk_rows} rows needs about {needed / 2**30:.1f} GiB; "
+                         f"{available / 2**30:.1f} GiB of memory is available")
+
+
 def check_frame_options(chunk_rows: int, fields: str, symbol_dtype: str) -> None:
     if chunk_rows <= 0:
         raise UsageError(f"the chunk size must be a positive number of rows, got {chunk_rows}")
@@ -252,22 +300,32 @@ def check_frame_options(chunk_rows: int, fields: str, symbol_dtype: str) -> None
 def _frame(
     spec: DatasetSpec, hosts: Hosts, first_row: int, values: np.ndarray, fields: str, symbol_dtype: str
 ) -> pd.DataFrame:
+    """``values``' rows as a cpu frame; ``first_row`` counts the measurement's rows (epoch-major)."""
     rows = values.shape[1]
     row_index = np.arange(first_row, first_row + rows, dtype=np.int64)
     epoch, host = np.divmod(row_index, spec.scale)
-    columns: dict[str, object] = {}
-    for tag in TAG_COLUMNS:
-        categorical = pd.Categorical.from_codes(
-            hosts.codes[tag][host], dtype=hosts.categories[tag], validate=False
-        )
-        columns[tag] = categorical if symbol_dtype == "category" else _as_strings(categorical, symbol_dtype)
+    columns = host_tag_columns(hosts, host, symbol_dtype)
     field_values = values.astype(np.int64) if fields == "long" else values
     for position, field in enumerate(FIELD_COLUMNS):
         columns[field] = field_values[position]
-    timestamps_ns = spec.start_ns + epoch * spec.interval_ns
-    columns[TIMESTAMP_COLUMN] = pd.DatetimeIndex(timestamps_ns.view("datetime64[ns]")).tz_localize("UTC")
+    columns[TIMESTAMP_COLUMN] = timestamp_column(spec, epoch)
     return pd.DataFrame(columns, copy=False)
 
 
+def host_tag_columns(hosts: Hosts, host: np.ndarray, symbol_dtype: str) -> dict[str, object]:
+    """The ten host tags of rows of hosts ``host``, as columns of ``symbol_dtype``."""
+    return {tag: symbol_column(hosts.codes[tag][host], hosts.categories[tag], symbol_dtype) for tag in TAG_COLUMNS}
+
+
+def symbol_column(codes: np.ndarray, categories: pd.CategoricalDtype, symbol_dtype: str) -> object:
+    categorical = pd.Categorical.from_codes(codes, dtype=categories, validate=False)
+    return categorical if symbol_dtype == "category" else _as_strings(categorical, symbol_dtype)
+
+
+def timestamp_column(spec: DatasetSpec, epoch: np.ndarray) -> pd.DatetimeIndex:
+    timestamps_ns = spec.start_ns + epoch * spec.interval_ns
+    return pd.DatetimeIndex(timestamps_ns.view("datetime64[ns]")).tz_localize("UTC")
+
+
 def _as_strings(categorical: pd.Categorical, symbol_dtype: str) -> object:
-    return np.asarray(categorical, dtype=object) if symbol_dtype == "object" else categorical.astype(symbol_dtype)
+    return np.asarray(categorical, dtype=object) if symbol_dtype == "object" else categorical.astype(str(symbol_dtype))

@@ -14,10 +14,16 @@ from datetime import datetime, timezone
 
 from harness.errors import UsageError
 
-USE_CASES = ("cpu-only",)
+USE_CASES = ("cpu-only", "devops")
+# Rows each host prints per epoch: one per measurement it simulates.
+MEASUREMENTS_PER_HOST = {"cpu-only": 1, "devops": 9}
 DEFAULT_TIMESTAMP_START = "2016-01-01T00:00:00Z"
 DEFAULT_TIMESTAMP_END = "2016-01-02T00:00:00Z"
 DEFAULT_LOG_INTERVAL = "10s"
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+# The last instant whose nanoseconds since 1970 fit in int64 (2262-04-11T23:47:16.854775807Z).
+LATEST_TIMESTAMP_NS = INT64_MAX
 
 _RFC3339 = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"
@@ -101,8 +107,12 @@ class DatasetSpec:
         return (self.end_ns - self.start_ns) // self.interval_ns
 
     @property
+    def rows_per_epoch(self) -> int:
+        return self.scale * MEASUREMENTS_PER_HOST[self.use_case]
+
+    @property
     def row_count(self) -> int:
-        full = self.epochs * self.scale
+        full = self.epochs * self.rows_per_epoch
         return full if self.row_limit is None else min(full, self.row_limit)
 
 
@@ -127,18 +137,24 @@ def make_spec(
         raise UsageError(f"--use-case: unknown use case {use_case!r} (supported: {', '.join(USE_CASES)})")
     if scale <= 0:
         raise UsageError(f"--scale must be a positive number of hosts, got {scale}")
+    if seed is not None and not INT64_MIN <= seed <= INT64_MAX:
+        raise UsageError(f"--seed must fit in a signed 64-bit integer (as TSBS's), got {seed}")
     if row_limit is not None and row_limit <= 0:
         raise UsageError(f"--row-count must be positive, got {row_limit}")
     start_ns = parse_rfc3339_ns(timestamp_start, "timestamp-start")
     interval_ns = parse_go_duration_ns(log_interval)
-    if interval_ns <= 0:
-        raise UsageError(f"--log-interval must be positive, got {log_interval!r}")
+    if not 0 < interval_ns <= INT64_MAX:
+        raise UsageError(f"--log-interval must be positive and under 292 years, got {log_interval!r}")
     if timestamp_end is None:
         if row_limit is None:
             raise UsageError("give --timestamp-end or a row count")
-        end_ns = start_ns + -(-row_limit // scale) * interval_ns
+        end_ns = start_ns + -(-row_limit // (scale * MEASUREMENTS_PER_HOST[use_case])) * interval_ns
     else:
         end_ns = parse_rfc3339_ns(timestamp_end, "timestamp-end")
+    for flag, moment in (("timestamp-start", start_ns), ("timestamp-end", end_ns)):
+        if not 0 <= moment <= LATEST_TIMESTAMP_NS:
+            raise UsageError(f"--{flag} must lie between 1970-01-01 and 2262-04-11 (nanoseconds since 1970 in a "
+                             f"signed 64-bit integer)")
     if end_ns <= start_ns:
         raise UsageError(f"--timestamp-end ({timestamp_end}) must be after --timestamp-start ({timestamp_start})")
     if (end_ns - start_ns) // interval_ns == 0:

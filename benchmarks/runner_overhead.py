@@ -6,7 +6,7 @@
 2. Send: the client sending to the socat no-op sink against ``replay`` of the same ILP bytes raw over
    TCP, which is the loopback limit; reports the ratio.
 
-    .venv/bin/python bench/runner_overhead.py [--rows 2000000] [--repetitions 5] [--sink-port 19410]
+    .venv/bin/python benchmarks/runner_overhead.py [--rows 2000000] [--repetitions 5] [--sink-port 19410]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.bench import BenchOptions, ReplayOptions, run_bench, run_replay
+from harness.run import BenchOptions, ReplayOptions, run_bench, run_replay
 from harness.ingest.ilp import append_frame, new_buffer
 from harness.native import SocatSink, port_in_use
 from harness.results import system_info
@@ -34,7 +34,7 @@ def bare_serialize_rate(rows: int, seed: int, protocol_version: int) -> float:
     started = time.perf_counter()
     total = 0
     for frame in frames:
-        append_frame(buffer, frame)
+        append_frame(buffer, frame, cpu_only.TABLE_NAME)
         total += len(buffer)
         buffer.clear()
     return rows / (time.perf_counter() - started)
@@ -44,7 +44,7 @@ def runner_serialize_rate(rows: int, seed: int, protocol_version: int, results_d
     record = run_bench(BenchOptions(seed=seed, row_count=rows, worker_chunk_row_count=CHUNK_ROWS, reporting_period=0,
                                     protocol_version=str(protocol_version), results_dir=results_dir),
                        out=io.StringIO())
-    return record["phases"]["serialize"]["rows_per_second"]
+    return record.phases["serialize"].rows_per_second
 
 
 def main() -> None:
@@ -82,10 +82,10 @@ def main() -> None:
             record = run_bench(BenchOptions(seed=1, row_count=options.rows, send=True, target="sink",
                                             ilp_port=options.sink_port, protocol_version="1", write_ilp=ilp,
                                             reporting_period=0, results_dir=results_dir), out=io.StringIO())
-            sent.append(record["phases"]["send"]["mib_per_second"])
+            sent.append(record.phases["send"].mib_per_second)
             record = run_replay(ReplayOptions(path=ilp, target="sink", ilp_port=options.sink_port,
                                               results_dir=results_dir), out=io.StringIO())
-            replayed.append(record["phases"]["send"]["mib_per_second"])
+            replayed.append(record.phases["send"].mib_per_second)
         client_rate, raw_rate = statistics.median(sent), statistics.median(replayed)
         print(f"send to socat sink (client, 1 connection): {client_rate:.1f} MiB/s; replay of the same bytes raw: "
               f"{raw_rate:.1f} MiB/s (medians of {options.repetitions}); client/raw = {client_rate / raw_rate:.3f}")

@@ -1,6 +1,6 @@
 """Benchmark of the generator (a script that prints figures, not a test).
 
-Prints, for the TSBS cpu-only data at scale 4000:
+Prints, for the TSBS cpu-only data (or, with --use-case devops, the devops data) at scale 4000:
   1. DataFrame generation rate on one core (the process pinned to a single CPU), double and long;
   2. the `generate` command's ILP output rate to /dev/null (a fresh process, start-up included, and
      without it: the time of a one-row run subtracted);
@@ -8,13 +8,17 @@ Prints, for the TSBS cpu-only data at scale 4000:
   4. with --tsbs-binary PATH (a tsbs_generate_data you built yourself), the Go tool's rate for the same
      flags in the same run, the ratio, and whether both print the same bytes.
 
-    .venv/bin/python bench/generate_rate.py [--rows 10000000] [--rss-rows 100000000] [--tsbs-binary PATH]
+    .venv/bin/python benchmarks/generate_rate.py [--use-case devops] [--rows 10000000] [--rss-rows 100000000]
+        [--tsbs-binary PATH] [--repeat 3]
+
+With --repeat N each whole command runs N times and its median is printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import platform
 import subprocess
 import sys
@@ -25,14 +29,19 @@ from harness.results import system_info
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def dataframe_rate(rows: int, fields: str, chunk_rows: int) -> float:
-    from harness.tsbs import cpu_only
+def dataframe_rate(rows: int, fields: str, chunk_rows: int, use_case: str = "cpu-only") -> float:
+    from harness.tsbs import cpu_only, devops
     from harness.tsbs.params import make_spec
 
-    spec = make_spec(seed=1, scale=4000, timestamp_end=None, row_limit=rows)
-    next(cpu_only.frames(make_spec(seed=1, scale=10, timestamp_end=None, row_limit=10), 10, fields))  # JIT warm-up
+    def frames(spec, chunk_rows):
+        if use_case == "devops":
+            return (frame for chunk in devops.chunks(spec, chunk_rows, fields) for frame in chunk.values())
+        return cpu_only.frames(spec, chunk_rows, fields)
+
+    spec = make_spec(use_case=use_case, seed=1, scale=4000, timestamp_end=None, row_limit=rows)
+    next(frames(make_spec(use_case=use_case, seed=1, scale=10, timestamp_end=None, row_limit=10), 10))  # JIT warm-up
     started = time.perf_counter()
-    produced = sum(len(frame) for frame in cpu_only.frames(spec, chunk_rows, fields))
+    produced = sum(len(frame) for frame in frames(spec, chunk_rows))
     assert produced == rows
     return rows / (time.perf_counter() - started)
 
@@ -49,12 +58,18 @@ def theirs(binary: str, rows: int) -> list[str]:
     return [binary, *TSBS_FLAGS, f"--max-data-points={rows}"]
 
 
+REPEAT = 1
+
+
 def command_seconds(command: list[str]) -> float:
-    """Wall seconds of a whole command writing to /dev/null (process start included)."""
-    started = time.perf_counter()
-    with open(os.devnull, "wb") as sink:
-        subprocess.run(command, check=True, cwd=ROOT, stdout=sink)
-    return time.perf_counter() - started
+    """Wall seconds of a whole command writing to /dev/null (process start included); the median of REPEAT."""
+    runs = []
+    for _ in range(REPEAT):
+        started = time.perf_counter()
+        with open(os.devnull, "wb") as sink:
+            subprocess.run(command, check=True, cwd=ROOT, stdout=sink)
+        runs.append(time.perf_counter() - started)
+    return statistics.median(runs)
 
 
 def report_command(label: str, command: list[str], start_up: list[str], rows: int) -> float:
@@ -71,16 +86,17 @@ def same_output(first: list[str], second: list[str]) -> bool:
     return outputs[0] == outputs[1]
 
 
-def peak_rss_mib(rows: int) -> tuple[float, float]:
+def peak_rss_mib(rows: int, use_case: str = "cpu-only") -> tuple[float, float]:
     """Peak RSS (MiB) and seconds of a fresh process that generates ``rows`` rows, 100k at a time.
 
     The peak is the child's own VmHWM: getrusage's ru_maxrss would carry this parent's peak across
     fork and exec, as Linux keeps it."""
     code = (
         "import re\n"
-        "from harness.tsbs import cpu_only; from harness.tsbs.params import make_spec\n"
-        f"spec = make_spec(seed=1, scale=4000, timestamp_end=None, row_limit={rows})\n"
-        "n = sum(len(f) for f in cpu_only.frames(spec, 100_000, 'double'))\n"
+        "from harness.tsbs import cpu_only, devops; from harness.tsbs.params import make_spec\n"
+        f"spec = make_spec(use_case={use_case!r}, seed=1, scale=4000, timestamp_end=None, row_limit={rows})\n"
+        + ("n = sum(len(f) for c in devops.chunks(spec, 100_000, 'double') for f in c.values())\n"
+           if use_case == "devops" else "n = sum(len(f) for f in cpu_only.frames(spec, 100_000, 'double'))\n") +
         f"assert n == {rows}, n\n"
         "print(re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1))\n"
     )
@@ -96,13 +112,18 @@ def main() -> None:
     parser.add_argument("--rss-rows", type=int, default=100_000_000, help="0 to skip the RSS measurement")
     parser.add_argument("--chunk-rows", type=int, default=100_000)
     parser.add_argument("--tsbs-binary", help="a tsbs_generate_data binary to compare with, side by side")
+    parser.add_argument("--use-case", choices=("cpu-only", "devops"), default="cpu-only")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each whole command; the median is printed")
     options = parser.parse_args()
+    global REPEAT
+    REPEAT = options.repeat
+    TSBS_FLAGS[0] = f"--use-case={options.use_case}"
 
     cpus = sorted(os.sched_getaffinity(0))
     print(f"host: {system_info()['cpu_model']}, {len(cpus)} CPUs available, Python {platform.python_version()}")
     os.sched_setaffinity(0, {cpus[-1]})
     for fields in ("double", "long"):
-        rate = dataframe_rate(options.rows, fields, options.chunk_rows)
+        rate = dataframe_rate(options.rows, fields, options.chunk_rows, options.use_case)
         print(f"DataFrame generation, 1 core, {fields:6}: {options.rows} rows, {rate / 1e6:.2f} M rows/s")
     os.sched_setaffinity(0, set(cpus))
     cores = f"{len(cpus)} cores"
@@ -117,7 +138,7 @@ def main() -> None:
             identical = same_output(ours(check_rows, "long"), theirs(options.tsbs_binary, check_rows))
             print(f"same bytes as tsbs_generate_data for the first {check_rows} rows: {identical}")
     if options.rss_rows:
-        rss, seconds = peak_rss_mib(options.rss_rows)
+        rss, seconds = peak_rss_mib(options.rss_rows, options.use_case)
         print(f"peak RSS generating {options.rss_rows} rows chunk by chunk: {rss:.0f} MiB ({seconds:.1f} s)")
 
 

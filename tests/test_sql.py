@@ -1,4 +1,4 @@
-"""harness.questdb against a real QuestDB 9.3.4: SQL over /exec, the cpu table, schema checks, counts, WAL."""
+"""harness.sql against a real QuestDB (the pinned version): SQL over /exec, the cpu table, schema checks, counts, WAL."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from questdb import Sender, TimestampNanos
 
 from harness.errors import RunError, UsageError
-from harness.native import QUESTDB_VERSION
-from harness.questdb import QuestDB, QuestDBQueryError
+from harness.versions import questdb_version
+from harness.sql import QuestDBQueryError, QuestDBSql
 from harness.tsbs import cpu_only
 
 TABLE = "cpu_test"
@@ -29,7 +29,7 @@ def closed_port() -> int:
         return probe.getsockname()[1]
 
 
-def insert_rows(client: QuestDB, table: str, rows: int) -> None:
+def insert_rows(client: QuestDBSql, table: str, rows: int) -> None:
     """``rows`` rows through SQL: into a WAL table they become visible only once the WAL is applied."""
     client.exec(f"insert into '{table}' (hostname, usage_user, timestamp) "
                 f"select 'host_' || (x % 10), x, (x * 10_000_000)::timestamp from long_sequence({rows})")
@@ -52,13 +52,13 @@ def test_a_rejected_statement_raises_with_the_servers_text(client):
 
 def test_ping_and_version(client):
     client.ping()
-    assert client.server_version() == QUESTDB_VERSION
+    assert client.server_version() == questdb_version()
 
 
 def test_ping_to_a_closed_port_names_host_and_port():
     port = closed_port()
     with pytest.raises(RunError, match=f"127.0.0.1:{port}"):
-        QuestDB("127.0.0.1", port).ping()
+        QuestDBSql("127.0.0.1", port).ping()
 
 
 @pytest.mark.parametrize("fields,field_type", [("double", "DOUBLE"), ("long", "LONG")])
@@ -120,7 +120,7 @@ def test_schema_check_of_a_missing_table(client):
 def test_bad_names_and_field_types_are_usage_errors(client):
     with pytest.raises(UsageError, match="invalid table name"):
         client.count("cpu'; drop table cpu; --")
-    with pytest.raises(UsageError, match="double or long"):
+    with pytest.raises(UsageError, match="--fields must be one of double, long"):
         client.create_cpu_table(TABLE, "float")
 
 

@@ -1,4 +1,4 @@
-"""Talking to QuestDB over its HTTP ``/exec`` endpoint: DDL, schema checks, counts, server version.
+"""QuestDB's SQL over its HTTP ``/exec`` endpoint: DDL, schema checks, counts, server version.
 
 Owns every SQL statement the harness sends. Uses only the standard library, so it also serves tests
 and tools that run without the ingestion client. Errors become one-line ``RunError`` (the server is
@@ -15,11 +15,11 @@ import urllib.parse
 import urllib.request
 
 from harness.errors import RunError, UsageError
-from harness.tsbs.cpu_only import FIELD_COLUMNS, TAG_COLUMNS, TIMESTAMP_COLUMN
+from harness.tsbs.cpu_only import schema as cpu_schema
+from harness.tsbs.schema import TableSchema
 
 PING_TIMEOUT_SECONDS = 5.0
 DEFAULT_TIMEOUT_SECONDS = 60.0
-FIELD_SQL_TYPES = {"double": "DOUBLE", "long": "LONG"}
 # QuestDB refuses quotes and path characters in table names; refusing them here keeps the SQL we build safe.
 _TABLE_NAME = re.compile(r"^[^'\"/\\\x00-\x1f]+$")
 
@@ -28,7 +28,7 @@ class QuestDBQueryError(RunError):
     """The server answered, and rejected the statement."""
 
 
-class QuestDB:
+class QuestDBSql:
     """A QuestDB server's HTTP API at host:http_port."""
 
     def __init__(self, host: str = "localhost", http_port: int = 9000, timeout: float = DEFAULT_TIMEOUT_SECONDS):
@@ -41,7 +41,7 @@ class QuestDB:
         return f"{self.host}:{self.http_port}"
 
     def __repr__(self) -> str:
-        return f"QuestDB({self.address!r})"
+        return f"QuestDBSql({self.address!r})"
 
     def exec(self, sql: str, timeout: float | None = None) -> dict:
         """Run one statement; returns /exec's JSON as is.
@@ -78,7 +78,7 @@ class QuestDB:
         self.exec("select 1", timeout=PING_TIMEOUT_SECONDS)
 
     def server_version(self) -> str:
-        """E.g. ``9.3.4``, from ``build()``: 'Build Information: QuestDB 9.3.4, JDK 24.0.2, Commit Hash ...'.
+        """The version (X.Y.Z), from ``build()``: 'Build Information: QuestDB <version>, JDK <version>, Commit Hash ...'.
 
         (``version()`` answers a PostgreSQL compatibility string, not QuestDB's version.)"""
         _, rows = self.query("select build()")
@@ -106,49 +106,56 @@ class QuestDB:
         """Drop the table if it exists."""
         self.exec(f"drop table if exists '{_checked(table)}'")
 
-    def create_cpu_table(self, table: str, fields: str) -> None:
-        """The TSBS cpu table: 10 SYMBOL tags, 10 DOUBLE or LONG fields, designated timestamp, WAL.
+    def create_table(self, schema: TableSchema, dedup: bool = False) -> None:
+        """A table exactly as the schema says: SYMBOL tags, typed fields, designated timestamp, WAL; with
+        ``dedup``, a row that arrives again (same timestamp and series) replaces itself.
 
         Created explicitly so that ILP never picks the types (a nanosecond ``at`` under protocol 2 would
         otherwise create a TIMESTAMP_NS column, integers sent as doubles a DOUBLE one)."""
-        field_type = _field_type(fields)
-        columns = [f"{tag} SYMBOL" for tag in TAG_COLUMNS]
-        columns += [f"{name} {field_type}" for name in FIELD_COLUMNS]
-        columns.append(f"{TIMESTAMP_COLUMN} TIMESTAMP")
-        self.exec(
-            f"create table '{_checked(table)}' ({', '.join(columns)}) "
-            f"timestamp({TIMESTAMP_COLUMN}) partition by DAY WAL"
-        )
+        columns = ", ".join(f"{name} {sql_type}" for name, sql_type in schema.columns)
+        keys = f" DEDUP UPSERT KEYS({', '.join(schema.dedup_keys)})" if dedup else ""
+        self.exec(f"create table '{_checked(schema.table)}' ({columns}) "
+                  f"timestamp({schema.timestamp}) partition by DAY WAL{keys}")
 
-    def check_cpu_schema(self, table: str, fields: str) -> None:
-        """Raise UsageError unless ``table`` exists and can take this run's rows as they are: every tag a
-        SYMBOL, every field DOUBLE/LONG as ``fields`` says, ``timestamp`` the designated TIMESTAMP.
-        Extra columns are allowed (they stay null)."""
-        field_type = _field_type(fields)
-        columns = self.show_columns(table)
+    def create_cpu_table(self, table: str, fields: str) -> None:
+        """The TSBS cpu table: 10 SYMBOL tags, 10 DOUBLE or LONG fields, designated timestamp, WAL."""
+        self.create_table(cpu_schema(fields, table))
+
+    def check_schema(self, schema: TableSchema, dedup: bool = False) -> None:
+        """Raise UsageError unless the table exists and can take rows of ``schema`` as they are: every
+        column of the schema there with its type, the timestamp designated, and (``dedup``) deduplication
+        on. Extra columns are allowed (they stay null)."""
+        columns = self.show_columns(schema.table)
         if columns is None:
-            raise UsageError(f"table {table} does not exist")
+            raise UsageError(f"table {schema.table} does not exist")
         # QuestDB column names are case-insensitive.
         actual = {str(column["column"]).lower(): column for column in columns}
-        expected = {tag: "SYMBOL" for tag in TAG_COLUMNS}
-        expected.update({name: field_type for name in FIELD_COLUMNS})
-        expected[TIMESTAMP_COLUMN] = "TIMESTAMP"
         clashes = []
-        for name, wanted in expected.items():
+        for name, wanted in schema.columns:
             column = actual.get(name)
             if column is None:
                 clashes.append(f"{name} is missing")
             elif column["type"] != wanted:
                 clashes.append(f"{name} is {column['type']}, needs {wanted}")
-        timestamp = actual.get(TIMESTAMP_COLUMN)
+        timestamp = actual.get(schema.timestamp)
         if timestamp is not None and not timestamp.get("designated"):
-            clashes.append(f"{TIMESTAMP_COLUMN} is not the designated timestamp")
+            clashes.append(f"{schema.timestamp} is not the designated timestamp")
+        if dedup and not self.deduplicates(schema.table):
+            clashes.append("deduplication is off (--exactly-once needs DEDUP UPSERT KEYS)")
         if clashes:
             shown = "; ".join(clashes[:3]) + (f"; and {len(clashes) - 3} more" if len(clashes) > 3 else "")
             raise UsageError(
-                f"table {table} exists with a schema incompatible with --fields {fields} ({shown}); "
+                f"table {schema.table} exists with a schema incompatible with this run ({shown}); "
                 f"drop it or run without --keep-table"
             )
+
+    def check_cpu_schema(self, table: str, fields: str) -> None:
+        self.check_schema(cpu_schema(fields, table))
+
+    def deduplicates(self, table: str) -> bool:
+        """Whether the table has DEDUP UPSERT KEYS on."""
+        _, rows = self.query(f"select dedup from tables() where table_name = '{_checked(table)}'")
+        return bool(rows and rows[0][0])
 
     def count(self, table: str) -> int:
         """Rows visible in the table now (for a WAL table: those the WAL apply job has committed)."""
@@ -203,10 +210,3 @@ def _checked(table: str) -> str:
     if not table or not _TABLE_NAME.match(table):
         raise UsageError(f"invalid table name {table!r}: quotes, slashes and control characters are not allowed")
     return table
-
-
-def _field_type(fields: str) -> str:
-    try:
-        return FIELD_SQL_TYPES[fields]
-    except KeyError:
-        raise UsageError(f"fields must be double or long, got {fields!r}") from None

@@ -1,6 +1,6 @@
 """What serving live metrics costs the client: serialize throughput with metrics on versus off.
 
-    .venv/bin/python bench/metrics_overhead.py [--row-count 2000000] [--chunk 10000] [--repetitions 7]
+    .venv/bin/python benchmarks/metrics_overhead.py [--row-count 2000000] [--chunk 10000] [--repetitions 7]
                                                [--workers N] [--metrics-port 29464]
 
 Runs the benchmark's serialize-only phase (``run_bench``, no server needed) alternately with metrics off
@@ -28,7 +28,7 @@ import time
 
 from prometheus_client import generate_latest
 
-from harness.bench import BenchOptions, run_bench
+from harness.run import BenchOptions, run_bench
 from harness.metrics import RunMetrics
 
 
@@ -80,18 +80,19 @@ def serialize_rate(args: argparse.Namespace, metrics: bool, results_dir: str) ->
         else:
             record = run_bench(options, out=devnull)
             scrapes = 0
-    return record["phases"]["serialize"]["rows_per_second"], cpu_seconds() - cpu, scrapes
+    return record.phases["serialize"].rows_per_second, cpu_seconds() - cpu, scrapes
 
 
 def unit_costs(workers: int) -> tuple[float, float]:
-    """Seconds per chunk of counting (RunMetrics.add + observe_flush) and per scrape (rendering /metrics
-    of a run with ``workers`` workers, every series populated)."""
+    """Seconds per chunk of counting (a phase counter's add + flushed, which feeds the flush histogram) and
+    per scrape (rendering /metrics of a run with ``workers`` workers, every series populated)."""
     run = RunMetrics("overhead0000", {"workers": str(workers)}, None, workers=workers)
+    progress = run.new_phase("send", workers)
     calls = 20_000
     started = time.perf_counter()
     for index in range(calls):
-        run.add("serialize", index % workers, 10_000, 4_800_000)
-        run.observe_flush(index % workers, 0.01)
+        progress.add(index % workers, 10_000, 4_800_000)
+        progress.flushed(index % workers, 0.01)
     per_chunk = (time.perf_counter() - started) / calls
     renders = 500
     started = time.perf_counter()

@@ -6,7 +6,7 @@ workers, and the iterrows row-by-row baseline (measured on --iterrows-rows rows 
 --row-count, as its rate does not depend on the size). Prints the table and writes every run's
 results JSON under --results-dir.
 
-    .venv/bin/python bench/original_table.py --workers 2 --row-count 10000000 [--host ... --ilp-port ...]
+    .venv/bin/python benchmarks/original_table.py --workers 2 --row-count 10000000 [--host ... --ilp-port ...]
 
 On a host where client and server share the cores, the send figures are bounded by the server.
 """
@@ -17,7 +17,7 @@ import argparse
 import io
 import sys
 
-from harness.bench import BenchOptions, run_bench
+from harness.run import BenchOptions, run_bench
 from harness.results import system_info
 
 
@@ -62,12 +62,12 @@ def main() -> None:
                 values.update(overrides)
                 out = sys.stdout if options.verbose else io.StringIO()
                 record = run_bench(BenchOptions(**values), out=out)
-                result = record["phases"][phase]
-                rows, seconds = result["rows"], result["seconds"]
+                result = record.phases[phase]
+                rows, seconds = result.rows, result.seconds
                 if rows != options.row_count:  # extrapolate the row-by-row baseline at its measured rate
                     seconds = seconds * options.row_count / rows
                     rows = options.row_count
-                mib = result["bytes"] / 2**20 * rows / result["rows"]
+                mib = result.bytes / 2**20 * rows / result.rows
                 line = (f"{fields:7} v{protocol:3} {label:32} {rows:>10} {seconds:>9.2f} "
                         f"{rows / seconds / 1e6:>9.2f} {mib / seconds:>9.1f}")
                 group.append((line, mib / seconds))

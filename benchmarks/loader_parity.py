@@ -1,0 +1,225 @@
+"""Loader parity with TSBS's Go tools (a script, not a test): the Go loader, `replay --workers W` of the same
+file and `bench --send --fields long --workers W` of the same data, alternated, into QuestDB and into the
+socat sink, unpinned and pinned.
+
+    .venv/bin/python benchmarks/loader_parity.py --tsbs-bin DIR [--rounds 5] [--workers 1 --workers 2]
+    make bench-parity TSBS_BIN=DIR
+
+DIR holds ``tsbs_generate_data`` and ``tsbs_load_questdb``, built from a fetched copy of QuestDB's TSBS fork
+(``go build ./cmd/tsbs_generate_data ./cmd/tsbs_load_questdb``), never part of this repository.
+
+The script starts its own QuestDB (release jar, conf/server.conf) and socat sink on its own ports, writes one
+TSBS file with the Go generator, and for each target, pinning, W and round runs the three loaders in an
+order that rotates, each into a fresh table. A load's time is its own send time (the Go loader's "loaded N
+rows in Xsec", our record's send phase) plus the time until every row is visible (read back with count());
+into the sink, the send time alone. Pinned: QuestDB (or the sink) on the first half of the CPUs, every
+client on the other half (taskset), the split the Compose stack uses; unpinned: the kernel's choice, where
+client CPU is taken from the server. Client CPU-seconds: the Go loader's from its rusage, ours from the record's
+send phase (Python's start-up is not loading).
+Prints medians, ranges, ratios to the Go loader and client CPU-seconds per million rows; writes every
+load's figures and the summary to --results (JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import typer
+
+from harness.native import NativeQuestDB, SocatSink
+from harness.results import system_info
+from harness.sql import QuestDBSql
+from harness.tsbs import cpu_only
+
+LOADERS = ("go", "replay", "bench")
+GO_LOADED = re.compile(r"loaded (\d+) rows in ([0-9.]+)sec")
+
+
+@dataclass
+class Load:
+    target: str
+    pinned: bool
+    workers: int
+    loader: str
+    round: int
+    rows: int
+    seconds: float
+    client_cpu_seconds: float
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows / self.seconds
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def pin(pid: int, cpus: str) -> None:
+    """Every thread of a running process onto ``cpus``."""
+    subprocess.run(["taskset", "-a", "-p", "-c", cpus, str(pid)], check=True, capture_output=True)
+
+
+def run_child(command: list[str], client_cpus: str | None) -> tuple[str, float]:
+    """Run a loader; its stdout and the CPU-seconds it used."""
+    if client_cpus:
+        command = ["taskset", "-c", client_cpus, *command]
+    before = children_cpu()
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"error: {' '.join(command)} failed ({result.returncode}): {result.stderr.strip()[-500:]}")
+    return result.stdout, children_cpu() - before
+
+
+def wait_visible(sql: QuestDBSql, rows: int, timeout: float = 300) -> float:
+    """Seconds until ``rows`` rows are visible in cpu."""
+    started = time.perf_counter()
+    while sql.count(cpu_only.TABLE_NAME) < rows:
+        if time.perf_counter() - started > timeout:
+            sys.exit(f"error: {rows} rows did not become visible in {timeout:g}s")
+        time.sleep(0.01)
+    return time.perf_counter() - started
+
+
+def main(
+    tsbs_bin: Path = typer.Option(..., help="Folder with tsbs_generate_data and tsbs_load_questdb."),
+    rounds: int = typer.Option(5, min=1),
+    workers: list[int] = typer.Option([1, 2], help="Worker counts (repeat the option)."),
+    scale: int = typer.Option(4000, min=1),
+    seed: int = 1,
+    timestamp_end: str = typer.Option("2016-01-01T01:00:00Z", help="Data set end: scale x 360 rows an hour."),
+    http_port: int = 29500, ilp_port: int = 29509, pg_port: int = 28912, min_port: int = 29503,
+    sink_port: int = 29510,
+    results: Path = typer.Option(Path("results/loader-parity.json")),
+) -> None:
+    generate_data, load_questdb = tsbs_bin / "tsbs_generate_data", tsbs_bin / "tsbs_load_questdb"
+    for tool in (generate_data, load_questdb):
+        if not os.access(tool, os.X_OK):
+            sys.exit(f"error: {tool} is not an executable (build it from QuestDB's TSBS fork)")
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        sys.exit("error: pinning needs at least 2 CPUs")
+    half = len(cpus) // 2
+    server_cpus = ",".join(map(str, cpus[:half]))
+    client_cpus = ",".join(map(str, cpus[half:]))
+    system = system_info()
+    print(f"{system['cpu_model']}, {len(cpus)} CPUs; pinned: server on {server_cpus}, clients on {client_cpus}")
+
+    workdir = Path(tempfile.mkdtemp(prefix="loader-parity-"))
+    data_file = workdir / "cpu-only.ilp"
+    with open(data_file, "wb") as out:
+        subprocess.run([str(generate_data), "--use-case=cpu-only", f"--seed={seed}", f"--scale={scale}",
+                        "--timestamp-start=2016-01-01T00:00:00Z", f"--timestamp-end={timestamp_end}",
+                        "--log-interval=10s", "--format=questdb"], stdout=out, check=True)
+    rows = data_file.read_bytes().count(b"\n")
+    print(f"{rows} rows, {data_file.stat().st_size / 2**20:.1f} MiB from tsbs_generate_data --seed {seed} "
+          f"--scale {scale} --timestamp-end {timestamp_end}")
+
+    questdb = NativeQuestDB(root=workdir / "questdb-root", http_port=http_port, ilp_port=ilp_port, pg_port=pg_port,
+                            min_port=min_port).start()
+    sink = SocatSink(port=sink_port, pid_file=workdir / "sink.pid").start()
+    sql = QuestDBSql("127.0.0.1", http_port)
+    loads: list[Load] = []
+    try:
+        for pinned in (False, True):
+            for process in (questdb.pid(), sink.pid()):
+                pin(process, server_cpus if pinned else ",".join(map(str, cpus)))
+            for target in ("questdb", "sink"):
+                port = ilp_port if target == "questdb" else sink_port
+                for worker_count in workers:
+                    for round_number in range(rounds):
+                        order = LOADERS[round_number % 3:] + LOADERS[:round_number % 3]
+                        for loader in order:
+                            load = one_load(load_questdb, loader, target, pinned, worker_count, round_number,
+                                            rows, data_file, port, http_port, seed, scale, timestamp_end, sql,
+                                            workdir, client_cpus if pinned else None)
+                            loads.append(load)
+                            print(f"{'pinned' if pinned else 'unpinned':8} {target:7} W={worker_count} "
+                                  f"round {round_number + 1} {loader:6} {load.rows_per_second / 1e6:6.3f} M rows/s "
+                                  f"({load.seconds:.2f}s, client {load.client_cpu_seconds:.2f} CPU-s)", flush=True)
+    finally:
+        questdb.stop()
+        sink.stop()
+    summary = summarize(loads, rows)
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(json.dumps({"system": system, "rows": rows, "scale": scale, "seed": seed,
+                                   "timestamp_end": timestamp_end, "loads": [asdict(load) for load in loads],
+                                   "summary": summary}, indent=2))
+    print(f"Results: {results}")
+
+
+def one_load(load_questdb: Path, loader: str, target: str, pinned: bool, workers: int, round_number: int,
+             rows: int, data_file: Path, port: int, http_port: int, seed: int, scale: int, timestamp_end: str,
+             sql: QuestDBSql, workdir: Path, client_cpus: str | None) -> Load:
+    record_path = workdir / "record.json"
+    common = ["--host", "127.0.0.1", "--ilp-port", str(port), "--http-port", str(http_port),
+              "--results", str(record_path)] + (["--target", "sink"] if target == "sink" else [])
+    if loader == "go":
+        if target == "questdb":
+            sql.exec(f"DROP TABLE IF EXISTS {cpu_only.TABLE_NAME}")
+            sql.create_table(cpu_only.schema("long"))
+        stdout, cpu = run_child([str(load_questdb), f"--file={data_file}", f"--workers={workers}",
+                                 "--batch-size=10000", f"--ilp-bind-to=127.0.0.1:{port}",
+                                 f"--url=http://127.0.0.1:{http_port}/", "--reporting-period=1h"], client_cpus)
+        match = GO_LOADED.search(stdout)
+        if not match:
+            sys.exit(f"error: cannot read the Go loader's summary: {stdout[-500:]}")
+        seconds = float(match.group(2))
+        if target == "questdb":
+            seconds += wait_visible(sql, rows)
+    else:
+        if loader == "replay":
+            command = [sys.executable, "-m", "harness", "replay", str(data_file), "--workers", str(workers), *common]
+        else:
+            command = [sys.executable, "-m", "harness", "bench", "--send", "--fields", "long", "--workers",
+                       str(workers), "--seed", str(seed), "--scale", str(scale), "--timestamp-end", timestamp_end,
+                       "--reporting-period", "0", *common]
+        run_child(command, client_cpus)
+        record = json.loads(record_path.read_text())
+        # The send phase's own CPU: Python's start-up (imports, about a CPU-second) is not loading, and the
+        # Go loader's start-up costs next to nothing.
+        cpu = record["phases"]["send"]["client_cpu_seconds"]
+        seconds = record["phases"]["send"]["seconds"]
+        if record["validation"]:
+            seconds += record["validation"]["time_to_visible_seconds"]
+        if record["phases"]["send"]["rows"] != rows:
+            sys.exit(f"error: {loader} sent {record['phases']['send']['rows']} rows, not {rows}")
+    return Load(target, pinned, workers, loader, round_number, rows, seconds, cpu)
+
+
+def summarize(loads: list[Load], rows: int) -> list[dict]:
+    print("\nmedians (M rows/s), range, ratio to the Go loader, client CPU-s per million rows:")
+    summary = []
+    keys = sorted({(load.pinned, load.target, load.workers) for load in loads})
+    for pinned, target, workers in keys:
+        go_median = None
+        for loader in LOADERS:
+            mine = [load for load in loads if (load.pinned, load.target, load.workers, load.loader)
+                    == (pinned, target, workers, loader)]
+            rates = [load.rows_per_second for load in mine]
+            median = statistics.median(rates)
+            go_median = go_median or median
+            cpu_per_million = statistics.median(load.client_cpu_seconds for load in mine) / (rows / 1e6)
+            entry = {"pinned": pinned, "target": target, "workers": workers, "loader": loader,
+                     "median_rows_per_second": median, "min": min(rates), "max": max(rates),
+                     "ratio_to_go": median / go_median, "client_cpu_seconds_per_million_rows": cpu_per_million}
+            summary.append(entry)
+            print(f"{'pinned' if pinned else 'unpinned':8} {target:7} W={workers} {loader:6} {median / 1e6:6.3f} "
+                  f"[{min(rates) / 1e6:.3f}-{max(rates) / 1e6:.3f}]  {median / go_median:4.2f}x  "
+                  f"{cpu_per_million:.2f} CPU-s/M")
+    return summary
+
+
+if __name__ == "__main__":
+    typer.run(main)

@@ -1,0 +1,159 @@
+"""Options declared once: a dataclass field carries its default, help, flag and range, and drives both the
+typer command and the library's own check.
+
+A run's options are a dataclass (``BenchOptions``, ``ReplayOptions``, ...) whose fields are made with
+``option(...)``. ``add_command`` turns such a class into a typer command (so ``--help``, choices and
+ranges come from the same declaration), and ``check_options`` applies the same ranges to an instance
+built from Python, where typer never ran. Choices are ``StrEnum``s: they compare equal to their plain
+string values, so library callers may pass ``"double"`` as well as ``FieldType.double``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import typing
+from collections.abc import Callable
+from enum import Enum, StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from harness.errors import UsageError
+
+
+class FieldType(StrEnum):
+    """How the TSBS fields are typed: ``double`` the walk states, ``long`` TSBS's printed integers."""
+
+    double = "double"
+    long = "long"
+
+
+class SymbolDtype(StrEnum):
+    """The pandas dtype of tag columns (``category`` is the fast one; the others exist to compare)."""
+
+    category = "category"
+    str = "str"
+    string_pyarrow = "string[pyarrow]"
+    object = "object"
+
+
+class Op(StrEnum):
+    """How rows reach the client: the DataFrame API, or row by row as a user without it would write."""
+
+    dataframe = "dataframe"
+    iterrows = "iterrows"
+    itertuples = "itertuples"
+
+
+class Target(StrEnum):
+    """Where a run sends: QuestDB (DDL, validation) or the no-op socat sink."""
+
+    questdb = "questdb"
+    sink = "sink"
+
+
+class Transport(StrEnum):
+    tcp = "tcp"
+    http = "http"
+
+
+class ProtocolVersion(StrEnum):
+    """ILP protocol version: 1 text, 2 binary doubles, 3; auto lets the client choose."""
+
+    v1 = "1"
+    v2 = "2"
+    v3 = "3"
+    auto = "auto"
+
+
+def option(default: Any, help: str, *, flags: tuple[str, ...] = (), min: float | None = None,
+           max: float | None = None, min_open: bool = False, argument: bool = False,
+           cli: bool = True) -> Any:
+    """A dataclass field that is also a command-line option.
+
+    ``min``/``max`` bound numbers (``min_open``: strictly greater than ``min``); ``flags`` overrides the
+    flag names typer derives from the field name; ``argument`` makes it positional; ``cli=False`` keeps
+    it out of the command line (settings only a library caller changes)."""
+    metadata = {"help": help, "flags": flags, "min": min, "max": max, "min_open": min_open,
+                "argument": argument, "cli": cli}
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def _hints(options_class: type) -> dict[str, Any]:
+    return typing.get_type_hints(options_class)
+
+
+def _enum_of(hint: Any) -> type[Enum] | None:
+    for candidate in (hint, *typing.get_args(hint)):
+        if isinstance(candidate, type) and issubclass(candidate, Enum):
+            return candidate
+    return None
+
+
+def flag_name(field: dataclasses.Field) -> str:
+    """How the command line spells a field, for messages: ``--worker-chunk-row-count``."""
+    flags = field.metadata.get("flags") or ()
+    return flags[0] if flags else "--" + field.name.replace("_", "-")
+
+
+def coerce_choices(instance: Any) -> None:
+    """Turn plain strings given from Python into the field's enum member (``"long"`` -> FieldType.long);
+    an unknown value is a UsageError naming the flag and the choices."""
+    hints = _hints(type(instance))
+    for field in dataclasses.fields(instance):
+        enum = _enum_of(hints[field.name])
+        value = getattr(instance, field.name)
+        if enum is None or value is None or isinstance(value, enum):
+            continue
+        try:
+            setattr(instance, field.name, enum(str(value)))
+        except ValueError:
+            choices = ", ".join(member.value for member in enum)
+            raise UsageError(f"{flag_name(field)} must be one of {choices}, got {value!r}") from None
+
+
+def check_options(instance: Any) -> None:
+    """The declared ranges, for an instance built without typer; floats must also be finite."""
+    for field in dataclasses.fields(instance):
+        value = getattr(instance, field.name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        name, low, high = flag_name(field), field.metadata.get("min"), field.metadata.get("max")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"{name} must be a finite number, got {value}")
+        if low is not None and (value <= low if field.metadata.get("min_open") else value < low):
+            relation = ">" if field.metadata.get("min_open") else ">="
+            raise UsageError(f"{name} must be {relation} {low:g}, got {value}")
+        if high is not None and value > high:
+            raise UsageError(f"{name} must be <= {high:g}, got {value}")
+
+
+def add_command(app: typer.Typer, options_class: type, run: Callable[[Any], Any], *, name: str,
+                help: str) -> None:
+    """Register ``name`` on ``app``: its parameters are ``options_class``'s CLI fields, and it calls
+    ``run(options_class(**values))``."""
+    hints = _hints(options_class)
+    parameters = []
+    for field in dataclasses.fields(options_class):
+        metadata = field.metadata
+        if not metadata.get("cli", True):
+            continue
+        declare = typer.Argument if metadata["argument"] else typer.Option
+        # typer has no open bounds: ``check_options`` (which every run calls) enforces those.
+        low = None if metadata["min_open"] else metadata["min"]
+        info = declare(*metadata["flags"], help=metadata["help"], min=low, max=metadata["max"],
+                       show_default=field.default is not None)
+        default = inspect.Parameter.empty if metadata["argument"] and field.default is None else field.default
+        parameters.append(inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                            annotation=Annotated[hints[field.name], info]))
+
+    def command(**values: Any) -> None:
+        run(options_class(**values))
+
+    command.__signature__ = inspect.Signature(parameters)
+    command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    command.__doc__ = help
+    command.__name__ = name.replace("-", "_")
+    app.command(name=name)(command)

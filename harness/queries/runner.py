@@ -1,0 +1,350 @@
+"""``queries run``: TSBS's queries against QuestDB, as ``tsbs_run_queries_questdb`` runs them, measured and
+(``--check``) every answer compared with the NumPy reference; the run leaves a results record.
+
+Workers are asyncio tasks, each with its own connection (PGWire through asyncpg, or HTTP ``/exec`` on a
+thread of its own), taking the next query from one shared queue in file order. The first ``--burn-in``
+queries run but are not counted. A rejected or timed-out query is counted per type and the run goes on
+(exit 1 at the end); a lost connection ends the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TextIO
+
+from harness.errors import RunError, UsageError
+from harness.metrics import QueryRunMetrics
+from harness.options import FieldType, check_options, coerce_choices, option
+from harness.phase import PhaseRecord
+from harness.queries.check import AnswerChecker
+from harness.queries.clients import HttpConnection, PgwireConnection, QueryFailed
+from harness.queries.generate import QuerySetOptions, skipped_types
+from harness.queries.stats import QueryProgress, QueryStats, format_summary
+from harness.results import RunRecord
+from harness.run import EndpointOptions, Run, metered
+from harness.sql import QuestDBSql
+from harness.tsbs import params
+from harness.tsbs.queries import QUERY_TYPES, Query, generate_queries
+from harness.tsbs.query_file import read_jsonl
+
+MISMATCHES_SHOWN = 3
+TABLE = "cpu"  # TSBS's queries name it
+
+
+class Protocol(StrEnum):
+    pgwire = "pgwire"
+    http = "http"
+
+
+@dataclass
+class QueriesRunOptions(EndpointOptions, QuerySetOptions):
+    """Every option of a query run. The data set flags (seed, scale, time range, log interval, fields) name
+    both the generated queries and, for ``--check``, the data set the table holds (as ``bench`` took them)."""
+
+    file: str = option("", "Query file (JSON lines, .gz read too), as `queries generate` writes it; omit with "
+                           "--generate.", argument=True)
+    generate: bool = option(False, "Generate the queries (with the generate flags) instead of reading FILE.",
+                            flags=("--generate",))
+    query_type: str | None = option("all", "With --generate: one of " + ", ".join(QUERY_TYPES) + "; or all.")
+    log_interval: str = option(params.DEFAULT_LOG_INTERVAL, "The data set's time between epochs (for --check).")
+    fields: FieldType = option(FieldType.double, "The data set's field type (for --check).")
+    protocol: Protocol = option(Protocol.pgwire, "pgwire (asyncpg, statements prepared and bound) or http (/exec).")
+    pg_port: int = option(8812, "PGWire port.", min=1, max=65535)
+    workers: int = option(1, "Concurrent connections, one query at a time each.", min=1)
+    max_queries: int = option(0, "Run at most this many queries, burn-in included (0: all).", min=0)
+    burn_in: int = option(0, "Queries run first and not counted.", min=0)
+    query_types: str | None = option(None, "Only these query types (comma-separated).")
+    timeout: float = option(60.0, "Seconds a query may take; a slower one fails as a timeout.", min=0,
+                            min_open=True)
+    check: bool = option(False, "Compare every answer with the NumPy reference of the data set; a difference "
+                                "fails the run.", flags=("--check",))
+    reporting_period: float = option(10.0, "Seconds between progress lines (0: none).", min=0)
+    under_load: bool = option(False, "Query while ingesting: `bench --send --stream` appends --load-rows rows of "
+                                     "the data set's hosts after --timestamp-end to table cpu (ILP/HTTP) while "
+                                     "the queries run; both are reported and recorded.", flags=("--under-load",))
+    load_rows: int = option(1_000_000, "With --under-load: rows the concurrent ingest sends.", min=1)
+    metrics_port: int | None = option(None, "Serve Prometheus metrics (query latency by type, failures) on this "
+                                            "port during the run.", min=1, max=65535)
+    metrics_linger: float = option(0.0, "Seconds to keep serving metrics after the run, for a final scrape.",
+                                   min=0)
+    load_workers: int | None = option(None, "With --under-load: the ingest's sender threads (default: one).",
+                                      min=1)
+
+    def __post_init__(self) -> None:
+        coerce_choices(self)
+
+    @property
+    def mode(self) -> str:
+        return f"queries-{self.protocol}-{self.workers}w"
+
+    def check_values(self) -> None:
+        check_options(self)
+        if self.generate == bool(self.file):
+            raise UsageError("give a query FILE or --generate, not both" if self.generate else
+                             "give a query FILE, or --generate to make the queries from the generate flags")
+        if self.under_load and self.check:
+            raise UsageError("--under-load changes what lastpoint answers while it runs: run --check without it")
+        if self.check and self.seed is None:
+            raise UsageError("--check needs the data set's --seed (and --scale, --timestamp-start/-end as loaded)")
+
+
+def load_queries(options: QueriesRunOptions) -> list[Query]:
+    """The queries to run, filtered by type and cut to ``--max-queries``."""
+    if options.generate:
+        seed = options.seed or params.random_seed()
+        if options.seed is None:
+            options.seed = seed
+        queries = list(generate_queries(options.use_case, seed, options.scale, options.timestamp_start,
+                                        options.timestamp_end, options.queries, options.query_type or "all"))
+    else:
+        queries = read_jsonl(options.file)
+    if options.query_types:
+        wanted = [name.strip() for name in options.query_types.split(",") if name.strip()]
+        unknown = [name for name in wanted if name not in QUERY_TYPES]
+        if unknown:
+            raise UsageError(f"--query-types: unknown query type {unknown[0]!r}; known: {', '.join(QUERY_TYPES)}")
+        queries = [query for query in queries if query.query_type in wanted]
+    if options.max_queries:
+        queries = queries[:options.max_queries]
+    if len(queries) <= options.burn_in:
+        raise UsageError(f"{len(queries)} queries to run, all of them burn-in (--burn-in {options.burn_in}): "
+                         f"nothing would be counted")
+    return queries
+
+
+def run_queries(options: QueriesRunOptions, out: TextIO | None = None) -> RunRecord:
+    """Run the queries; returns the record (also written as JSON). Raises UsageError/RunError."""
+    out = out or sys.stdout
+    options.check_values()
+    run = Run(RunRecord(kind="queries", mode=options.mode, parameters=dataclasses.asdict(options),
+                        seed=options.seed), options, out)
+    metrics = QueryRunMetrics(run.record.run_id, _metric_labels(options), options.metrics_port,
+                              options.metrics_linger, query_types=QUERY_TYPES)
+    with metered(run, metrics):
+        _query_phases(options, run, metrics)
+    return run.record
+
+
+def _metric_labels(options: QueriesRunOptions) -> dict:
+    return {key: str(getattr(options, key)) for key in ("protocol", "workers", "scale", "seed", "fields")} | {
+        "kind": "queries"}
+
+
+def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics) -> None:
+    queries = load_queries(options)
+    if options.generate:
+        for refusal in skipped_types(options):
+            run.say(f"skipped (as TSBS refuses it): {refusal}")
+    # --generate without --seed drew one: the record names it.
+    run.record.parameters.update(seed=options.seed, query_count=len(queries))
+    run.record.seed = options.seed
+    questdb = QuestDBSql(options.host, options.http_port)
+    questdb.ping()
+    run.record.server = {"questdb_version": questdb.server_version()}
+    checker = None
+    if options.check:
+        checker = AnswerChecker(_reference(options, questdb, run))
+    stats = QueryStats(metrics)
+    run.say(f"Running {len(queries)} queries ({options.burn_in} burn-in) over {options.protocol} with "
+            f"{options.workers} worker(s)")
+    load = IngestLoad(options, run) if options.under_load else None
+    cpu_started, started = time.process_time(), time.perf_counter()
+    try:
+        if load is not None:
+            load.start()
+        asyncio.run(_run_all(options, queries, stats, checker, run))
+    finally:
+        seconds = time.perf_counter() - started
+        queries_ended = time.perf_counter()
+        run.record.phases["queries"] = PhaseRecord(stats.counted, 0, round(seconds, 6),
+                                                   time.process_time() - cpu_started)
+        _record_statistics(run, stats, checker)
+        if load is not None:
+            load.finish(started, queries_ended)
+    summary = stats.summary()
+    run.say(format_summary(summary, stats.labels, options.workers))
+    if load is not None:
+        load.report()
+    _raise_failures(run, stats, checker, len(queries))
+
+
+class IngestLoad:
+    """``bench --send --stream`` on a thread of its own while the queries run: its rows go after the data
+    set's time range, so the queried windows keep their answers; its record is written beside the run's."""
+
+    def __init__(self, options: QueriesRunOptions, run: Run):
+        from harness.run import BenchOptions
+
+        path = run.record.path
+        self.results = path.with_name(path.stem + "-ingest.json")
+        self.bench = BenchOptions(
+            send=True, stream=True, keep_table=True, transport="http", seed=options.seed, scale=options.scale,
+            timestamp_start=options.timestamp_end, row_count=options.load_rows, log_interval=options.log_interval,
+            fields=options.fields, workers=options.load_workers, host=options.host, http_port=options.http_port,
+            results=str(self.results), reporting_period=options.reporting_period)
+        self.run = run
+        self.record: RunRecord | None = None
+        self.error: BaseException | None = None
+        self.ended: float | None = None
+        self._thread = threading.Thread(target=self._ingest, name="ingest-load", daemon=True)
+
+    def _ingest(self) -> None:
+        from harness.run import run_bench
+
+        try:
+            self.record = run_bench(self.bench, out=_Prefixed(self.run.out, "ingest: "))
+        except BaseException as exc:  # reported by finish(), on the run's own thread
+            self.error = exc
+        finally:
+            self.ended = time.perf_counter()
+
+    def start(self) -> None:
+        self.started = time.perf_counter()
+        self._thread.start()
+
+    def finish(self, queries_started: float, queries_ended: float) -> None:
+        """Wait for the ingest; record what it did and how much of the query run it overlapped."""
+        self._thread.join()
+        overlap = max(0.0, min(self.ended, queries_ended) - max(self.started, queries_started))
+        send = self.record.phases.get("send") if self.record else None
+        self.summary = {
+            "results": str(self.results), "rows": self.bench.row_count, "workers": self.bench.workers or 1,
+            "status": self.record.status if self.record else "failed",
+            "error": None if self.error is None else str(self.error),
+            "send_rows_per_second": send.rows_per_second if send else None,
+            "ingest_seconds": round(self.ended - self.started, 3),
+            "queries_seconds": round(queries_ended - queries_started, 3),
+            # The share of the query run during which rows were arriving: below 1, some queries ran at rest.
+            "overlap_of_queries": round(overlap / (queries_ended - queries_started), 3)
+            if queries_ended > queries_started else 0.0,
+        }
+        self.run.record.queries["under_load"] = self.summary
+
+    def report(self) -> None:
+        summary = self.summary
+        rate = summary["send_rows_per_second"]
+        self.run.say(f"Under load: the ingest sent {summary['rows']} rows in {summary['ingest_seconds']:.2f}s"
+                     + (f" ({rate / 1e6:.3f} mil rows/sec while sending)" if rate else "")
+                     + f"; rows were arriving during {summary['overlap_of_queries']:.0%} of the query run "
+                       f"({summary['queries_seconds']:.2f}s). Ingest record: {summary['results']}")
+        if self.error is not None:
+            raise RunError(f"the concurrent ingest failed: {self.error}")
+
+
+class _Prefixed:
+    """A text stream that prefixes each line (the ingest's report, interleaved with the queries')."""
+
+    def __init__(self, out: TextIO, prefix: str):
+        self.out, self.prefix = out, prefix
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            lines = text.splitlines(keepends=True)
+            self.out.write("".join(self.prefix + line if line.strip() else line for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _reference(options: QueriesRunOptions, questdb: QuestDBSql, run: Run):
+    from harness.queries.reference import ReferenceData
+
+    spec = params.make_spec(seed=options.seed, scale=options.scale, timestamp_start=options.timestamp_start,
+                            timestamp_end=options.timestamp_end, log_interval=options.log_interval)
+    started = time.perf_counter()
+    reference = ReferenceData.generate(spec, str(options.fields))
+    run.say(f"Reference: {spec.row_count} rows (seed {spec.seed}, scale {spec.scale}) in "
+            f"{time.perf_counter() - started:.2f}s")
+    # Said before any query runs: answers over another data set all differ, and this says why.
+    visible = questdb.count(TABLE)
+    if visible != spec.row_count:
+        run.say(f"warning: table {TABLE} holds {visible} rows, the data set of these flags {spec.row_count}: "
+                f"was it loaded with the same --seed --scale --timestamp-start/-end --log-interval?")
+    return reference
+
+
+async def _open(options: QueriesRunOptions, executor: ThreadPoolExecutor | None):
+    if options.protocol == Protocol.pgwire:
+        return await PgwireConnection.open(options.host, options.pg_port)
+    return await HttpConnection.open(options.host, options.http_port, executor)
+
+
+async def _run_all(options: QueriesRunOptions, queries: list[Query], stats: QueryStats,
+                   checker: AnswerChecker | None, run: Run) -> None:
+    executor = ThreadPoolExecutor(options.workers, "query") if options.protocol == Protocol.http else None
+    connections = []
+    try:
+        for _ in range(options.workers):
+            connections.append(await _open(options, executor))
+        wire = type(connections[0]).wire
+        # Turned into wire form before any query runs: that work is not the server's and is not timed.
+        work = iter([(index, query, wire(query)) for index, query in enumerate(queries)])
+        progress = QueryProgress(stats, options.reporting_period, run.say)
+        reporter = asyncio.create_task(_report(progress)) if options.reporting_period > 0 else None
+        try:
+            await asyncio.gather(*(_worker(connection, work, options, stats, checker) for connection in connections))
+        finally:
+            if reporter is not None:
+                reporter.cancel()
+    finally:
+        for connection in connections:
+            await connection.close()
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+
+async def _report(progress: QueryProgress) -> None:
+    while True:
+        await asyncio.sleep(progress.period)
+        progress.tick()
+
+
+async def _worker(connection, work, options: QueriesRunOptions, stats: QueryStats,
+                  checker: AnswerChecker | None) -> None:
+    for index, query, wire in work:
+        started = time.perf_counter()
+        try:
+            seconds, answer = await connection.run(wire, options.timeout, checker is not None)
+        except QueryFailed as failure:
+            stats.fail(query.query_type, failure.kind, str(failure))
+            continue
+        stats.add(query.query_type, query.label, started, seconds, index >= options.burn_in)
+        if checker is not None:
+            checker(query, answer)
+
+
+def _record_statistics(run: Run, stats: QueryStats, checker: AnswerChecker | None) -> None:
+    run.record.queries = {
+        "statistics": {name: figures.to_dict() for name, figures in stats.summary().items()},
+        "labels": dict(stats.labels),
+        "failures": stats.failures_dict(),
+        "failure_samples": list(stats.failure_samples),
+        "check": None if checker is None else {"checked": checker.checked, "mismatches": len(checker.mismatches),
+                                                "first_mismatches": checker.mismatches[:MISMATCHES_SHOWN]},
+    }
+
+
+def _raise_failures(run: Run, stats: QueryStats, checker: AnswerChecker | None, total: int) -> None:
+    if checker is not None:
+        for description in checker.mismatches[:MISMATCHES_SHOWN]:
+            run.say(description)
+        if checker.mismatches:
+            raise checker.error()
+        run.say(f"Checked: all {checker.checked} answers equal the reference.")
+    if stats.failed:
+        kinds = "; ".join(f"{query_type}: " + ", ".join(f"{count} {kind}" for kind, count in sorted(per_kind.items()))
+                          for query_type, per_kind in stats.failures_dict().items())
+        first = stats.failure_samples[0] if stats.failure_samples else ""
+        raise RunError(f"{stats.failed} of {total} queries failed ({kinds}); the first: {first}")

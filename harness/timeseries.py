@@ -1,0 +1,168 @@
+"""A run's time series: what it did second by second, sampled while it runs and kept in its record.
+
+A ``Sampler`` thread reads, every ``interval`` seconds, the phases' own live counters (``PhaseProgress``:
+the same the progress lines, the metrics and the record read), the client process's CPU time and memory
+(psutil), the QuestDB process's too where it runs on this machine (found by the port it listens on),
+and, where QuestDB's ``/metrics`` answers, the server's WAL counters: rows written to the WAL,
+rows applied to the tables, and the sequencer and writer transaction numbers (their difference is the
+apply lag). Counts are cumulative, so rates come from differences and the last sample equals the totals.
+Past ``max_samples`` every other sample is dropped and the interval doubles: a long run keeps a bounded
+series over its whole length.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import psutil
+from prometheus_client.parser import text_string_to_metric_families
+
+from harness.phase import PhaseProgress
+
+DEFAULT_INTERVAL_SECONDS = 1.0
+DEFAULT_MAX_SAMPLES = 3600
+# QuestDB's /metrics series (9.x) the series keeps, under shorter names.
+SERVER_SERIES = {
+    "questdb_wal_written_rows_total": "wal_written_rows",
+    "questdb_wal_apply_written_rows_total": "wal_applied_rows",
+    "questdb_wal_apply_seq_txn": "sequencer_txn",
+    "questdb_wal_apply_writer_txn": "writer_txn",
+}
+SERVER_TIMEOUT_SECONDS = 0.5
+
+
+@dataclass
+class Sample:
+    """One moment of a run; ``rows``/``bytes`` are cumulative per phase, one count per worker."""
+
+    t: float  # seconds since the sampler started
+    rows: dict[str, list[int]]
+    bytes: dict[str, list[int]]
+    client_cpu_seconds: float
+    client_rss_bytes: int
+    server: dict[str, float] | None = None  # SERVER_SERIES values, where /metrics answered
+    server_cpu_seconds: float | None = None  # the QuestDB process's, where it is local
+    server_rss_bytes: int | None = None
+
+
+@dataclass
+class TimeSeries:
+    interval_seconds: float
+    samples: list[Sample] = field(default_factory=list)
+    server_metrics_url: str | None = None
+    server_error: str | None = None  # why there are no server values, when /metrics never answered
+
+    @classmethod
+    def from_dict(cls, values: dict) -> TimeSeries:
+        values = dict(values)
+        samples = [Sample(**sample) for sample in values.pop("samples", [])]
+        return cls(**values, samples=samples)
+
+
+def server_metrics(url: str) -> dict[str, float]:
+    """The WAL counters from QuestDB's Prometheus endpoint; OSError/ValueError when it does not answer."""
+    with urllib.request.urlopen(url, timeout=SERVER_TIMEOUT_SECONDS) as response:
+        text = response.read().decode()
+    values = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name in SERVER_SERIES:
+                values[SERVER_SERIES[sample.name]] = sample.value
+    return values
+
+
+def listening_process(port: int) -> psutil.Process | None:
+    """The local process listening on TCP ``port`` (QuestDB's HTTP port), or None: remote, in a container
+    whose processes this one cannot see, or not allowed to list sockets."""
+    try:
+        for connection in psutil.net_connections(kind="tcp"):
+            if connection.status == psutil.CONN_LISTEN and connection.laddr.port == port and connection.pid:
+                return psutil.Process(connection.pid)
+    except (psutil.Error, OSError):
+        pass
+    return None
+
+
+class Sampler:
+    """Samples ``phases`` (a mapping the run fills as its phases start) on a daemon thread; use as a context
+    manager, or ``start()`` and ``stop()``. ``series`` holds the samples, a last one taken at stop."""
+
+    def __init__(self, phases: Mapping[str, PhaseProgress], interval: float = DEFAULT_INTERVAL_SECONDS,
+                 server_metrics_url: str | None = None, max_samples: int = DEFAULT_MAX_SAMPLES,
+                 server_process: psutil.Process | None = None):
+        self.phases = phases
+        self.server_process = server_process
+        self.series = TimeSeries(interval, server_metrics_url=server_metrics_url)
+        self.max_samples = max_samples
+        self._process = psutil.Process()
+        self._started = time.perf_counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sampler", daemon=True)
+        self._server_failures = 0
+
+    def __enter__(self) -> Sampler:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self._started = time.perf_counter()
+        self.sample()
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self.sample()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.series.interval_seconds):
+            self.sample()
+
+    def sample(self) -> None:
+        rows, nbytes = {}, {}
+        for name, progress in list(self.phases.items()):
+            rows[name], nbytes[name] = list(progress.worker_rows), list(progress.worker_bytes)
+        cpu = self._process.cpu_times()
+        server_cpu = server_rss = None
+        if self.server_process is not None:
+            try:
+                with self.server_process.oneshot():
+                    times = self.server_process.cpu_times()
+                    server_cpu = round(times.user + times.system, 3)
+                    server_rss = self.server_process.memory_info().rss
+            except psutil.Error:
+                self.server_process = None  # it stopped: the run will say so; the series just ends here
+        sample = Sample(round(time.perf_counter() - self._started, 3), rows, nbytes,
+                        round(cpu.user + cpu.system, 3), self._process.memory_info().rss, self._server(),
+                        server_cpu, server_rss)
+        samples = self.series.samples
+        samples.append(sample)
+        if len(samples) > self.max_samples:
+            # Keep the first and the newest; cumulative counts lose nothing but resolution.
+            self.series.samples = samples[:-1:2] + [samples[-1]]
+            self.series.interval_seconds *= 2
+
+    def _server(self) -> dict[str, float] | None:
+        url = self.series.server_metrics_url
+        # A server that never answered is asked again only now and then: a sample must stay cheap.
+        if url is None or (self._server_failures >= 3 and len(self.series.samples) % 10):
+            return None
+        try:
+            values = server_metrics(url)
+        except (OSError, ValueError) as exc:
+            self._server_failures += 1
+            self.series.server_error = f"{url}: {getattr(exc, 'reason', None) or exc}"
+            return None
+        self._server_failures = 0
+        self.series.server_error = None
+        return values

@@ -1,0 +1,285 @@
+"""TSBS's cpu-only queries for QuestDB: the same SQL, labels and parameters, draw for draw.
+
+``generate_queries`` is ``tsbs_generate_queries --format=questdb`` for the devops/cpu-only query
+types. Each query type is a separate TSBS run: it seeds Go's math/rand with ``--seed`` and then, per
+query, draws the time window (one ``Int63n``) and then the hosts (``Intn(scale)`` until enough
+distinct ones), so ``query_type="all"`` re-seeds at the start of every type's block.
+
+The SQL keeps TSBS's ``$1``, ``$2`` placeholders; ``params`` holds their values in order (a host
+list for ``hostname IN $1``, RFC 3339 strings for timestamps), ``None`` for lastpoint, which TSBS
+writes without parameters. ``harness.queries.sql`` turns them into what the runner sends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from harness.errors import UsageError
+from harness.tsbs.cpu_only import FIELD_COLUMNS
+from harness.tsbs.gorand import GoRand
+from harness.tsbs.gotime import TimeWindow, WindowTooLarge, check_window_fits, go_duration_string, rand_window
+from harness.tsbs.params import parse_rfc3339_ns
+
+QUERY_USE_CASES = ("cpu-only", "devops")  # TSBS maps cpu-only onto the devops query matrix
+
+QUERY_TYPES = (
+    "single-groupby-1-1-1",
+    "single-groupby-1-1-12",
+    "single-groupby-1-8-1",
+    "single-groupby-5-1-1",
+    "single-groupby-5-1-12",
+    "single-groupby-5-8-1",
+    "cpu-max-all-1",
+    "cpu-max-all-8",
+    "double-groupby-1",
+    "double-groupby-5",
+    "double-groupby-all",
+    "high-cpu-all",
+    "high-cpu-1",
+    "lastpoint",
+    "groupby-orderby-limit",
+    "cpu-max-all-32-24",
+)
+
+CPU_METRICS = FIELD_COLUMNS  # the order TSBS takes the first N metrics in
+
+_HOUR_NS = 3_600_000_000_000
+_DOUBLE_GROUPBY_WINDOW_NS = 12 * _HOUR_NS
+_HIGH_CPU_WINDOW_NS = 12 * _HOUR_NS
+_MAX_ALL_WINDOW_NS = 8 * _HOUR_NS
+_GROUPBY_ORDERBY_LIMIT_WINDOW_NS = _HOUR_NS
+
+
+@dataclass(frozen=True)
+class Query:
+    """One generated query: TSBS's label and description, the placeholder SQL and its bind values."""
+
+    query_type: str
+    label: str
+    description: str
+    sql: str
+    params: tuple | None  # host lists are tuples of names; None when TSBS wrote no parameters
+
+    def to_json_dict(self) -> dict:
+        params = None if self.params is None else [list(p) if isinstance(p, tuple) else p for p in self.params]
+        return {
+            "query_type": self.query_type,
+            "label": self.label,
+            "description": self.description,
+            "sql": self.sql,
+            "params": params,
+        }
+
+
+@dataclass(frozen=True)
+class _QueryShape:
+    """What one query type asks for: which filler, how many hosts and metrics, how wide a window."""
+
+    kind: str
+    hosts: int = 0
+    metrics: int = 0
+    window_ns: int = 0
+
+
+_SHAPES = {
+    "single-groupby-1-1-1": _QueryShape("single-groupby", hosts=1, metrics=1, window_ns=_HOUR_NS),
+    "single-groupby-1-1-12": _QueryShape("single-groupby", hosts=1, metrics=1, window_ns=12 * _HOUR_NS),
+    "single-groupby-1-8-1": _QueryShape("single-groupby", hosts=8, metrics=1, window_ns=_HOUR_NS),
+    "single-groupby-5-1-1": _QueryShape("single-groupby", hosts=1, metrics=5, window_ns=_HOUR_NS),
+    "single-groupby-5-1-12": _QueryShape("single-groupby", hosts=1, metrics=5, window_ns=12 * _HOUR_NS),
+    "single-groupby-5-8-1": _QueryShape("single-groupby", hosts=8, metrics=5, window_ns=_HOUR_NS),
+    "cpu-max-all-1": _QueryShape("cpu-max-all", hosts=1, metrics=len(CPU_METRICS), window_ns=_MAX_ALL_WINDOW_NS),
+    "cpu-max-all-8": _QueryShape("cpu-max-all", hosts=8, metrics=len(CPU_METRICS), window_ns=_MAX_ALL_WINDOW_NS),
+    "double-groupby-1": _QueryShape("double-groupby", metrics=1, window_ns=_DOUBLE_GROUPBY_WINDOW_NS),
+    "double-groupby-5": _QueryShape("double-groupby", metrics=5, window_ns=_DOUBLE_GROUPBY_WINDOW_NS),
+    "double-groupby-all": _QueryShape(
+        "double-groupby", metrics=len(CPU_METRICS), window_ns=_DOUBLE_GROUPBY_WINDOW_NS
+    ),
+    "high-cpu-all": _QueryShape("high-cpu", hosts=0, window_ns=_HIGH_CPU_WINDOW_NS),
+    "high-cpu-1": _QueryShape("high-cpu", hosts=1, window_ns=_HIGH_CPU_WINDOW_NS),
+    "lastpoint": _QueryShape("lastpoint"),
+    "groupby-orderby-limit": _QueryShape("groupby-orderby-limit", window_ns=_GROUPBY_ORDERBY_LIMIT_WINDOW_NS),
+    "cpu-max-all-32-24": _QueryShape("cpu-max-all", hosts=32, metrics=len(CPU_METRICS), window_ns=24 * _HOUR_NS),
+}
+assert tuple(_SHAPES) == QUERY_TYPES
+
+
+def _aggregates(function: str, metrics: int) -> str:
+    return ", ".join(f"{function}({metric}) AS {function}_{metric}" for metric in CPU_METRICS[:metrics])
+
+
+def _random_hosts(rng: GoRand, count: int, scale: int) -> tuple[str, ...]:
+    """TSBS's GetRandomSubsetPerm: Intn(scale) until ``count`` distinct host numbers, in draw order."""
+    seen: set[int] = set()
+    picked = []
+    while len(picked) < count:
+        number = rng.intn(scale)
+        if number not in seen:
+            seen.add(number)
+            picked.append(number)
+    return tuple(f"host_{n}" for n in picked)
+
+
+class _Generator:
+    """One TSBS run's state: the seeded source, the time range and the number of hosts."""
+
+    def __init__(self, seed: int, scale: int, start_ns: int, end_ns: int):
+        self.rng = GoRand(seed)
+        self.scale = scale
+        self.start_ns = start_ns
+        self.end_ns = end_ns
+
+    def window(self, window_ns: int) -> TimeWindow:
+        return rand_window(self.rng, self.start_ns, self.end_ns, window_ns)
+
+    def make(self, query_type: str) -> Query:
+        shape = _SHAPES[query_type]
+        if shape.kind == "single-groupby":
+            window = self.window(shape.window_ns)
+            hosts = _random_hosts(self.rng, shape.hosts, self.scale)
+            label = (
+                f"QuestDB {shape.metrics} cpu metric(s), random {shape.hosts:4d} hosts, "
+                f"random {go_duration_string(shape.window_ns)} by 1m"
+            )
+            sql = (
+                "\n\t\tSELECT\n\t\t\t" + _aggregates("max", shape.metrics) + "\n\t\tFROM cpu"
+                "\n\t\tWHERE hostname IN $1\n\t\t  AND timestamp >= $2\n\t\t  AND timestamp < $3\n\t\tSAMPLE BY 1m"
+            )
+            return Query(query_type, label, f"{label}: {window.start_string}", sql,
+                         (hosts, window.start_string, window.end_string))
+        if shape.kind == "cpu-max-all":
+            window = self.window(shape.window_ns)
+            hosts = _random_hosts(self.rng, shape.hosts, self.scale)
+            # TSBS's label names the 8h default window even for the 24h type.
+            label = (
+                f"QuestDB max of all CPU metrics, random {shape.hosts:4d} hosts, "
+                f"random {go_duration_string(_MAX_ALL_WINDOW_NS)} by 1h"
+            )
+            sql = (
+                "\n\t\tSELECT\n\t\t\t" + _aggregates("max", shape.metrics) + "\n\t\tFROM cpu"
+                "\n\t\tWHERE hostname IN $1\n\t\t  AND timestamp >= $2\n\t\t  AND timestamp < $3\n\t\tSAMPLE BY 1h"
+            )
+            return Query(query_type, label, f"{label}: {window.start_string}", sql,
+                         (hosts, window.start_string, window.end_string))
+        if shape.kind == "double-groupby":
+            window = self.window(shape.window_ns)
+            label = (
+                f"QuestDB mean of {shape.metrics} metrics, all hosts, "
+                f"random {go_duration_string(shape.window_ns)} by 1h"
+            )
+            sql = (
+                "\n\t\tSELECT hostname,\n\t\t\t" + _aggregates("avg", shape.metrics) + "\n\t\tFROM cpu"
+                "\n\t\tWHERE timestamp >= $1\n\t\t  AND timestamp < $2\n\t\tSAMPLE BY 1h"
+            )
+            return Query(query_type, label, f"{label}: {window.start_string}", sql,
+                         (window.start_string, window.end_string))
+        if shape.kind == "high-cpu":
+            window = self.window(shape.window_ns)
+            head = "\n\t\t      SELECT *\n\t\t      FROM cpu\n\t\t      WHERE usage_user > 90.0"
+            if shape.hosts > 0:
+                hosts = _random_hosts(self.rng, shape.hosts, self.scale)
+                label = f"QuestDB CPU over threshold, {shape.hosts} host(s)"
+                sql = (
+                    head + "\n\t\t       AND hostname IN $1"
+                    "\n\t\t       AND timestamp >= $2\n\t\t       AND timestamp < $3"
+                )
+                params = (hosts, window.start_string, window.end_string)
+            else:
+                label = "QuestDB CPU over threshold, all hosts"
+                sql = head + "\n\t\t       AND timestamp >= $1\n\t\t       AND timestamp < $2"
+                params = (window.start_string, window.end_string)
+            return Query(query_type, label, f"{label}: {window.start_string}", sql, params)
+        if shape.kind == "groupby-orderby-limit":
+            window = self.window(shape.window_ns)
+            label = "QuestDB max cpu over last 5 min-intervals (random end)"
+            sql = (
+                "\n\t\tSELECT max(usage_user)\n\t\tFROM cpu\n\t\tWHERE timestamp < $1"
+                "\n\t\tSAMPLE BY 1m\n\t\tORDER BY timestamp DESC\n\t\tLIMIT 5"
+            )
+            return Query(query_type, label, f"{label}: {window.end_string}", sql, (window.end_string,))
+        label = "QuestDB last row per host"
+        return Query(query_type, label, label, "SELECT * FROM cpu latest by hostname", None)
+
+
+def query_type_refusal(query_type: str, scale: int, start_ns: int, end_ns: int) -> str | None:
+    """Why TSBS would refuse (panic on) this query type for these flags, in its words; None if it would not.
+
+    The window is drawn before the hosts, so a too-wide window is what TSBS reports first.
+    """
+    shape = _SHAPES[query_type]
+    if shape.kind == "lastpoint":
+        return None
+    try:
+        check_window_fits(start_ns, end_ns, shape.window_ns)
+    except WindowTooLarge as exc:
+        return f"{query_type}: {exc} (widen --timestamp-start/--timestamp-end)"
+    if shape.hosts > scale:
+        return f"{query_type}: number of hosts ({shape.hosts}) larger than total hosts. See --scale ({scale})"
+    return None
+
+
+def _check_flags(use_case: str, seed: int, scale: int, queries: int, query_type: str) -> tuple[str, ...]:
+    if use_case not in QUERY_USE_CASES:
+        raise UsageError(
+            f"--use-case: invalid use case specified: {use_case!r} (supported: {', '.join(QUERY_USE_CASES)})"
+        )
+    if query_type == "all":
+        types = QUERY_TYPES
+    elif query_type in _SHAPES:
+        types = (query_type,)
+    else:
+        raise UsageError(
+            f"--query-type: invalid query type for use case '{use_case}': '{query_type}' "
+            f"(choices: all, {', '.join(QUERY_TYPES)})"
+        )
+    if scale <= 0:
+        raise UsageError(f"--scale: scale cannot be 0 or negative, got {scale}")
+    if queries < 0:
+        raise UsageError(f"--queries must be zero or more, got {queries}")
+    if not -(2**63) <= seed < 2**63:
+        raise UsageError(f"--seed must fit a 64-bit signed integer, got {seed}")
+    if seed == 0:
+        # TSBS reads 0 as "seed from the clock"; a run must be repeatable, so the caller picks and prints one.
+        raise UsageError("--seed 0 means a clock seed in TSBS: give a non-zero seed")
+    return types
+
+
+def generate_queries(
+    use_case: str,
+    seed: int,
+    scale: int,
+    timestamp_start: str,
+    timestamp_end: str,
+    queries: int,
+    query_type: str,
+) -> Iterator[Query]:
+    """``queries`` queries of ``query_type`` (or of every type, each block freshly seeded, for "all").
+
+    A single type that TSBS would refuse for these flags raises ``UsageError`` with TSBS's reason.
+    With "all", such types are left out, as a TSBS run per type would have produced nothing for them;
+    ``query_type_refusal`` tells which and why. All flags are checked before the first query is made.
+    """
+    types = _check_flags(use_case, seed, scale, queries, query_type)
+    start_ns = parse_rfc3339_ns(timestamp_start, "timestamp-start")
+    end_ns = parse_rfc3339_ns(timestamp_end, "timestamp-end")
+    if end_ns < start_ns:
+        raise UsageError(
+            f"--timestamp-end ({timestamp_end}) is before --timestamp-start ({timestamp_start}): "
+            "end time before start time"
+        )
+    runnable = []
+    for one_type in types:
+        refusal = query_type_refusal(one_type, scale, start_ns, end_ns) if queries else None
+        if refusal is None:
+            runnable.append(one_type)
+        elif query_type != "all":
+            raise UsageError(refusal)
+    return _generate(runnable, seed, scale, start_ns, end_ns, queries)
+
+
+def _generate(types: list[str], seed: int, scale: int, start_ns: int, end_ns: int, queries: int) -> Iterator[Query]:
+    for one_type in types:
+        generator = _Generator(seed, scale, start_ns, end_ns)
+        for _ in range(queries):
+            yield generator.make(one_type)

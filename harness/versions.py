@@ -1,0 +1,26 @@
+"""Pinned versions of the stack (QuestDB, images), read from the project's ``.env``: the one file that names
+them, which Compose and the Makefile read too."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+ENV_FILE = Path(__file__).resolve().parents[1] / ".env"
+
+
+@cache
+def pinned() -> dict[str, str]:
+    """``KEY=VALUE`` lines of ``.env`` (comments and blank lines skipped)."""
+    try:
+        lines = ENV_FILE.read_text().splitlines()
+    except OSError as exc:
+        raise HarnessError(f"cannot read the pinned versions in {ENV_FILE}: {exc.strerror}") from None
+    entries = (line.split("=", 1) for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    return {key.strip(): value.strip() for key, value in entries}
+
+
+def questdb_version() -> str:
+    return pinned()["QUESTDB_VERSION"]

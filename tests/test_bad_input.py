@@ -1,0 +1,181 @@
+"""Bad input, table-driven: each command line must end in one line on stderr, the documented exit code,
+no traceback, and must touch nothing: the QuestDB table it names is still there, rows and all.
+
+The commands run in this process (``harness.cli.main``), so a hundred of them cost seconds; the ones that
+start servers or runs are covered by the end-to-end tests.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+
+GOLDEN = Path(__file__).resolve().parents[1].parent / "shared" / "tsbs-golden" / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
+
+# (arguments, exit code, a fragment the one line must hold). {server} becomes the test QuestDB's host and
+# ports, so that a check that came too late would drop the sentinel table; {tmp} a per-test folder.
+BENCH = ["bench", "--send", "--row-count", "1000", "{server}", "--results", "{tmp}/r.json"]
+CASES = [
+    # generate
+    (["generate", "--use-case", "iot"], 2, "--use-case"),
+    (["generate", "--scale", "0"], 2, "--scale"),
+    (["generate", "--scale", "-5"], 2, "--scale"),
+    (["generate", "--scale", "1e9"], 2, "--scale"),
+    (["generate", "--scale", "1000000000"], 2, "GiB"),
+    (["generate", "--seed", "x"], 2, "--seed"),
+    (["generate", "--seed", str(2**63)], 2, "--seed"),
+    (["generate", "--seed", str(-(2**63) - 1)], 2, "--seed"),
+    (["generate", "--timestamp-start", "yesterday"], 2, "--timestamp-start"),
+    (["generate", "--timestamp-start", "2016-13-01T00:00:00Z"], 2, "--timestamp-start"),
+    (["generate", "--timestamp-start", "2016-02-30T00:00:00Z"], 2, "--timestamp-start"),
+    (["generate", "--timestamp-start", "1969-12-31T23:59:59Z"], 2, "1970"),
+    (["generate", "--timestamp-start", "2300-01-01T00:00:00Z", "--timestamp-end", "2301-01-01T00:00:00Z"], 2, "2262"),
+    (["generate", "--timestamp-end", "2262-04-12T00:00:00Z"], 2, "2262"),
+    (["generate", "--timestamp-end", "2015-01-01T00:00:00Z"], 2, "--timestamp-end"),
+    (["generate", "--timestamp-end", "2016-01-01T00:00:00Z"], 2, "--timestamp-end"),
+    (["generate", "--log-interval", "10"], 2, "--log-interval"),
+    (["generate", "--log-interval", "0s"], 2, "--log-interval"),
+    (["generate", "--log-interval", "-10s"], 2, "--log-interval"),
+    (["generate", "--log-interval", "9999999999h"], 2, "--log-interval"),
+    (["generate", "--log-interval", "10x"], 2, "--log-interval"),
+    (["generate", "--log-interval", "48h"], 2, "--log-interval"),
+    (["generate", "--max-data-points", "-1"], 2, "--max-data-points"),
+    (["generate", "--fields", "float"], 2, "--fields"),
+    (["generate", "--format", "csv"], 2, "--format"),
+    (["generate", "--chunk-rows", "0"], 2, "--chunk-rows"),
+    (["generate", "--workers", "-1"], 2, "--workers"),
+    (["generate", "--symbol-dtype", "bytes"], 2, "--symbol-dtype"),
+    (["generate", "--file", "{tmp}/garbage.ilp/out.ilp"], 2, "--file"),
+    (["generate", "--file", "{tmp}"], 2, "--file"),
+    (["generate", "--no-such-flag"], 2, "--no-such-flag"),
+    (["generate", "extra-argument"], 2, "extra-argument"),
+    # bench: every check before the table is touched
+    (BENCH + ["--workers", "0"], 2, "--workers"),
+    (BENCH + ["--workers", "two"], 2, "--workers"),
+    (BENCH + ["--workers", "-3"], 2, "--workers"),
+    (BENCH + ["--worker-chunk-row-count", "0"], 2, "--worker-chunk-row-count"),
+    (BENCH + ["--worker-chunk-row-count", "1.5"], 2, "--worker-chunk-row-count"),
+    (BENCH + ["--transport", "udp"], 2, "--transport"),
+    (BENCH + ["--protocol-version", "4"], 2, "--protocol-version"),
+    (BENCH + ["--protocol-version", "0"], 2, "--protocol-version"),
+    (BENCH + ["--op", "pandas"], 2, "--op"),
+    (BENCH + ["--op", "iterrows", "--workers", "2"], 2, "--op iterrows"),
+    (BENCH + ["--target", "elsewhere"], 2, "--target"),
+    (BENCH + ["--target", "sink", "--transport", "http"], 2, "sink"),
+    (BENCH + ["--fields", "float"], 2, "--fields"),
+    (BENCH + ["--symbol-dtype", "int"], 2, "--symbol-dtype"),
+    (BENCH + ["--row-count", "0"], 2, "--row-count"),
+    (BENCH + ["--row-count", "-1"], 2, "--row-count"),
+    (BENCH + ["--scale", "0"], 2, "--scale"),
+    (BENCH + ["--scale", "1000000000"], 2, "GiB"),
+    (BENCH + ["--seed", str(2**64)], 2, "--seed"),
+    (BENCH + ["--timestamp-start", "2016-01-01"], 2, "--timestamp-start"),
+    (BENCH + ["--timestamp-start", "1900-01-01T00:00:00Z"], 2, "1970"),
+    (BENCH + ["--timestamp-end", "2999-01-01T00:00:00Z"], 2, "2262"),
+    (BENCH + ["--timestamp-end", "2015-01-01T00:00:00Z"], 2, "--timestamp-end"),
+    (BENCH + ["--log-interval", "soon"], 2, "--log-interval"),
+    (BENCH + ["--log-interval", "9999999999h"], 2, "--log-interval"),
+    (BENCH + ["--validation-query-timeout", "0"], 2, "--validation-query-timeout"),
+    (BENCH + ["--validation-query-timeout", "-1"], 2, "--validation-query-timeout"),
+    (BENCH + ["--validation-query-timeout", "nan"], 2, "--validation-query-timeout"),
+    (BENCH + ["--validation-query-timeout", "inf"], 2, "--validation-query-timeout"),
+    (BENCH + ["--reporting-period", "-1"], 2, "--reporting-period"),
+    (BENCH + ["--reporting-period", "inf"], 2, "--reporting-period"),
+    (BENCH + ["--reporting-period", "nan"], 2, "--reporting-period"),
+    (BENCH + ["--metrics-port", "0"], 2, "--metrics-port"),
+    (BENCH + ["--metrics-port", "70000"], 2, "--metrics-port"),
+    (BENCH + ["--metrics-linger", "-1"], 2, "--metrics-linger"),
+    (BENCH + ["--metrics-linger", "inf"], 2, "--metrics-linger"),
+    (BENCH + ["--ilp-port", "0"], 2, "--ilp-port"),
+    (BENCH + ["--ilp-port", "65536"], 2, "--ilp-port"),
+    (BENCH + ["--http-port", "99999"], 2, "--http-port"),
+    (BENCH + ["--http-port", "-80"], 2, "--http-port"),
+    (BENCH + ["--retry-timeout", "0"], 2, "--retry-timeout"),
+    (BENCH + ["--exactly-once"], 2, "--exactly-once"),
+    (BENCH + ["--exactly-once", "--transport", "http", "--target", "sink"], 2, "sink"),
+    (BENCH + ["--conf", "addr=localhost:9009"], 2, "--conf"),
+    (BENCH + ["--conf", "udp::addr=localhost:9009;"], 2, "--conf"),
+    (BENCH + ["--conf", "tcp::protocol_version=2;"], 2, "addr"),
+    (BENCH + ["--conf", "tcp::addr=localhost:9009;password"], 2, "key=value"),
+    (BENCH + ["--conf", "tcp::addr=localhost:9009;protocol_versoin=2;"], 2, "protocol_versoin"),
+    (BENCH + ["--conf", "tcp::addr=localhost:9009;PASSWORD=secret;"], 2, "PASSWORD"),
+    (BENCH + ["--table", "cpu'; drop table cpu; --"], 2, "invalid table name"),
+    (BENCH + ["--table", "a/b"], 2, "invalid table name"),
+    (BENCH + ["--results", "{tmp}/garbage.ilp/r.json"], 2, "results"),
+    (BENCH + ["--results", "{tmp}"], 2, "directory"),
+    (BENCH + ["--write-ilp", "{tmp}/garbage.ilp/out.ilp"], 2, "--write-ilp"),
+    (BENCH + ["--no-such-flag"], 2, "--no-such-flag"),
+    (["bench", "--send", "--row-count", "1000", "--host", "127.0.0.1", "--http-port", "1", "--ilp-port", "1",
+      "--results", "{tmp}/r.json"], 1, "127.0.0.1:1"),
+    # replay
+    (["replay"], 2, "'path'"),
+    (["replay", "{tmp}/missing.ilp", "{server}"], 2, "missing.ilp"),
+    (["replay", "{tmp}", "{server}"], 2, "cannot read"),
+    (["replay", "{tmp}/empty.ilp", "{server}"], 2, "empty"),
+    (["replay", "{tmp}/garbage.ilp", "{server}"], 2, "not ILP"),
+    (["replay", "{tmp}/truncated.ilp.gz", "{server}"], 2, "not ILP"),
+    (["replay", "{tmp}/corrupt.ilp.gz", "{server}"], 2, "cannot read"),
+    (["replay", "{tmp}/not-gzip.ilp.gz", "{server}"], 2, "cannot read"),
+    (["replay", "{tmp}/no-newline.ilp", "{server}"], 2, "truncated"),
+    (["replay", str(GOLDEN), "{server}", "--write-size", "0"], 2, "--write-size"),
+    (["replay", str(GOLDEN), "{server}", "--target", "nowhere"], 2, "--target"),
+    (["replay", str(GOLDEN), "{server}", "--validation-query-timeout", "nan"], 2, "--validation-query-timeout"),
+    # compare, native, the command itself
+    (["compare", "{tmp}/missing.json"], 2, "missing.json"),
+    (["compare", "{tmp}/garbage.ilp"], 2, "garbage.ilp"),
+    (["compare", "{tmp}/not-ours.json"], 2, "not a harness results file"),
+    (["compare", "{tmp}/future.json"], 2, "schema version 99"),
+    (["compare", "{tmp}/malformed.json"], 2, "not a well-formed results file"),
+    (["compare"], 2, "'paths'"),
+    (["native", "up", "--http-port", "70000"], 2, "--http-port"),
+    (["native", "up", "--timeout", "0"], 2, "--timeout"),
+    (["native", "launch"], 2, "launch"),
+    (["no-such-command"], 2, "no-such-command"),
+]
+
+
+@pytest.fixture
+def bad_files(tmp_path) -> Path:
+    golden = gzip.open(GOLDEN).read()
+    (tmp_path / "empty.ilp").write_bytes(b"")
+    (tmp_path / "garbage.ilp").write_bytes(b"hello world\nthis is not ILP\n")
+    (tmp_path / "truncated.ilp.gz").write_bytes(gzip.compress(golden[:5000]))
+    (tmp_path / "corrupt.ilp.gz").write_bytes(gzip.compress(golden)[:2000])
+    (tmp_path / "not-gzip.ilp.gz").write_bytes(b"plain text, not gzip\n")
+    (tmp_path / "no-newline.ilp").write_bytes(golden[: golden.index(b"\n", 1000)])
+    (tmp_path / "not-ours.json").write_text('{"hello": 1}')
+    (tmp_path / "future.json").write_text('{"schema_version": 99, "phases": {}}')
+    (tmp_path / "malformed.json").write_text('{"schema_version": 2, "phases": {"send": {"rows": 1}}}')
+    return tmp_path
+
+
+def case_id(args: list[str]) -> str:
+    return " ".join(["bench..."] + args[len(BENCH):] if args[:len(BENCH)] == BENCH else args)
+
+
+@pytest.mark.parametrize("args, code, fragment", CASES, ids=[case_id(case[0]) for case in CASES])
+def test_bad_input_is_one_line_and_touches_nothing(questdb, bad_files, capsys, args, code, fragment):
+    client = questdb.client
+    client.create_cpu_table("cpu", "long")
+    client.exec("insert into cpu (hostname, usage_user, timestamp) values ('sentinel', 1, 0)")
+    client.wait_for_count("cpu", 1, 30)
+    server = ["--host", questdb.host, "--http-port", str(questdb.http_port), "--ilp-port", str(questdb.ilp_port)]
+    argv = []
+    for arg in args:
+        argv.extend(server if arg == "{server}" else [arg.replace("{tmp}", str(bad_files))])
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    stderr = capsys.readouterr().err
+    assert exit_.value.code == code, stderr
+    assert stderr.startswith("error: ") and stderr.count("\n") == 1, stderr
+    assert fragment in stderr, stderr
+    assert "Traceback" not in stderr and "secret" not in stderr
+    assert client.count("cpu") == 1, "the table was touched"
+
+
+def test_at_least_a_hundred_cases():
+    assert len(CASES) >= 100

@@ -1,0 +1,130 @@
+"""--exactly-once against a real QuestDB that is killed (SIGKILL) and restarted on its data mid-send:
+every generated row arrives exactly once, and the run says what it re-sent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from harness.tsbs import cpu_only
+from harness.tsbs.params import make_spec
+
+ROWS, SCALE, SEED = 1_500_000, 1000, 11
+
+
+def bench_command(server, results, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "harness", "bench", "--send", "--exactly-once", "--transport", "http",
+            "--scale", str(SCALE), "--seed", str(SEED), "--row-count", str(ROWS), "--fields", "long",
+            "--worker-chunk-row-count", "5000", "--host", server.host, "--http-port", str(server.http_port),
+            "--ilp-port", str(server.ilp_port), "--reporting-period", "0.2", "--results", str(results), *extra]
+
+
+def wait_for_sent_rows(process: subprocess.Popen, at_least: int) -> None:
+    for line in process.stdout:
+        fields = line.split(",")
+        if len(fields) == 8 and fields[1] == "send" and float(fields[3]) >= at_least:
+            return
+    raise AssertionError("the run ended before sending")
+
+
+@pytest.mark.parametrize("workers, restarts", [((), 1), ((), 2), (("--workers", "2"), 1)])
+def test_restarts_mid_send_lose_and_double_nothing(tmp_path, killable_questdb, workers, restarts):
+    server = killable_questdb
+    results = tmp_path / "r.json"
+    process = subprocess.Popen(bench_command(server, results, *workers), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        for restart in range(restarts):
+            wait_for_sent_rows(process, (restart + 1) * 100_000)
+            server.kill()
+            time.sleep(3)  # the server is away for a while, not just a blip
+            server.server.start()
+        stdout, stderr = process.communicate(timeout=600)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, (stdout[-2000:], stderr)
+    assert server.client.count("cpu") == ROWS
+    # No (host, timestamp) twice, and sampled rows equal the generator's.
+    _, distinct = server.client.query("select count() from (select distinct hostname, timestamp from cpu)")
+    assert distinct == [[ROWS]]
+    spec = make_spec(seed=SEED, scale=SCALE, timestamp_end=None, row_limit=ROWS)
+    expected = pd.concat(cpu_only.frames(spec, 100_000, "long"), ignore_index=True)
+    expected = expected[expected["hostname"] == "host_7"].reset_index(drop=True)
+    columns, rows = server.client.query("select * from cpu where hostname = 'host_7' order by timestamp")
+    stored = pd.DataFrame(rows, columns=columns)
+    assert len(stored) == len(expected)
+    for field in cpu_only.FIELD_COLUMNS:
+        assert stored[field].tolist() == expected[field].tolist(), field
+    record = json.loads(results.read_text())
+    send = record["phases"]["send"]
+    assert record["status"] == "ok" and record["validation"]["visible_rows"] == ROWS
+    assert send["resent_chunks"] >= restarts and send["outage_seconds"] > 0
+    assert "Re-sent:" in stdout
+
+
+def test_without_exactly_once_a_restart_fails_the_run_clearly(tmp_path, killable_questdb):
+    server = killable_questdb
+    command = [arg for arg in bench_command(server, tmp_path / "r.json") if arg != "--exactly-once"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_sent_rows(process, 100_000)
+        server.kill()
+        stdout, stderr = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1 and stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
+    assert "rows were sent (flushed) before the failure" in stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    flushed = record["phases"]["send"]["rows"]
+    assert record["status"] == "failed"
+    assert f"{ROWS - flushed} of the {ROWS} rows were never sent" in record["error"]
+    assert "would double the rows that arrived" in record["error"]
+
+
+@pytest.mark.parametrize("workers", [(), ("--workers", "2")])
+def test_a_killed_client_resumes_to_an_exact_table(tmp_path, killable_questdb, workers):
+    """The client SIGKILLed mid-send; `bench --resume` on its record finishes the data set exactly."""
+    server = killable_questdb
+    results = tmp_path / "r.json"
+    process = subprocess.Popen(bench_command(server, results, *workers), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_sent_rows(process, 200_000)
+        time.sleep(1.5)  # at least one checkpoint after rows were acknowledged
+        process.kill()
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    died = json.loads(results.read_text())
+    assert died["status"] == "running" and died["acknowledged_chunks"] > 0
+    assert server.client.count("cpu") < ROWS
+    resumed = subprocess.run([sys.executable, "-m", "harness", "bench", "--resume", str(results),
+                              "--reporting-period", "0"], capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, (resumed.stdout[-2000:], resumed.stderr)
+    assert server.client.count("cpu") == ROWS
+    _, distinct = server.client.query("select count() from (select distinct hostname, timestamp from cpu)")
+    assert distinct == [[ROWS]]
+    record = json.loads(results.read_text())
+    assert record["status"] == "ok" and record["validation"]["visible_rows"] == ROWS
+    assert record["parameters"]["first_chunk"] == died["acknowledged_chunks"]
+
+
+def test_resume_refuses_what_it_cannot_finish_exactly(tmp_path, capsys):
+    from harness.cli import main
+
+    finished = {"schema_version": 2, "kind": "bench", "mode": "send", "status": "ok", "acknowledged_chunks": 3,
+                "parameters": {"exactly_once": True}, "phases": {}}
+    plain = dict(finished, status="running", parameters={"exactly_once": False})
+    for name, record, fragment in (("finished", finished, "finished"), ("plain", plain, "--exactly-once")):
+        (tmp_path / f"{name}.json").write_text(json.dumps(record))
+        with pytest.raises(SystemExit) as exit_:
+            main(["bench", "--resume", str(tmp_path / f"{name}.json")])
+        assert exit_.value.code == 2 and fragment in capsys.readouterr().err

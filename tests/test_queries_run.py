@@ -1,0 +1,223 @@
+"""``queries run`` against a real QuestDB: a small data set loaded with ``bench --send``, all 16 query types
+over PGWire and HTTP with two workers and ``--check`` (every answer equals the NumPy reference, the
+record's counts add up), a changed row caught by ``--check``, and failures (server down, a bad file, a
+rejected query) ending in one line and a record."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.errors import RunError
+from harness.queries.runner import QueriesRunOptions, run_queries
+from harness.results import comparison_table, load_results
+from harness.run import BenchOptions, run_bench
+from harness.tsbs.queries import QUERY_TYPES
+
+# 32 hosts over 25 hours, one epoch a minute: the smallest data set every query type runs on
+# (cpu-max-all-32-24 wants 32 hosts and a 24-hour window), 48,000 rows.
+DATA_SET = dict(seed=7, scale=32, timestamp_start="2016-01-01T00:00:00Z", timestamp_end="2016-01-02T01:00:00Z")
+LOG_INTERVAL = "60s"
+ROWS = 32 * 25 * 60
+QUERIES_PER_TYPE = 2
+LAST_EPOCH = "2016-01-02T00:59:00.000000Z"
+
+
+@pytest.fixture(scope="module")
+def loaded(questdb_server, tmp_path_factory):
+    """The session's QuestDB with the data set in table cpu (sent by the benchmark itself)."""
+    questdb_server.client.drop_table("cpu")
+    results = tmp_path_factory.mktemp("load") / "load.json"
+    record = run_bench(BenchOptions(send=True, transport="http", log_interval=LOG_INTERVAL, host=questdb_server.host,
+                                    http_port=questdb_server.http_port, ilp_port=questdb_server.ilp_port,
+                                    results=str(results), reporting_period=0, **DATA_SET),
+                       out=open("/dev/null", "w"))
+    assert record.validation.visible_rows == ROWS
+    return questdb_server
+
+
+def options(server, tmp_path: Path, **values) -> QueriesRunOptions:
+    settings = dict(generate=True, queries=QUERIES_PER_TYPE, log_interval=LOG_INTERVAL, host=server.host,
+                    http_port=server.http_port, pg_port=server.pg_port, results=str(tmp_path / "queries.json"),
+                    reporting_period=0, **DATA_SET)
+    settings.update(values)
+    return QueriesRunOptions(**settings)
+
+
+@pytest.mark.parametrize("protocol", ["pgwire", "http"])
+def test_every_type_answers_as_the_reference(loaded, tmp_path, protocol):
+    record = run_queries(options(loaded, tmp_path, protocol=protocol, workers=2, check=True),
+                         out=open("/dev/null", "w"))
+    assert record.status == "ok"
+    total = len(QUERY_TYPES) * QUERIES_PER_TYPE
+    assert record.queries["check"] == {"checked": total, "mismatches": 0, "first_mismatches": []}
+    statistics = record.queries["statistics"]
+    assert list(statistics) == [*QUERY_TYPES, "all queries"]
+    assert all(statistics[query_type]["count"] == QUERIES_PER_TYPE for query_type in QUERY_TYPES)
+    overall = statistics["all queries"]
+    assert overall["count"] == total == record.phases["queries"].rows
+    assert overall["min_ms"] == min(figures["min_ms"] for figures in statistics.values())
+    assert overall["sum_ms"] == pytest.approx(sum(statistics[query_type]["sum_ms"] for query_type in QUERY_TYPES))
+    for figures in statistics.values():
+        assert figures["min_ms"] <= figures["median_ms"] <= figures["p90_ms"] <= figures["p99_9_ms"] <= figures["max_ms"]
+    assert record.queries["failures"] == {}
+    (written,) = load_results([record.path])
+    assert written.kind == "queries" and written.queries == record.queries
+    assert written.parameters["protocol"] == protocol and written.server["questdb_version"]
+
+
+def test_burn_in_max_queries_and_type_filter_count_right(loaded, tmp_path):
+    record = run_queries(options(loaded, tmp_path, query_types="lastpoint,high-cpu-1", queries=5, burn_in=3,
+                                 max_queries=9), out=open("/dev/null", "w"))
+    statistics = record.queries["statistics"]
+    # The file order is high-cpu-1's 5, then lastpoint's 5: 9 run, the first 3 not counted.
+    assert {name: figures["count"] for name, figures in statistics.items()} == {
+        "high-cpu-1": 2, "lastpoint": 4, "all queries": 6}
+    table = comparison_table([record, record])
+    assert "high-cpu-1" in table and "queries/s" in table
+
+
+def _usage_user(server, epoch: str) -> float:
+    result = server.client.exec(f"SELECT usage_user FROM cpu WHERE hostname = 'host_0' AND timestamp = '{epoch}'")
+    return result["dataset"][0][0]
+
+
+def _set_usage_user(server, epoch: str, value: float) -> None:
+    server.client.exec(f"UPDATE cpu SET usage_user = {value!r} WHERE hostname = 'host_0' AND timestamp = '{epoch}'")
+    deadline = time.monotonic() + 30
+    while _usage_user(server, epoch) != value:  # a WAL table applies the update asynchronously
+        assert time.monotonic() < deadline, "the UPDATE never became visible"
+        time.sleep(0.05)
+
+
+def test_a_changed_row_fails_the_check(loaded, tmp_path):
+    original = _usage_user(loaded, LAST_EPOCH)
+    _set_usage_user(loaded, LAST_EPOCH, original + 1.5)
+    try:
+        with pytest.raises(RunError, match=r"1 of 2 query answers differ from the reference \(the first: query "
+                                           r"type lastpoint\)"):
+            run_queries(options(loaded, tmp_path, query_types="lastpoint,high-cpu-1", queries=1, check=True),
+                        out=open("/dev/null", "w"))
+    finally:
+        _set_usage_user(loaded, LAST_EPOCH, original)
+    (record,) = load_results([tmp_path / "queries.json"])
+    assert record.status == "failed" and record.queries["check"]["mismatches"] == 1
+    assert "lastpoint" in record.queries["check"]["first_mismatches"][0]
+    assert repr(original + 1.5) in record.queries["check"]["first_mismatches"][0]
+
+
+def harness(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=300)
+
+
+def assert_one_line(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("protocol", ["pgwire", "http"])
+def test_server_down_is_one_line_and_a_record(loaded, tmp_path, protocol):
+    port = _free_port()
+    results = tmp_path / "down.json"
+    ports = (["--pg-port", str(port), "--http-port", str(loaded.http_port)] if protocol == "pgwire" else
+             ["--http-port", str(port)])
+    result = harness("queries", "run", "--generate", "--queries", "1", "--seed", "7", "--host", "127.0.0.1",
+                     "--protocol", protocol, *ports, "--results", str(results))
+    assert_one_line(result, 1, f"127.0.0.1:{port}")
+    (record,) = load_results([results])
+    assert record.kind == "queries" and record.status == "failed" and f"127.0.0.1:{port}" in record.error
+
+
+def test_bad_file_is_one_line_and_a_record(loaded, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query_type": "lastpoint"}\n')
+    results = tmp_path / "bad.json"
+    result = harness("queries", "run", str(bad), "--host", loaded.host, "--pg-port", str(loaded.pg_port),
+                     "--http-port", str(loaded.http_port), "--results", str(results))
+    assert_one_line(result, 2, "bad.jsonl:1", "missing label")
+    assert load_results([results])[0].status == "failed"
+    assert_one_line(harness("queries", "run", "--generate", "--query-types", "nope"), 2, "'nope'")
+    assert_one_line(harness("queries", "run"), 2, "--generate")
+
+
+@pytest.mark.parametrize("protocol", ["pgwire", "http"])
+def test_a_rejected_query_is_counted_and_the_others_run(loaded, tmp_path, protocol):
+    lines = [{"query_type": "lastpoint", "label": "ok", "description": "d", "sql": "SELECT * FROM cpu latest by hostname",
+              "params": None},
+             {"query_type": "high-cpu-1", "label": "missing", "description": "d", "sql": "SELECT * FROM no_such_table",
+              "params": None}] * 3
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    results = tmp_path / "mixed.json"
+    result = harness("queries", "run", str(path), "--protocol", protocol, "--workers", "2", "--host", loaded.host,
+                     "--pg-port", str(loaded.pg_port), "--http-port", str(loaded.http_port), "--results", str(results))
+    assert_one_line(result, 1, "3 of 6 queries failed", "high-cpu-1: 3 rejected", "no_such_table")
+    (record,) = load_results([results])
+    assert record.queries["failures"] == {"high-cpu-1": {"rejected": 3}}
+    assert record.queries["statistics"]["lastpoint"]["count"] == 3
+
+
+def test_under_load_runs_the_ingest_beside_the_queries(loaded, tmp_path):
+    """Last in this file: it appends rows after the data set (the other tests' answers would change)."""
+    load_rows = 32 * 600  # ten hours of the data set's hosts after its end
+    record = run_queries(options(loaded, tmp_path, query_types="single-groupby-1-1-1,double-groupby-1", queries=20,
+                                 under_load=True, load_rows=load_rows), out=open("/dev/null", "w"))
+    under_load = record.queries["under_load"]
+    assert under_load["status"] == "ok" and under_load["rows"] == load_rows
+    assert record.queries["statistics"]["all queries"]["count"] == 40
+    (ingest,) = load_results([under_load["results"]])
+    assert ingest.kind == "bench" and ingest.validation.visible_rows == ROWS + load_rows
+    assert ingest.parameters["timestamp_start"] == DATA_SET["timestamp_end"]
+    assert loaded.client.count("cpu") == ROWS + load_rows
+    with pytest.raises(Exception, match="--under-load"):
+        run_queries(options(loaded, tmp_path, under_load=True, check=True), out=open("/dev/null", "w"))
+
+
+def test_metrics_count_every_query_by_type(loaded, tmp_path):
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness", "queries", "run", "--generate", "--queries", "3", "--query-types",
+         "lastpoint,single-groupby-1-1-1", "--seed", "7", "--scale", "32", "--timestamp-end",
+         DATA_SET["timestamp_end"], "--host", loaded.host, "--pg-port", str(loaded.pg_port), "--http-port",
+         str(loaded.http_port), "--metrics-port", str(port), "--metrics-linger", "30",
+         "--results", str(tmp_path / "metrics.json")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        samples, deadline = {}, time.monotonic() + 120
+        while samples.get(("harness_phase", "done")) != 1.0:
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, samples
+            time.sleep(0.2)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as response:
+                    text = response.read().decode()
+            except OSError:
+                continue
+            samples = {(sample.name, sample.labels.get("phase") or sample.labels.get("query_type")): sample.value
+                       for family in text_string_to_metric_families(text) for sample in family.samples}
+        assert samples[("harness_query_duration_seconds_count", "lastpoint")] == 3
+        assert samples[("harness_query_duration_seconds_count", "single-groupby-1-1-1")] == 3
+        assert samples[("harness_query_duration_seconds_count", "high-cpu-1")] == 0
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
