@@ -66,7 +66,8 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 	--protocol-version $(PROTOCOL) --worker-chunk-row-count $(CHUNK) --op $(OP) \
 	$(if $(strip $(WORKERS)),--workers $(WORKERS)) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
-.PHONY: bench-native bench-generate bench-table bench-overhead bench-exactly-once bench-parity bench-query-parity
+.PHONY: bench-native bench-generate bench-table bench-overhead bench-exactly-once bench-parity bench-query-parity \
+	bench-serialize-parity
 
 bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads, validate, record
 	@$(PY) -m harness native up --questdb-only
@@ -92,6 +93,15 @@ TSBS_BIN ?= ## Folder with tsbs_generate_data and tsbs_load_questdb (built from 
 bench-parity: setup ## Go loader vs replay vs bench, into QuestDB and the sink, unpinned and pinned (TSBS_BIN=DIR)
 	@test -n "$(TSBS_BIN)" || { echo "bench-parity needs TSBS_BIN=DIR (tsbs_generate_data, tsbs_load_questdb)" >&2; exit 2; }
 	$(PY) benchmarks/loader_parity.py --tsbs-bin $(TSBS_BIN)
+
+ORIGINAL_PYTHON ?= ## Interpreter with the original pandas benchmark's dependencies (benchmarks/serialize_parity.py says how)
+ORIGINAL_REPO ?= ## Checkout of questdb/py-tsbs-benchmark (the original pandas benchmark)
+SERIALIZE_ROWS ?= 2000000## Rows of each bench-serialize-parity run (the original's 1-thread run holds them in one buffer)
+
+bench-serialize-parity: setup ## The original benchmark's serialize vs ours, 1 thread and N workers (ORIGINAL_PYTHON, ORIGINAL_REPO)
+	@test -n "$(ORIGINAL_PYTHON)" -a -n "$(ORIGINAL_REPO)" || { echo "bench-serialize-parity needs ORIGINAL_PYTHON=... ORIGINAL_REPO=... (see benchmarks/serialize_parity.py)" >&2; exit 2; }
+	$(PY) benchmarks/serialize_parity.py --original-python $(ORIGINAL_PYTHON) --original-repo $(ORIGINAL_REPO) \
+		--row-count $(SERIALIZE_ROWS) --workers $(or $(strip $(WORKERS)),2)
 
 bench-query-parity: setup ## tsbs_run_queries_questdb vs queries run, per query type, alternated (TSBS_BIN=DIR)
 	@test -n "$(TSBS_BIN)" || { echo "bench-query-parity needs TSBS_BIN=DIR (tsbs_generate_queries, tsbs_run_queries_questdb)" >&2; exit 2; }
