@@ -250,11 +250,18 @@ def test_metrics_count_every_query_by_type(loaded, tmp_path):
                     text = response.read().decode()
             except OSError:
                 continue
+            families = list(text_string_to_metric_families(text))
             samples = {(sample.name, sample.labels.get("phase") or sample.labels.get("query_type")): sample.value
-                       for family in text_string_to_metric_families(text) for sample in family.samples}
+                       for family in families for sample in family.samples}
+            failures = {(sample.labels["query_type"], sample.labels["kind"]): sample.value
+                        for family in families for sample in family.samples
+                        if sample.name == "harness_query_failures_total"}
         assert samples[("harness_query_duration_seconds_count", "lastpoint")] == 3
         assert samples[("harness_query_duration_seconds_count", "single-groupby-1-1-1")] == 3
         assert samples[("harness_query_duration_seconds_count", "high-cpu-1")] == 0
+        # Every type's failure series exists at 0 (both kinds), and the run's phase went queries -> done.
+        assert failures == {(query_type, kind): 0.0 for query_type in QUERY_TYPES for kind in ("rejected", "timeout")}
+        assert samples[("harness_phase", "queries")] == 0
     finally:
         process.terminate()
         process.wait(timeout=30)
