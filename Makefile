@@ -141,7 +141,7 @@ bench-queries: setup ## Natively: load the query data set (bench --send), run TS
 # never overlap, Prometheus scraping both. OFFLINE=1 swaps in the stand-ins of images/offline/ for hosts
 # without a container registry (compose.offline.yaml). Inputs are checked while make reads this file, so a
 # bad one ends in a single `*** ... Stop.` line before anything starts.
-.PHONY: bench noop-sink up down logs clean offline-images
+.PHONY: bench noop-sink queries up down logs clean offline-images
 
 OFFLINE ?= ## 1: use local stand-in images (built by offline-images) instead of pulling
 # Pinned versions (QUESTDB_VERSION, the *_IMAGE tags): .env, which Compose reads too.
@@ -151,10 +151,11 @@ CLIENT_CPUS ?= ## Client CPU set, e.g. 12-15 (empty: the top quarter of the core
 METRICS_LINGER ?= 5## Seconds the client's /metrics stays up after a run (Prometheus' last scrape)
 RESULTS ?= ## Results file in results/ (empty: results/<UTC time>-docker-<target>.json)
 
-DOCKER_GOALS := bench noop-sink up down logs clean offline-images
+DOCKER_GOALS := bench noop-sink queries up down logs clean offline-images
 ifneq ($(filter $(DOCKER_GOALS),$(MAKECMDGOALS)),)
 DOCKER_PROBLEM := $(shell WORKERS='$(WORKERS)' ROWS='$(ROWS)' QDB_CPUS='$(QDB_CPUS)' CLIENT_CPUS='$(CLIENT_CPUS)' \
-	RESULTS='$(RESULTS)' OFFLINE='$(OFFLINE)' scripts/docker-check.sh check $(filter $(DOCKER_GOALS),$(MAKECMDGOALS)))
+	RESULTS='$(RESULTS)' OFFLINE='$(OFFLINE)' QSCALE='$(QSCALE)' QUERIES='$(QUERIES)' QWORKERS='$(QWORKERS)' \
+	QPROTOCOL='$(QPROTOCOL)' QLOAD='$(QLOAD)' scripts/docker-check.sh check $(filter $(DOCKER_GOALS),$(MAKECMDGOALS)))
 ifneq ($(DOCKER_PROBLEM),)
 $(error $(DOCKER_PROBLEM))
 endif
@@ -182,33 +183,55 @@ GRAFANA_ADMIN_PASSWORD ?= $(shell test -s $(GRAFANA_PASSWORD_FILE) || { mkdir -p
 COMPOSE_ENV = QUESTDB_VERSION='$(QUESTDB_VERSION)' QDB_CPUS='$(DOCKER_QDB_CPUS)' CLIENT_CPUS='$(DOCKER_CLIENT_CPUS)' \
 	CLIENT_UID=$(CLIENT_UID) CLIENT_GID=$(CLIENT_GID) GRAFANA_ADMIN_PASSWORD='$(GRAFANA_ADMIN_PASSWORD)'
 COMPOSE = $(COMPOSE_ENV) docker compose $(COMPOSE_FILES)
-# One run in a fresh client container ($(1): more `run` options): --build picks up harness changes
-# (cached layers otherwise), --use-aliases makes it `client` on the network, where Prometheus scrapes it.
+# One harness command in a fresh client container ($(1): more `run` options, $(2): the command and its
+# options; the image's entrypoint is `python -m harness`): --build picks up harness changes (cached layers
+# otherwise), --use-aliases makes it `client` on the network, where Prometheus scrapes it.
 # --log-level error: without buildx (Debian's docker.io has none) Compose warns on every build that it
 # falls back from Bake to its own builder, and COMPOSE_BAKE=false only swaps that for a deprecation warning.
-client_run = $(COMPOSE_ENV) docker --log-level error compose $(COMPOSE_FILES) run --rm --build --quiet-build \
-	--use-aliases $(1) client bench --send --report $(BENCH_ARGS) --metrics-port 9464 --metrics-linger $(METRICS_LINGER)
+client_container = $(COMPOSE_ENV) docker --log-level error compose $(COMPOSE_FILES) run --rm --build --quiet-build \
+	--use-aliases $(1) client $(2)
+# Served on client:9464 (conf/prometheus.yml) during the run and METRICS_LINGER seconds after it.
+CLIENT_METRICS = --metrics-port 9464 --metrics-linger $(METRICS_LINGER)
+# One benchmark run ($(1): more `run` options); the caller adds the target's options.
+client_run = $(call client_container,$(1),bench --send --report $(BENCH_ARGS) $(CLIENT_METRICS))
 # A rebuild leaves the previous client image untagged (<none>); only those, found by the build's label, go.
 prune_client_images = docker image prune --force --filter label=tsbs-pandas-questdb.image=client >/dev/null
 docker_results = $(or $(RESULTS),results/$(DOCKER_STAMP)-docker-$(1).json)
 OFFLINE_IMAGES := $(if $(filter 1,$(OFFLINE)),offline-images)
+# results/ for the client's user (a root caller hands it to the image's own user, see CLIENT_UID).
+results_dir = mkdir -p results$(if $(filter 0,$(HOST_UID)), && chown $(CLIENT_UID):$(CLIENT_GID) results)
+# QuestDB, Prometheus (and Grafana, online) up, waiting until QuestDB is healthy.
+stack_up = $(COMPOSE) up --detach --wait --wait-timeout 180 --quiet-pull
 
 bench: $(OFFLINE_IMAGES) ## In Docker: start QuestDB (and Prometheus), send ROWS rows with WORKERS threads, record
 	@echo "CPU sets: QuestDB $(DOCKER_QDB_CPUS), client $(DOCKER_CLIENT_CPUS)"
-	@mkdir -p results$(if $(filter 0,$(HOST_UID)), && chown $(CLIENT_UID):$(CLIENT_GID) results)
-	$(COMPOSE) up --detach --wait --wait-timeout 180 --quiet-pull
+	@$(results_dir)
+	$(stack_up)
 	$(call client_run,) --host questdb --results $(call docker_results,bench)
 	@$(prune_client_images)
 
 noop-sink: $(OFFLINE_IMAGES) ## In Docker: the same run against the socat no-op sink (client cost alone)
 	@echo "CPU sets: sink $(DOCKER_QDB_CPUS), client $(DOCKER_CLIENT_CPUS)"
-	@mkdir -p results$(if $(filter 0,$(HOST_UID)), && chown $(CLIENT_UID):$(CLIENT_GID) results)
+	@$(results_dir)
 	$(COMPOSE) --profile noop up --detach --wait --wait-timeout 180 --quiet-pull sink prometheus
 	$(call client_run,--no-deps) --target sink --host sink --ilp-port 9009 --results $(call docker_results,noop-sink)
 	@$(prune_client_images)
 
+# The query benchmark's variables (QSCALE ... QARGS) are bench-queries' (above); the servers' ports are the
+# Compose network's defaults, so QHTTP_PORT ... QMIN_PORT do not apply. The load's record goes beside the
+# queries' one: <results>-load.json.
+queries: $(OFFLINE_IMAGES) ## In Docker: load the query data set (QLOAD=1), run TSBS's queries (all types), record
+	@echo "CPU sets: QuestDB $(DOCKER_QDB_CPUS), client $(DOCKER_CLIENT_CPUS)"
+	@$(results_dir)
+	$(stack_up)
+	$(if $(filter 1,$(QLOAD)),$(call client_container,,bench --send --transport http $(QDATA_ARGS) --host questdb \
+		--reporting-period 0 --results $(basename $(call docker_results,queries))-load.json))
+	$(call client_container,,queries run --generate $(QDATA_ARGS) --queries $(QUERIES) --workers $(QWORKERS) \
+		--protocol $(QPROTOCOL) --host questdb $(CLIENT_METRICS) --report --results $(call docker_results,queries) $(QARGS))
+	@$(prune_client_images)
+
 up: $(OFFLINE_IMAGES) ## Start QuestDB, Prometheus and Grafana in Docker and wait until healthy
-	$(COMPOSE) up --detach --wait --wait-timeout 180 --quiet-pull
+	$(stack_up)
 	@echo "QuestDB http://127.0.0.1:9000  Prometheus http://127.0.0.1:9090$(if $(filter 1,$(OFFLINE)),  (no Grafana offline),  Grafana http://127.0.0.1:3000 (admin password: $(if $(filter command line environment,$(origin GRAFANA_ADMIN_PASSWORD)),GRAFANA_ADMIN_PASSWORD,$(GRAFANA_PASSWORD_FILE))))"
 
 down: ## Stop and remove the stack's containers (the data volumes stay)

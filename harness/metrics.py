@@ -38,6 +38,8 @@ class RunMetrics:
     ``parameters`` become the info metric's labels; ``workers`` is how many worker series exist from the
     start (at 0), so that every worker's first chunk already shows as a rate."""
 
+    phase_names: tuple[str, ...] = PHASES  # the harness_phase series, one of them 1 at a time
+
     def __init__(self, run_id: str, parameters: dict, port: int | None = None, linger_seconds: float = 0.0,
                  registry: CollectorRegistry | None = None, workers: int = 1, host: str | None = None):
         self.run_id = run_id
@@ -66,7 +68,7 @@ class RunMetrics:
         self.info = Info("harness_run", "Parameters of the run.", registry=self.registry)
         self.info.info({"run_id": run_id, **{key: str(value) for key, value in parameters.items()}})
         self.start_time.labels(run_id).set(time.time())
-        for phase in PHASES:
+        for phase in self.phase_names:
             self.phase.labels(run_id, phase).set(0)
         # Zero-valued series exist from the start, so rate() has a baseline and panels show 0, not "no data".
         self.errors_total.labels(run_id, "none")
@@ -83,7 +85,7 @@ class RunMetrics:
                              f"{exc.strerror or exc}") from None
 
     def set_phase(self, phase: str) -> None:
-        for name in PHASES:
+        for name in self.phase_names:
             self.phase.labels(self.run_id, name).set(1 if name == phase else 0)
 
     @property
@@ -161,13 +163,17 @@ QUERY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 
 
 class QueryRunMetrics(RunMetrics):
-    """A query run's metrics: the run's info, phase and errors as for an ingest run, plus each counted
-    query's latency by type (the histogram's ``_count`` is the queries done, so ``rate()`` of it is
-    queries/s) and failed queries by type and kind (rejected, timeout). Every type's series exists from the
-    start, at 0."""
+    """A query run's metrics: the run's info, phase (``queries`` until ``done`` or ``failed``) and errors as
+    for an ingest run, plus each counted query's latency by type (the histogram's ``_count`` is the queries
+    done, so ``rate()`` of it is queries/s) and failed queries by type and kind (``failure_kinds``: rejected,
+    timeout). Every type's series, and every (type, kind) failure series, exists from the start at 0: a
+    panel shows 0 rather than no data, and a type's first query or failure already shows as a rate."""
+
+    phase_names = ("queries", "done", "failed")
 
     def __init__(self, run_id: str, parameters: dict, port: int | None = None, linger_seconds: float = 0.0,
-                 registry: CollectorRegistry | None = None, query_types: tuple[str, ...] = ()):
+                 registry: CollectorRegistry | None = None, query_types: tuple[str, ...] = (),
+                 failure_kinds: tuple[str, ...] = ()):
         super().__init__(run_id, parameters, port, linger_seconds, registry)
         self.query_seconds = Histogram("harness_query_duration_seconds", "Latency of one counted query, by type.",
                                        ("run_id", "query_type"), buckets=QUERY_BUCKETS, registry=self.registry)
@@ -175,6 +181,9 @@ class QueryRunMetrics(RunMetrics):
                                       ("run_id", "query_type", "kind"), registry=self.registry)
         for query_type in query_types:
             self.query_seconds.labels(run_id, query_type)
+            for kind in failure_kinds:
+                self.query_failures.labels(run_id, query_type, kind)
+        self.set_phase("queries")
 
     def observe_query(self, query_type: str, seconds: float) -> None:
         self.query_seconds.labels(self.run_id, query_type).observe(seconds)

@@ -5,9 +5,10 @@
 #   scripts/docker-check.sh cpus             print the default CPU split "QDB CLIENT" for this host
 #   scripts/docker-check.sh check GOAL...    print the first problem for these make goals (nothing: fine)
 #
-# `check` reads WORKERS, ROWS, QDB_CPUS, CLIENT_CPUS, RESULTS, OFFLINE, HOST_CORES and compose.yaml's PUBLISH_*
-# ports from the environment; a published port held by anything but this Compose project is named with
-# how to stop it. It always exits 0: the Makefile turns a printed problem into $(error).
+# `check` reads WORKERS, ROWS, QSCALE, QUERIES, QWORKERS, QPROTOCOL, QLOAD, QDB_CPUS, CLIENT_CPUS, RESULTS,
+# OFFLINE, HOST_CORES and compose.yaml's PUBLISH_* ports from the environment; a published port held by
+# anything but this Compose project is named with how to stop it. It always exits 0: the Makefile turns a
+# printed problem into $(error).
 set -uo pipefail
 
 host_cores=${HOST_CORES:-$(getconf _NPROCESSORS_ONLN)}
@@ -82,10 +83,21 @@ port_holder() {  # port_holder PORT: who listens on PORT, with how to stop it; n
     fi
 }
 
+# The goals by what they start: the whole stack (QuestDB, Prometheus, Grafana online), a client container
+# (its inputs and RESULTS), and either (CPU sets, published ports). noop-sink starts the sink and Prometheus.
+STACK_GOALS="bench queries up"
+CLIENT_GOALS="bench noop-sink queries"
+
+has_goal() {  # has_goal "GOALS" "WANTED...": whether any wanted goal is among the goals
+    local goal
+    for goal in $2; do [[ " $1 " == *" $goal "* ]] && return 0; done
+    return 1
+}
+
 check_ports() {  # check_ports GOALS: the host ports compose.yaml publishes for these goals, free or ours
     local port ports="${PUBLISH_HTTP_PORT:-9000} ${PUBLISH_ILP_PORT:-9009} ${PUBLISH_PG_PORT:-8812} ${PUBLISH_MIN_PORT:-9003} ${PUBLISH_PROMETHEUS_PORT:-9090}"
-    [[ " $* " == *" noop-sink "* && " $* " != *" bench "* && " $* " != *" up "* ]] && ports=${PUBLISH_PROMETHEUS_PORT:-9090}
-    [ -n "${OFFLINE:-}" ] || [[ " $* " != *" up "* && " $* " != *" bench "* ]] || ports="$ports ${PUBLISH_GRAFANA_PORT:-3000}"
+    has_goal "$*" "$STACK_GOALS" || ports=${PUBLISH_PROMETHEUS_PORT:-9090}  # noop-sink alone
+    [ -n "${OFFLINE:-}" ] || ! has_goal "$*" "$STACK_GOALS" || ports="$ports ${PUBLISH_GRAFANA_PORT:-3000}"
     local problem
     for port in $ports; do
         problem=$(port_holder "$port")
@@ -98,15 +110,22 @@ check() {
     read -r qdb_cpus client_cpus <<<"$(default_cpus)"
     qdb_cpus=${QDB_CPUS:-$qdb_cpus} client_cpus=${CLIENT_CPUS:-$client_cpus}
 
-    if [[ $goals == *" bench "* || $goals == *" noop-sink "* ]]; then
+    if has_goal "$goals" "bench noop-sink"; then
         positive_int WORKERS "${WORKERS:-}" optional || return
         positive_int ROWS "${ROWS:-}" || return
-        if [ -n "${RESULTS:-}" ] && [[ ! ${RESULTS} =~ ^(\./)?results/[^/]+$ ]]; then
-            echo "RESULTS must name a file in results/ (the only directory the client container sees), got '$RESULTS'"
-            return
-        fi
     fi
-    if [[ $goals == *" bench "* || $goals == *" noop-sink "* || $goals == *" up "* ]]; then
+    if has_goal "$goals" queries; then
+        positive_int QSCALE "${QSCALE:-}" || return
+        positive_int QUERIES "${QUERIES:-}" || return
+        positive_int QWORKERS "${QWORKERS:-}" || return
+        [[ ${QPROTOCOL:-} =~ ^(pgwire|http)$ ]] || { echo "QPROTOCOL must be pgwire or http (got '${QPROTOCOL:-}')"; return; }
+        [[ ${QLOAD:-} =~ ^[01]$ ]] || { echo "QLOAD must be 1 (load the data set first) or 0 (got '${QLOAD:-}')"; return; }
+    fi
+    if has_goal "$goals" "$CLIENT_GOALS" && [ -n "${RESULTS:-}" ] && [[ ! ${RESULTS} =~ ^(\./)?results/[^/]+$ ]]; then
+        echo "RESULTS must name a file in results/ (the only directory the client container sees), got '$RESULTS'"
+        return
+    fi
+    if has_goal "$goals" "$CLIENT_GOALS up"; then
         if [ "$qdb_cpus" = - ] || [ "$client_cpus" = - ]; then
             echo "this host has $host_cores core: set QDB_CPUS and CLIENT_CPUS explicitly (server and client then share it)"
             return
@@ -126,7 +145,7 @@ check() {
     elif other_goals=${goals// offline-images / } && [ -n "${other_goals// /}" ] \
         && ! docker compose version >/dev/null 2>&1; then  # offline-images alone needs no Compose
         echo "the Docker Compose v2 plugin is missing: 'docker compose version' fails (see docs/docker.md)"
-    elif [[ $goals == *" bench "* || $goals == *" noop-sink "* || $goals == *" up "* ]]; then
+    elif has_goal "$goals" "$CLIENT_GOALS up"; then
         check_ports "$@"
     fi
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -174,6 +175,13 @@ def make(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     (["bench", "CLIENT_CPUS=3-1"], "CLIENT_CPUS must be a CPU set like 0-11 or 0,2,4 (got '3-1')"),
     (["up", "CLIENT_CPUS=9999"], "CLIENT_CPUS=9999 names CPU 9999"),
     (["bench", "RESULTS=/tmp/x.json"], "RESULTS must name a file in results/"),
+    (["queries", "RESULTS=results/sub/x.json"], "RESULTS must name a file in results/"),
+    (["queries", "QWORKERS=0"], "QWORKERS must be a positive integer (got '0')"),
+    (["queries", "QUERIES=ten"], "QUERIES must be a positive integer (got 'ten')"),
+    (["queries", "QSCALE=-4"], "QSCALE must be a positive integer (got '-4')"),
+    (["queries", "QPROTOCOL=grpc"], "QPROTOCOL must be pgwire or http (got 'grpc')"),
+    (["queries", "QLOAD=yes"], "QLOAD must be 1 (load the data set first) or 0 (got 'yes')"),
+    (["queries", "CLIENT_CPUS=3-1"], "CLIENT_CPUS must be a CPU set like 0-11 or 0,2,4 (got '3-1')"),
 ])
 def test_bad_input_is_one_line(args, message):
     result = make(*args)
@@ -211,8 +219,69 @@ def test_one_core_needs_explicit_sets():
 def test_help_lists_the_docker_targets():
     result = make("help")
     assert result.returncode == 0
-    for target in ("bench", "noop-sink", "up", "down", "logs", "clean", "offline-images"):
+    for target in ("bench", "noop-sink", "queries", "up", "down", "logs", "clean", "offline-images"):
         assert f"  {target} " in result.stdout, target
     for variable in ("OFFLINE", "QDB_CPUS", "CLIENT_CPUS", "RESULTS"):
         assert f"  {variable} " in result.stdout, variable
     assert "  QUESTDB_VERSION=" in result.stdout  # from .env
+
+
+# --- what the Docker goals run (make -n: printed, not run; the input checks are tested above) -------------
+
+def dry_run(*args: str) -> list[list[str]]:
+    """The commands `make -n` prints for a goal, each split as the shell would; DOCKER_PROBLEM= skips the
+    input and engine checks (the Makefile's check runs while make reads it, even under -n)."""
+    result = make("-n", *args, "DOCKER_PROBLEM=", "OFFLINE=1", "QDB_CPUS=0", "CLIENT_CPUS=1")
+    assert result.returncode == 0, result.stderr
+    return [shlex.split(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def client_commands(commands: list[list[str]]) -> list[tuple[list[str], list[str]]]:
+    """Each client container's (docker compose run ... part, harness command after the service name)."""
+    found = []
+    for words in commands:
+        if "compose" in words and "run" in words and "client" in words:
+            at = words.index("client", words.index("run"))
+            found.append((words[:at], words[at + 1:]))
+    return found
+
+
+QUERY_VARIABLES = ["QSCALE=4", "QSEED=3", "QEND=2016-01-01T03:00:00Z", "QUERIES=2", "QWORKERS=2", "QPROTOCOL=http"]
+
+
+def test_queries_loads_the_data_set_then_runs_the_queries_in_the_client():
+    """make queries: the stack up, then two client containers like bench's (same run options, CPU sets and
+    offline files): `bench --send --transport http` of the data set the Q* variables name, then `queries
+    run --generate` of the same data set against questdb, with metrics for Prometheus and a results file."""
+    commands = dry_run("queries", *QUERY_VARIABLES, "RESULTS=results/q.json", "QARGS=--burn-in 3")
+    (up,) = [index for index, words in enumerate(commands) if "up" in words and "--wait" in words]
+    assert "compose.offline.yaml" in commands[up]
+    (load_run, load), (query_run, queries) = client_commands(commands)
+    data_set = ["--seed", "3", "--scale", "4", "--timestamp-start", "2016-01-01T00:00:00Z", "--timestamp-end",
+                "2016-01-01T03:00:00Z"]
+    assert load[:-1] == ["bench", "--send", "--transport", "http", *data_set, "--host", "questdb",
+                         "--reporting-period", "0", "--results"]
+    assert load[-1] == "results/q-load.json"  # beside the queries' record
+    assert queries == ["queries", "run", "--generate", *data_set, "--queries", "2", "--workers", "2", "--protocol",
+                       "http", "--host", "questdb", "--metrics-port", "9464", "--metrics-linger", "5", "--report",
+                       "--results", "results/q.json", "--burn-in", "3"]
+    # The same container as bench's: its run options, the client's CPU set, the offline override.
+    ((bench_run, bench),) = client_commands(dry_run("bench", "ROWS=10"))
+    assert load_run == query_run == bench_run
+    assert "CLIENT_CPUS=1" in bench_run and "compose.offline.yaml" in bench_run and "--use-aliases" in bench_run
+    assert bench[:2] == ["bench", "--send"] and bench[bench.index("--metrics-port") + 1] == "9464"
+    # In this order: the stack, the load, the queries.
+    runs = [index for index, words in enumerate(commands) if words[-len(queries):] == queries
+            or words[-len(load):] == load]
+    assert len(runs) == 2 and up < runs[0] and commands[runs[0]][-len(load):] == load
+
+
+def test_queries_default_results_and_no_load():
+    """Without RESULTS the records are stamped like bench's, the load's beside the queries'; QLOAD=0 only
+    queries the table as it is."""
+    (_, load), (_, queries) = client_commands(dry_run("queries", *QUERY_VARIABLES))
+    results = queries[queries.index("--results") + 1]
+    assert results.startswith("results/") and results.endswith("-docker-queries.json")
+    assert load[-1] == results.removesuffix(".json") + "-load.json"
+    ((_, only),) = client_commands(dry_run("queries", *QUERY_VARIABLES, "QLOAD=0"))
+    assert only[:2] == ["queries", "run"]

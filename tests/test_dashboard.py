@@ -57,10 +57,30 @@ def query_panels(dashboard: dict) -> list[dict]:
     return [panel for panel in iter_panels(dashboard["panels"]) if panel.get("type") != "row"]
 
 
-def panel_expressions(dashboard: dict) -> list[tuple[str, str, str]]:
-    """(panel title, refId, PromQL) of every query of every panel."""
+def panel_expressions(dashboard: dict, panels: list[dict] | None = None) -> list[tuple[str, str, str]]:
+    """(panel title, refId, PromQL) of every query of every panel (or of ``panels``)."""
     return [(panel["title"], target.get("refId", "?"), target.get("expr", ""))
-            for panel in query_panels(dashboard) for target in panel.get("targets", [])]
+            for panel in (query_panels(dashboard) if panels is None else panels)
+            for target in panel.get("targets", [])]
+
+
+# The row of the query benchmark's panels (a `queries run`'s metrics; the other rows show a `bench` run's).
+QUERIES_ROW = "Queries (harness queries run)"
+
+
+def panels_by_row(dashboard: dict) -> dict[str, list[dict]]:
+    """Each row's title and the query panels under it (the dashboard's rows are expanded: a panel belongs to
+    the last row above it)."""
+    rows: dict[str, list[dict]] = {}
+    current = None
+    for panel in sorted(iter_panels(dashboard["panels"]), key=lambda p: (p["gridPos"]["y"], p["gridPos"]["x"])):
+        if panel.get("type") == "row":
+            current = panel["title"]
+            rows[current] = []
+        else:
+            assert current is not None, f"panel {panel['title']!r} is above every row"
+            rows[current].append(panel)
+    return rows
 
 
 def substitute(expr: str, run_id: str, variables: dict | None = None) -> str:
@@ -291,6 +311,37 @@ def test_the_dashboard_covers_the_issue():
     for word in ("rows/s", "MiB/s", "per worker", "Flush latency", "ILP received", "connections", "committed",
                  "WAL-applied", "WAL apply lag", "memory", "Errors"):
         assert any(word in title for title in titles), word
+
+
+def test_the_dashboard_covers_the_query_benchmark():
+    """Issue 12's panels, in a row of their own: queries/s per query type, p50 and p99 latency per type from
+    the histogram, failures per type and kind; every harness_query_ series is in that row and nowhere else
+    (tests/test_prometheus_panels.py evaluates that row against a query run, the others against a bench run)."""
+    dashboard = load_dashboard()
+    rows = panels_by_row(dashboard)
+    assert QUERIES_ROW in rows and rows[QUERIES_ROW]
+    queries = panel_expressions(dashboard, rows[QUERIES_ROW])
+    expressions = [re.sub(r"\s+", " ", expr) for _, _, expr in queries]
+    assert all("harness_query_" in expr for expr in expressions), queries
+    for title, _, expr in panel_expressions(dashboard):
+        assert ("harness_query_" in expr) == (title in {title for title, _, _ in queries}), (title, expr)
+    rate = 'sum by (query_type) (rate(harness_query_duration_seconds_count{run_id="$run"}[$__rate_interval]))'
+    assert rate in expressions
+    for quantile in ("0.5", "0.99"):
+        assert (f"histogram_quantile({quantile}, sum by (le, query_type) (rate(harness_query_duration_seconds_bucket"
+                f'{{run_id="$run"}}[$__rate_interval])))') in expressions, quantile
+    assert any(expr.startswith('sum by (query_type, kind) (harness_query_failures_total{run_id="$run"})')
+               for expr in expressions), expressions
+    titles = [panel["title"] for panel in rows[QUERIES_ROW]]
+    for word in ("Queries/s per query type", "p50", "p99", "failures"):
+        assert any(word in title for title in titles), word
+
+
+def test_panels_by_row_follows_the_layout():
+    rows = panels_by_row(load_dashboard())
+    assert list(rows) == ["Run", "Client (harness)", "QuestDB", QUERIES_ROW]
+    assert [panel["title"] for panel in rows["Run"]] == ["Run phase", "Run parameters"]
+    assert sum(map(len, rows.values())) == len(query_panels(load_dashboard()))
 
 
 def test_substitute_replaces_grafana_variables():

@@ -1,9 +1,9 @@
 """The Compose stack end to end on a real Docker engine, with the offline stand-in images.
 
-Runs exactly what a user runs: `make bench OFFLINE=1 WORKERS=2 ROWS=200000` and
-`make noop-sink OFFLINE=1 ROWS=200000`, then asks the containers themselves: the rows inside QuestDB,
-the CPU set the client ran on (recorded in its results JSON), the configuration QuestDB used, and what
-Prometheus scraped. The stand-ins (not the pinned upstream images) because CI reaches no container
+Runs exactly what a user runs: `make bench OFFLINE=1 WORKERS=2 ROWS=200000`,
+`make noop-sink OFFLINE=1 ROWS=200000` and, last, `make queries OFFLINE=1` on a small data set, then asks
+the containers themselves: the rows inside QuestDB, the CPU set the client ran on (recorded in its results
+JSON), the configuration QuestDB used, and what Prometheus scraped. The stand-ins (not the pinned upstream images) because CI reaches no container
 registry; they run the same QuestDB jar, the same configuration and the same client image recipe.
 
 Without an engine or Compose the tests stop and say why (tests/prerequisites.py; `make test` sets both
@@ -107,7 +107,7 @@ def runs():
     if busy:
         pytest.fail(f"ports {busy} are taken: the test stack publishes there (stop what holds them)", pytrace=False)
     tag = uuid.uuid4().hex[:8]
-    paths = {mode: ROOT / "results" / f"pytest-docker-{mode}-{tag}.json" for mode in ("bench", "noop-sink")}
+    paths = {mode: ROOT / "results" / f"pytest-docker-{mode}-{tag}.json" for mode in ("bench", "noop-sink", "queries")}
     started = time.monotonic()
     try:
         images = make("offline-images", timeout=900)
@@ -119,7 +119,7 @@ def runs():
         yield {"bench": bench, "noop-sink": noop, "paths": paths, "seconds": time.monotonic() - started}
     finally:
         compose("--profile", "*", "down", "--volumes", "--remove-orphans", timeout=180)
-        for path in paths.values():
+        for path in (ROOT / "results").glob(f"pytest-docker-*-{tag}*"):  # the records, -load.json, reports
             path.unlink(missing_ok=True)
 
 
@@ -200,3 +200,51 @@ def test_noop_sink_run(runs):
 def test_whole_docker_run_is_quick(runs):
     # Cached images: well under the 10 minutes CI allows on 2 cores.
     assert runs["seconds"] < 420, runs["seconds"]
+
+
+# --- make queries: last, since its load replaces table cpu (whose rows a test above counts) ---------------
+
+# 4 hosts over 3 hours: the types TSBS makes for so small a set (a few seconds to load), 2 queries each.
+QUERY_SET = ["QSCALE=4", "QEND=2016-01-01T03:00:00Z", "QUERIES=2"]
+QUERY_ROWS = 4 * 3 * 360  # one epoch every 10 s
+
+
+@pytest.fixture(scope="module")
+def queries(runs):
+    """`make queries OFFLINE=1` on the stack `runs` started: the load, then TSBS's queries of every type the
+    data set allows. Used only by the tests below, so it runs after the tests above (pytest's file order)."""
+    started = time.monotonic()
+    result = make("queries", "OFFLINE=1", *QUERY_SET, "METRICS_LINGER=3",
+                  f"RESULTS=results/{runs['paths']['queries'].name}")
+    runs["queries"] = result
+    return {"result": result, "seconds": time.monotonic() - started}
+
+
+def test_queries_results(runs, queries):
+    data = record(runs, "queries")
+    stdout = queries["result"].stdout
+    assert data["status"] == "ok" and data["kind"] == "queries", data.get("error")
+    assert data["parameters"]["scale"] == 4 and data["parameters"]["protocol"] == "pgwire"
+    assert data["parameters"]["host"] == "questdb" and data["seed"] == 7
+    statistics = data["queries"]["statistics"]
+    types = [name for name in statistics if name != "all queries"]
+    assert len(types) >= 3 and "lastpoint" in types, types
+    assert all(statistics[name]["count"] == 2 for name in types), statistics
+    assert statistics["all queries"]["count"] == 2 * len(types) == data["phases"]["queries"]["rows"]
+    for figures in statistics.values():
+        assert 0 < figures["min_ms"] <= figures["median_ms"] <= figures["p99_ms"] <= figures["max_ms"]
+    assert data["queries"]["failures"] == {} and data["queries"]["check"] is None
+    report = runs["paths"]["queries"].with_suffix(".html")
+    assert f"Report: results/{report.name}" in stdout and report.stat().st_size > 0
+    # The load's record, beside it: the data set the queries ran on, every row visible.
+    load = json.loads(runs["paths"]["queries"].with_name(runs["paths"]["queries"].stem + "-load.json").read_text())
+    assert load["status"] == "ok" and load["parameters"]["transport"] == "http" and load["seed"] == 7
+    assert load["validation"]["visible_rows"] == QUERY_ROWS
+
+
+def test_queries_client_ran_on_its_cpu_set_and_prometheus_scraped_it(runs, queries):
+    data = record(runs, "queries")
+    assert data["system"]["cpu_affinity"] == cpus(expected_split()[1])
+    counted = prometheus(f'sum(max_over_time(harness_query_duration_seconds_count{{run_id="{data["run_id"]}"}}[1h]))')
+    assert counted and float(counted[0]["value"][1]) == data["queries"]["statistics"]["all queries"]["count"], counted
+    assert questdb_sql_in_container("select count() from cpu")["dataset"] == [[QUERY_ROWS]]

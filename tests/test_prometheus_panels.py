@@ -1,18 +1,23 @@
-"""Every query of the Grafana dashboard, run by a real Prometheus against a real benchmark run.
+"""Every query of the Grafana dashboard, run by a real Prometheus against a real benchmark run and a real
+query run.
 
 Starts Debian's Prometheus natively with the project's conf/prometheus.yml (only the two targets
-rewritten to this test's ports), a native QuestDB with metrics on, and a real
-``python -m harness bench --send --metrics-port ...`` against it; waits until Prometheus scrapes both
-targets; then evaluates each PromQL expression of each panel of grafana/dashboards/harness.json
-(Grafana's variables substituted as Grafana would) through Prometheus's HTTP API. Each must return data:
-a panel that queries a metric nobody exports (a typo, a renamed QuestDB metric, a dropped label) fails.
+rewritten to this test's ports; the client job gets two), a native QuestDB with metrics on, and a real
+``python -m harness bench --send --metrics-port ...`` against it; then, on the loaded table, a real
+``python -m harness queries run --metrics-port ...`` (TSBS queries of the same data set, plus one the
+server rejects); waits until Prometheus scrapes every target; then evaluates each PromQL expression of
+each panel of grafana/dashboards/harness.json (Grafana's variables substituted as Grafana would, $run
+being the bench run, and for the query benchmark's row the query run) through Prometheus's HTTP API.
+Each must return data: a panel that queries a metric nobody exports (a typo, a renamed QuestDB metric, a
+dropped label) fails.
 
-Ports (this suite's 29xxx range, shifted by HARNESS_TEST_PORT_OFFSET): Prometheus 29090, QuestDB 29000/29009/28812/29003, client
-metrics 29464.
+Ports (this suite's 29xxx range, shifted by HARNESS_TEST_PORT_OFFSET): Prometheus 29090, QuestDB
+29000/29009/28812/29003, client metrics 29464 (bench) and 29465 (queries run).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -31,22 +36,30 @@ import pytest
 from conftest import PORT_OFFSET
 
 from harness.native import NativeQuestDB, port_in_use
-from test_dashboard import PROMETHEUS_CONF, ROOT, load_dashboard, panel_expressions, substitute
+from test_dashboard import (PROMETHEUS_CONF, QUERIES_ROW, ROOT, load_dashboard, panel_expressions, panels_by_row,
+                            substitute)
 
 PROMETHEUS_PORT = 29090 + PORT_OFFSET
 QUESTDB_PORTS = {name: port + PORT_OFFSET for name, port in
                  dict(http_port=29000, ilp_port=29009, pg_port=28812, min_port=29003).items()}
 CLIENT_METRICS_PORT = 29464 + PORT_OFFSET
+QUERY_METRICS_PORT = 29465 + PORT_OFFSET
 ROWS = 300_000
 WORKERS = 2
-# The client keeps serving its final values this long after the run; the checks happen meanwhile and the
-# fixture stops it afterwards. Generous: a slow machine must not lose the client target mid-test.
-LINGER_SECONDS = 120
+SEED, SCALE = 11, 100  # the bench run's data set; the query run's queries are generated for it
+QUERIES_PER_TYPE = 3
+# One query the server rejects, so that the failures panel's per-type series shows something.
+REJECTED = {"query_type": "lastpoint", "label": "rejected", "description": "a table nobody created",
+            "sql": "SELECT * FROM no_such_table", "params": None}
+# The clients keep serving their final values this long after their runs; the checks happen meanwhile and
+# the fixture stops them afterwards. Generous: a slow machine must not lose a client target mid-test.
+LINGER_SECONDS = 180
 WAIT_SECONDS = 60  # for each stage (target up, run finished, final scrape); a failure names the stage
 
 # Metrics that move during any successful send: a panel querying them must show more than zeros.
 MOVING_METRICS = ("harness_rows_total", "harness_ilp_bytes_total", "harness_flushes_total",
                   "harness_flush_duration_seconds_bucket", "harness_flush_duration_seconds_count",
+                  "harness_query_duration_seconds_bucket", "harness_query_duration_seconds_count",
                   "questdb_line_tcp_recv_bytes", "questdb_wal_written_rows_total", "questdb_committed_rows_total",
                   "questdb_wal_apply_written_rows_total", "process_cpu_seconds_total", "questdb_memory_rss")
 
@@ -54,14 +67,14 @@ MOVING_METRICS = ("harness_rows_total", "harness_ilp_bytes_total", "harness_flus
 class Prometheus:
     """A Prometheus server process and its HTTP API."""
 
-    def __init__(self, workdir: Path, port: int, targets: dict[str, str]):
+    def __init__(self, workdir: Path, port: int, targets: dict[str, list[str]]):
         self.url = f"http://127.0.0.1:{port}"
         self.workdir = workdir
         self.log = workdir / "prometheus.log"
         config = PROMETHEUS_CONF.read_text()
-        for compose_target, test_target in targets.items():
+        for compose_target, test_targets in targets.items():
             assert config.count(f'"{compose_target}"') == 1, f"{compose_target} is not a target of {PROMETHEUS_CONF}"
-            config = config.replace(f'"{compose_target}"', f'"{test_target}"')
+            config = config.replace(f'"{compose_target}"', ", ".join(f'"{target}"' for target in test_targets))
         self.config = workdir / "prometheus.yml"
         self.config.write_text(config)
         binary = shutil.which("prometheus")
@@ -96,8 +109,10 @@ class Prometheus:
         except (OSError, ValueError):
             return False
 
-    def targets(self) -> dict[str, dict]:
-        return {target["labels"]["job"]: target for target in self.get("/api/v1/targets")["data"]["activeTargets"]}
+    def targets(self) -> dict[tuple[str, str], dict]:
+        """Every active target by (job, instance)."""
+        return {(target["labels"]["job"], target["labels"]["instance"]): target
+                for target in self.get("/api/v1/targets")["data"]["activeTargets"]}
 
     def query(self, expr: str, at: float | None = None) -> dict:
         params = {"query": expr}
@@ -143,6 +158,8 @@ class Stack:
     record: dict          # the bench run's results JSON
     run_started: float    # Unix time just before the bench process started
     bench_output: Path
+    query_record: dict    # the query run's results JSON
+    query_started: float  # Unix time just before the queries run process started
 
 
 @pytest.fixture(scope="module")
@@ -150,30 +167,31 @@ def stack(tmp_path_factory, request):
     workdir = tmp_path_factory.mktemp("prometheus-panels")
     # Prometheus first: it takes seconds to start scraping a target, during which QuestDB starts.
     prometheus = Prometheus(workdir, PROMETHEUS_PORT,
-                            {"client:9464": f"127.0.0.1:{CLIENT_METRICS_PORT}",
-                             "questdb:9003": f"127.0.0.1:{QUESTDB_PORTS['min_port']}"})
+                            {"client:9464": [f"127.0.0.1:{CLIENT_METRICS_PORT}", f"127.0.0.1:{QUERY_METRICS_PORT}"],
+                             "questdb:9003": [f"127.0.0.1:{QUESTDB_PORTS['min_port']}"]})
     request.addfinalizer(prometheus.stop)
     questdb = NativeQuestDB(workdir / "questdb-root", **QUESTDB_PORTS)
     request.addfinalizer(questdb.stop)
     questdb.start()
 
-    def job_up(job: str):
+    def target_up(job: str, port: int):
         def check():
             if prometheus.process.poll() is not None:
                 pytest.fail(f"Prometheus exited ({prometheus.process.returncode}): {prometheus.log_tail()}")
             if not prometheus.ready():
                 return None
-            target = prometheus.targets().get(job)
+            target = prometheus.targets().get((job, f"127.0.0.1:{port}"))
             return target if target and target["health"] == "up" else None
         return check
 
-    wait_for("Prometheus to scrape QuestDB (job questdb up)", job_up("questdb"), explain=prometheus.log_tail)
+    wait_for("Prometheus to scrape QuestDB (job questdb up)", target_up("questdb", QUESTDB_PORTS["min_port"]),
+             explain=prometheus.log_tail)
 
     output = workdir / "bench.out"
     results = workdir / "run.json"
     command = [sys.executable, "-m", "harness", "bench", "--send", "--host", "127.0.0.1",
                "--ilp-port", str(QUESTDB_PORTS["ilp_port"]), "--http-port", str(QUESTDB_PORTS["http_port"]),
-               "--row-count", str(ROWS), "--scale", "100", "--seed", "11", "--workers", str(WORKERS),
+               "--row-count", str(ROWS), "--scale", str(SCALE), "--seed", str(SEED), "--workers", str(WORKERS),
                "--worker-chunk-row-count", "5000", "--reporting-period", "0", "--results", str(results),
                "--metrics-port", str(CLIENT_METRICS_PORT), "--metrics-linger", str(LINGER_SECONDS)]
     if port_in_use(CLIENT_METRICS_PORT):
@@ -192,7 +210,7 @@ def stack(tmp_path_factory, request):
             pytest.fail(f"the bench run exited ({bench.returncode}) before lingering: {bench_output()[-3000:]}")
         return "Results:" in bench_output()
 
-    wait_for("Prometheus to scrape the client (job client up)", job_up("client"),
+    wait_for("Prometheus to scrape the client (job client up)", target_up("client", CLIENT_METRICS_PORT),
              explain=lambda: bench_output()[-2000:])
     wait_for("the bench run to finish (its 'Results:' line)", finished, timeout=180,
              explain=lambda: bench_output()[-2000:])
@@ -212,7 +230,86 @@ def stack(tmp_path_factory, request):
     applied = "questdb_wal_apply_written_rows_total"
     wait_for(f"Prometheus to scrape QuestDB after the run ({applied} >= {sent})",
              lambda: any(value >= sent for value in scalar_values(prometheus.query(applied))))
-    yield Stack(prometheus, questdb, record, run_started, output)
+    query_record, query_started = _query_run(workdir, prometheus, target_up, request)
+    yield Stack(prometheus, questdb, record, run_started, output, query_record, query_started)
+
+
+def _query_run(workdir: Path, prometheus: Prometheus, target_up, request) -> tuple[dict, float]:
+    """A real `queries run` with --metrics-port on the loaded table: TSBS's queries of the bench run's data
+    set (`queries generate`, QUERIES_PER_TYPE of each type) and one the server rejects. It reads them from a
+    FIFO, written only once Prometheus has scraped the run's zero series: rate() counts no increase that
+    happens before a series' first sample, and a quick run could otherwise end before its first scrape."""
+    queries = workdir / "queries.jsonl"
+    generated = subprocess.run([sys.executable, "-m", "harness", "queries", "generate", "--seed", str(SEED),
+                                "--scale", str(SCALE), "--queries", str(QUERIES_PER_TYPE), "--query-type", "all",
+                                "--file", str(queries)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert generated.returncode == 0, generated.stderr
+    fifo = workdir / "queries.fifo"
+    os.mkfifo(fifo)
+    output, results = workdir / "queries.out", workdir / "queries.json"
+    if port_in_use(QUERY_METRICS_PORT):
+        pytest.fail(f"port {QUERY_METRICS_PORT} is busy: the query run could not serve its metrics")
+    started = time.time()
+    with open(output, "wb") as out:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "harness", "queries", "run", str(fifo), "--host", "127.0.0.1",
+             "--pg-port", str(QUESTDB_PORTS["pg_port"]), "--http-port", str(QUESTDB_PORTS["http_port"]),
+             "--workers", "1", "--reporting-period", "0", "--results", str(results),
+             "--metrics-port", str(QUERY_METRICS_PORT), "--metrics-linger", str(LINGER_SECONDS)],
+            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=ROOT, start_new_session=True)
+    request.addfinalizer(lambda: stop_process(run))
+
+    def run_output() -> str:
+        return output.read_text(errors="replace")
+
+    def alive():
+        if run.poll() is not None:
+            pytest.fail(f"the query run exited ({run.returncode}) before lingering: {run_output()[-3000:]}")
+
+    def zeros_scraped():
+        alive()
+        return target_up("client", QUERY_METRICS_PORT)() and prometheus.query(
+            'harness_query_duration_seconds_count{query_type="lastpoint"}')["data"]["result"]
+
+    wait_for("Prometheus to scrape the query run's zero series", zeros_scraped, explain=lambda: run_output()[-2000:])
+
+    def reader_waiting():
+        alive()
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: nobody has opened it for reading yet
+                raise
+            return None
+
+    descriptor = wait_for("the query run to open its query file", reader_waiting, explain=lambda: run_output()[-2000:])
+    os.set_blocking(descriptor, True)
+    with os.fdopen(descriptor, "w") as writer:
+        writer.write(queries.read_text() + json.dumps(REJECTED) + "\n")
+
+    def finished():
+        alive()
+        return "Results:" in run_output()
+
+    wait_for("the query run to finish (its 'Results:' line)", finished, timeout=180,
+             explain=lambda: run_output()[-2000:])
+    record = json.loads(results.read_text())
+    # The rejected query fails the run (exit 1 once it stops lingering); everything else answered.
+    assert record["status"] == "failed" and record["queries"]["failures"] == {"lastpoint": {"rejected": 1}}, (
+        record["error"], record["queries"]["failures"])
+    counted = record["queries"]["statistics"]["all queries"]["count"]
+    assert counted == record["parameters"]["query_count"] - 1 > 0
+    query = f'sum(harness_query_duration_seconds_count{{run_id="{record["run_id"]}"}})'
+
+    def final_scrape():
+        result = prometheus.query(query)["data"]["result"]
+        return result and float(result[0]["value"][1]) == counted
+
+    wait_for(f"Prometheus to scrape the query run's final counters ({query} == {counted})", final_scrape)
+    # The whole run may fall between two scrapes: a range query (1 s steps up to now) shows its rate only
+    # at steps after the final scrape, so give it two.
+    time.sleep(2)
+    return record, started
 
 
 def scalar_values(response: dict) -> list[float]:
@@ -251,13 +348,15 @@ def evaluate(prometheus: Prometheus, expressions: list[tuple[str, str, str]], ru
     return problems
 
 
-def test_prometheus_scrapes_both_targets(stack):
+def test_prometheus_scrapes_every_target(stack):
     targets = stack.prometheus.targets()
-    assert set(targets) == {"client", "questdb"}
-    for job, port in (("client", CLIENT_METRICS_PORT), ("questdb", QUESTDB_PORTS["min_port"])):
-        assert targets[job]["health"] == "up", targets[job]
-        assert targets[job]["scrapeUrl"] == f"http://127.0.0.1:{port}/metrics"
-        assert targets[job]["scrapeInterval"] == "1s"
+    expected = (("client", CLIENT_METRICS_PORT), ("client", QUERY_METRICS_PORT), ("questdb", QUESTDB_PORTS["min_port"]))
+    assert set(targets) == {(job, f"127.0.0.1:{port}") for job, port in expected}
+    for job, port in expected:
+        target = targets[(job, f"127.0.0.1:{port}")]
+        assert target["health"] == "up", target
+        assert target["scrapeUrl"] == f"http://127.0.0.1:{port}/metrics"
+        assert target["scrapeInterval"] == "1s"
 
 
 def test_prometheus_agrees_with_the_results_json(stack):
@@ -275,19 +374,43 @@ def test_prometheus_agrees_with_the_results_json(stack):
     assert float(workers["data"]["result"][0]["value"][1]) == WORKERS
 
 
+def test_prometheus_agrees_with_the_query_results_json(stack):
+    """Per query type, the histogram's count is the record's count, and the failures are the record's."""
+    record = stack.query_record
+    run_id = record["run_id"]
+    counts = stack.prometheus.query(f'sum by (query_type) (harness_query_duration_seconds_count{{run_id="{run_id}"}})')
+    scraped = {series["metric"]["query_type"]: float(series["value"][1]) for series in counts["data"]["result"]}
+    statistics = record["queries"]["statistics"]
+    assert {name: count for name, count in scraped.items() if count} == {
+        name: figures["count"] for name, figures in statistics.items() if name != "all queries"}
+    failures = stack.prometheus.query(f'harness_query_failures_total{{run_id="{run_id}"}} > 0')
+    assert {(series["metric"]["query_type"], series["metric"]["kind"]): float(series["value"][1])
+            for series in failures["data"]["result"]} == {("lastpoint", "rejected"): 1.0}
+    phase = stack.prometheus.query(f'harness_phase{{run_id="{run_id}"}} == 1')
+    assert [series["metric"]["phase"] for series in phase["data"]["result"]] == ["failed"]  # the rejected query
+
+
 def test_run_variable_lists_the_run(stack):
     """The dashboard's `run` variable is label_values(harness_run_info, run_id): Grafana asks this."""
     variable = next(v for v in load_dashboard()["templating"]["list"] if v["name"] == "run")
     assert "harness_run_info" in json.dumps(variable["query"])
     answer = stack.prometheus.get("/api/v1/label/run_id/values", **{"match[]": "harness_run_info"})
     assert answer["status"] == "success"
-    assert stack.record["run_id"] in answer["data"]
+    assert stack.record["run_id"] in answer["data"] and stack.query_record["run_id"] in answer["data"]
 
 
 def test_every_panel_query_returns_data(stack):
-    expressions = panel_expressions(load_dashboard())
-    assert len(expressions) >= 20
-    problems = evaluate(stack.prometheus, expressions, stack.record["run_id"], stack.run_started - 2, time.time())
+    """Every panel but the query benchmark's against the bench run; the query benchmark's row, and the Run
+    row (a query run is listed in the run variable too), against the query run."""
+    dashboard = load_dashboard()
+    assert len(panel_expressions(dashboard)) >= 20
+    rows = panels_by_row(dashboard)
+    query_panels = rows.pop(QUERIES_ROW)
+    bench = panel_expressions(dashboard, [panel for panels in rows.values() for panel in panels])
+    queries = panel_expressions(dashboard, rows["Run"] + query_panels)
+    now = time.time()
+    problems = evaluate(stack.prometheus, bench, stack.record["run_id"], stack.run_started - 2, now)
+    problems += evaluate(stack.prometheus, queries, stack.query_record["run_id"], stack.query_started - 2, now)
     assert not problems, "\n".join(problems)
 
 
@@ -303,3 +426,7 @@ def test_a_panel_querying_an_unexported_metric_fails(stack):
     assert [problem.split("'")[1] for problem in problems] == ["typo", "unknown", "label", "syntax"], problems
     # Another run id (a stale selection in the run variable) shows nothing either.
     assert evaluate(stack.prometheus, good, "000000000000", stack.run_started - 2, time.time())
+    # A query rate shows for the query run and not for the bench run, which exports no query series.
+    rate = [("queries", "A", 'sum(rate(harness_query_duration_seconds_count{run_id="$run"}[$__rate_interval]))')]
+    assert not evaluate(stack.prometheus, rate, stack.query_record["run_id"], stack.query_started - 2, time.time())
+    assert evaluate(stack.prometheus, rate, stack.record["run_id"], stack.run_started - 2, time.time())

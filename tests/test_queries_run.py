@@ -174,6 +174,43 @@ def test_a_rejected_query_is_counted_and_the_others_run(loaded, tmp_path, protoc
     assert record.queries["statistics"]["lastpoint"]["count"] == 3
 
 
+# A query that keeps one core busy for seconds (a sum over 500 million generated rows: about 3 s on the
+# 2-core test machine, still over a second on a fast desktop), far above TIMEOUT; lastpoint over the data
+# set takes milliseconds. Over PGWire QuestDB goes on computing a timed-out query until it ends (the
+# runner drops that connection); over HTTP it stops when the connection closes.
+SLOW_SQL = "SELECT sum(x) FROM long_sequence(500000000)"
+TIMEOUT = "0.5"
+
+
+@pytest.mark.parametrize("protocol", ["pgwire", "http"])
+def test_a_query_over_the_timeout_is_counted_as_a_timeout(loaded, tmp_path, protocol):
+    """--timeout on a genuinely slow query: each expiry counted per type as kind timeout, the run goes on
+    (the fast query after each still answers, over PGWire on a new connection), then one line, exit 1 and
+    a record. Without a working timeout the slow queries would answer and the run end with exit 0."""
+    slow = {"query_type": "high-cpu-all", "label": "slow", "description": "d", "sql": SLOW_SQL, "params": None}
+    fast = {"query_type": "lastpoint", "label": "fast", "description": "d",
+            "sql": "SELECT * FROM cpu latest by hostname", "params": None}
+    path = tmp_path / "slow.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in [slow, fast] * 2))
+    results = tmp_path / "slow.json"
+    result = harness("queries", "run", str(path), "--protocol", protocol, "--timeout", TIMEOUT, "--host",
+                     loaded.host, "--pg-port", str(loaded.pg_port), "--http-port", str(loaded.http_port),
+                     "--reporting-period", "0", "--results", str(results))
+    assert_one_line(result, 1, "2 of 4 queries failed (high-cpu-all: 2 timeout)",
+                    f"high-cpu-all: timeout: no answer within {TIMEOUT}s")
+    (record,) = load_results([results])
+    assert record.kind == "queries" and record.status == "failed"
+    assert record.parameters["timeout"] == float(TIMEOUT) and record.parameters["protocol"] == protocol
+    assert record.queries["failures"] == {"high-cpu-all": {"timeout": 2}}
+    assert record.queries["failure_samples"] == [f"high-cpu-all: timeout: no answer within {TIMEOUT}s"] * 2
+    # Only the answered queries are timed: a timed-out one has no latency.
+    statistics = record.queries["statistics"]
+    assert list(statistics) == ["lastpoint", "all queries"] and statistics["lastpoint"]["count"] == 2
+    assert statistics["lastpoint"]["max_ms"] < float(TIMEOUT) * 1000
+    assert record.phases["queries"].rows == 2
+    assert "2 timeout" in record.error
+
+
 def test_under_load_runs_the_ingest_beside_the_queries(loaded, tmp_path):
     """Last in this file: it appends rows after the data set (the other tests' answers would change)."""
     load_rows = 32 * 600  # ten hours of the data set's hosts after its end
@@ -213,11 +250,18 @@ def test_metrics_count_every_query_by_type(loaded, tmp_path):
                     text = response.read().decode()
             except OSError:
                 continue
+            families = list(text_string_to_metric_families(text))
             samples = {(sample.name, sample.labels.get("phase") or sample.labels.get("query_type")): sample.value
-                       for family in text_string_to_metric_families(text) for sample in family.samples}
+                       for family in families for sample in family.samples}
+            failures = {(sample.labels["query_type"], sample.labels["kind"]): sample.value
+                        for family in families for sample in family.samples
+                        if sample.name == "harness_query_failures_total"}
         assert samples[("harness_query_duration_seconds_count", "lastpoint")] == 3
         assert samples[("harness_query_duration_seconds_count", "single-groupby-1-1-1")] == 3
         assert samples[("harness_query_duration_seconds_count", "high-cpu-1")] == 0
+        # Every type's failure series exists at 0 (both kinds), and the run's phase went queries -> done.
+        assert failures == {(query_type, kind): 0.0 for query_type in QUERY_TYPES for kind in ("rejected", "timeout")}
+        assert samples[("harness_phase", "queries")] == 0
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -37,6 +37,7 @@ STATEMENT_CACHE_SIZE = 256
 CONNECT_TIMEOUT_SECONDS = 10.0
 REPREPARE_ATTEMPTS = 5
 REJECTED, TIMEOUT = "rejected", "timeout"
+FAILURE_KINDS = (REJECTED, TIMEOUT)  # what QueryFailed.kind can be
 _STATEMENT_NUMBERS = itertools.count(1)
 _EPOCH = datetime(1970, 1, 1)  # naive: QuestDB's TIMESTAMP is timestamp without time zone, in UTC
 

@@ -24,7 +24,7 @@ from harness.metrics import QueryRunMetrics
 from harness.options import FieldType, check_options, coerce_choices, option
 from harness.phase import PhaseRecord
 from harness.queries.check import AnswerChecker
-from harness.queries.clients import HttpConnection, PgwireConnection, QueryFailed
+from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, QueryFailed
 from harness.queries.generate import QuerySetOptions, skipped_types
 from harness.queries.stats import QueryProgress, QueryStats, format_summary
 from harness.results import RunRecord
@@ -126,7 +126,7 @@ def run_queries(options: QueriesRunOptions, out: TextIO | None = None) -> RunRec
     run = Run(RunRecord(kind="queries", mode=options.mode, parameters=dataclasses.asdict(options),
                         seed=options.seed), options, out)
     metrics = QueryRunMetrics(run.record.run_id, _metric_labels(options), options.metrics_port,
-                              options.metrics_linger, query_types=QUERY_TYPES)
+                              options.metrics_linger, query_types=QUERY_TYPES, failure_kinds=FAILURE_KINDS)
     with metered(run, metrics):
         _query_phases(options, run, metrics)
     return run.record
