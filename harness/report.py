@@ -182,6 +182,8 @@ class _Charts:
             parts.append(self._server(series))
         if record.kind == "queries":
             parts.append(self._latency(record))
+            if (getattr(record, "queries", None) or {}).get("at_rest"):
+                parts.append(self._under_load_vs_at_rest(record))
         return [part for part in parts if part]
 
     def _throughput(self, record: RunRecord, series: TimeSeries) -> list[str]:
@@ -251,6 +253,21 @@ class _Charts:
         ax.set_xticks([index + width for index in range(len(names))], names, rotation=45, ha="right")
         ax.legend(loc="upper left")
         return self._svg(figure, "query latency")
+
+    def _under_load_vs_at_rest(self, record: RunRecord) -> str:
+        """Each type's median and p99 while the ingest ran beside the queries and in the baseline after it."""
+        loaded, rest = record.queries["statistics"], record.queries["at_rest"]["statistics"]
+        names = [name for name in loaded if name in rest]
+        figure, (ax,) = self._figure("query latency under ingest load and at rest (--queries-only-after)", "ms")
+        bars = [(statistics, key, f"{label} {when}") for statistics, when in ((loaded, "under load"), (rest, "at rest"))
+                for key, label in (("median_ms", "median"), ("p99_ms", "p99"))]
+        width = 0.8 / len(bars)
+        for offset, (statistics, key, label) in enumerate(bars):
+            ax.bar([index + offset * width for index in range(len(names))],
+                   [statistics[name].get(key) or 0 for name in names], width, label=label)
+        ax.set_xticks([index + 0.4 - width / 2 for index in range(len(names))], names, rotation=45, ha="right")
+        ax.legend(loc="upper left")
+        return self._svg(figure, "query latency under load and at rest")
 
     def overlay(self, records: list[RunRecord]) -> list[str]:
         with_series = [record for record in records if record.timeseries and len(record.timeseries.samples) > 1]

@@ -5,6 +5,7 @@ rejected query) ending in one line and a record."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -13,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import RunError
+from harness.errors import RunError, UsageError
 from harness.queries.runner import QueriesRunOptions, run_queries
+from harness.report import write_report
 from harness.results import comparison_table, load_results
 from harness.run import BenchOptions, run_bench
 from harness.tsbs.queries import QUERY_TYPES
@@ -214,17 +216,33 @@ def test_a_query_over_the_timeout_is_counted_as_a_timeout(loaded, tmp_path, prot
 def test_under_load_runs_the_ingest_beside_the_queries(loaded, tmp_path):
     """Last in this file: it appends rows after the data set (the other tests' answers would change)."""
     load_rows = 32 * 600  # ten hours of the data set's hosts after its end
+    out = io.StringIO()
     record = run_queries(options(loaded, tmp_path, query_types="single-groupby-1-1-1,double-groupby-1", queries=20,
-                                 under_load=True, load_rows=load_rows), out=open("/dev/null", "w"))
+                                 under_load=True, load_rows=load_rows, queries_only_after=True), out=out)
     under_load = record.queries["under_load"]
     assert under_load["status"] == "ok" and under_load["rows"] == load_rows
     assert record.queries["statistics"]["all queries"]["count"] == 40
+    # The at-rest baseline: the same 40 queries once the ingest was over, recorded and compared per type.
+    at_rest = record.queries["at_rest"]
+    assert {name: figures["count"] for name, figures in at_rest["statistics"].items()} == {
+        "single-groupby-1-1-1": 20, "double-groupby-1": 20, "all queries": 40}
+    assert at_rest["failures"] == {} and record.phases["queries_at_rest"].rows == 40
+    report = out.getvalue()
+    slowdown = report[report.index("Slowdown under load"):].splitlines()
+    assert [line.split()[0] for line in slowdown[2:5]] == ["single-groupby-1-1-1", "double-groupby-1", "all"]
+    loaded_median = record.queries["statistics"]["double-groupby-1"]["median_ms"]
+    rest_median = at_rest["statistics"]["double-groupby-1"]["median_ms"]
+    assert f"{loaded_median / rest_median:5.2f}x" in slowdown[3]
+    page = write_report([record], tmp_path / "report.html").read_text()
+    assert "query latency under ingest load and at rest" in page and page.count("<svg") >= 2
     (ingest,) = load_results([under_load["results"]])
     assert ingest.kind == "bench" and ingest.validation.visible_rows == ROWS + load_rows
     assert ingest.parameters["timestamp_start"] == DATA_SET["timestamp_end"]
     assert loaded.client.count("cpu") == ROWS + load_rows
     with pytest.raises(Exception, match="--under-load"):
         run_queries(options(loaded, tmp_path, under_load=True, check=True), out=open("/dev/null", "w"))
+    with pytest.raises(UsageError, match="--queries-only-after .* add --under-load"):
+        run_queries(options(loaded, tmp_path, queries_only_after=True), out=open("/dev/null", "w"))
 
 
 def test_metrics_count_every_query_by_type(loaded, tmp_path):

@@ -26,7 +26,7 @@ from harness.phase import PhaseRecord
 from harness.queries.check import AnswerChecker
 from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, QueryFailed
 from harness.queries.generate import QuerySetOptions, skipped_types
-from harness.queries.stats import QueryProgress, QueryStats, format_summary
+from harness.queries.stats import QueryProgress, QueryStats, format_slowdown, format_summary
 from harness.results import RunRecord
 from harness.run import EndpointOptions, Run, metered
 from harness.sql import QuestDBSql
@@ -76,6 +76,10 @@ class QueriesRunOptions(EndpointOptions, QuerySetOptions):
                                    min=0)
     load_workers: int | None = option(None, "With --under-load: the ingest's sender threads (default: one).",
                                       min=1)
+    queries_only_after: bool = option(False, "With --under-load: once the ingest has finished, run the same "
+                                             "queries again on the table at rest, and print each type's "
+                                             "slowdown under load as a ratio from this one run.",
+                                      flags=("--queries-only-after",))
 
     def __post_init__(self) -> None:
         coerce_choices(self)
@@ -89,6 +93,8 @@ class QueriesRunOptions(EndpointOptions, QuerySetOptions):
         if self.generate == bool(self.file):
             raise UsageError("give a query FILE or --generate, not both" if self.generate else
                              "give a query FILE, or --generate to make the queries from the generate flags")
+        if self.queries_only_after and not self.under_load:
+            raise UsageError("--queries-only-after is the at-rest baseline of an --under-load run: add --under-load")
         if self.under_load and self.check:
             raise UsageError("--under-load changes what lastpoint answers while it runs: run --check without it")
         if self.check and self.seed is None:
@@ -172,7 +178,27 @@ def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics
     run.say(format_summary(summary, stats.labels, options.workers))
     if load is not None:
         load.report()
-    _raise_failures(run, stats, checker, len(queries))
+    passes = {"": stats}
+    if options.queries_only_after:
+        passes["at rest: "] = at_rest = _at_rest(options, queries, run)
+        run.say(format_slowdown(summary, at_rest.summary()))
+    _raise_failures(run, passes, checker, len(queries))
+
+
+def _at_rest(options: QueriesRunOptions, queries: list[Query], run: Run) -> QueryStats:
+    """The same queries once more, the ingest over: the baseline the under-load figures are divided by.
+    Not fed to the live metrics, which stay those of the run under load."""
+    run.say(f"At rest: the same {len(queries)} queries again, the ingest finished")
+    stats = QueryStats()
+    cpu_started, started = time.process_time(), time.perf_counter()
+    try:
+        asyncio.run(_run_all(options, queries, stats, None, run))
+    finally:
+        run.record.phases["queries_at_rest"] = PhaseRecord(stats.counted, 0, round(time.perf_counter() - started, 6),
+                                                           time.process_time() - cpu_started)
+        run.record.queries["at_rest"] = _statistics(stats)
+    run.say(format_summary(stats.summary(), stats.labels, options.workers))
+    return stats
 
 
 class IngestLoad:
@@ -325,26 +351,33 @@ async def _worker(connection, work, options: QueriesRunOptions, stats: QueryStat
             checker(query, answer)
 
 
-def _record_statistics(run: Run, stats: QueryStats, checker: AnswerChecker | None) -> None:
-    run.record.queries = {
+def _statistics(stats: QueryStats) -> dict:
+    return {
         "statistics": {name: figures.to_dict() for name, figures in stats.summary().items()},
         "labels": dict(stats.labels),
         "failures": stats.failures_dict(),
         "failure_samples": list(stats.failure_samples),
+    }
+
+
+def _record_statistics(run: Run, stats: QueryStats, checker: AnswerChecker | None) -> None:
+    run.record.queries = _statistics(stats) | {
         "check": None if checker is None else {"checked": checker.checked, "mismatches": len(checker.mismatches),
                                                 "first_mismatches": checker.mismatches[:MISMATCHES_SHOWN]},
     }
 
 
-def _raise_failures(run: Run, stats: QueryStats, checker: AnswerChecker | None, total: int) -> None:
+def _raise_failures(run: Run, passes: dict[str, QueryStats], checker: AnswerChecker | None, total: int) -> None:
+    """One line for the first pass (the run; ``at rest: `` the baseline) in which queries failed."""
     if checker is not None:
         for description in checker.mismatches[:MISMATCHES_SHOWN]:
             run.say(description)
         if checker.mismatches:
             raise checker.error()
         run.say(f"Checked: all {checker.checked} answers equal the reference.")
-    if stats.failed:
-        kinds = "; ".join(f"{query_type}: " + ", ".join(f"{count} {kind}" for kind, count in sorted(per_kind.items()))
-                          for query_type, per_kind in stats.failures_dict().items())
-        first = stats.failure_samples[0] if stats.failure_samples else ""
-        raise RunError(f"{stats.failed} of {total} queries failed ({kinds}); the first: {first}")
+    for name, stats in passes.items():
+        if stats.failed:
+            kinds = "; ".join(f"{query_type}: " + ", ".join(f"{count} {kind}" for kind, count in sorted(per_kind.items()))
+                              for query_type, per_kind in stats.failures_dict().items())
+            first = stats.failure_samples[0] if stats.failure_samples else ""
+            raise RunError(f"{name}{stats.failed} of {total} queries failed ({kinds}); the first: {first}")

@@ -129,6 +129,21 @@ def format_summary(summary: dict[str, LatencyStats], labels: dict[str, str], wor
     return "\n".join(lines)
 
 
+def format_slowdown(under_load: dict[str, LatencyStats], at_rest: dict[str, LatencyStats]) -> str:
+    """Each type's median latency and rate under load against at rest, as ratios from one run."""
+    lines = ["Slowdown under load (same queries; ratios under load / at rest):",
+             f"{'query type':24} {'med. load':>10} {'med. rest':>10} {'ratio':>6} {'q/s load':>9} {'q/s rest':>9} {'ratio':>6}"]
+    for name, loaded in under_load.items():
+        rest = at_rest.get(name)
+        if rest is None:
+            continue
+        median_ratio = loaded.median_ms / rest.median_ms if rest.median_ms else float("nan")
+        rate_ratio = loaded.queries_per_second / rest.queries_per_second if rest.queries_per_second else float("nan")
+        lines.append(f"{name:24} {loaded.median_ms:8.2f}ms {rest.median_ms:8.2f}ms {median_ratio:5.2f}x "
+                     f"{loaded.queries_per_second:9.2f} {rest.queries_per_second:9.2f} {rate_ratio:5.2f}x")
+    return "\n".join(lines)
+
+
 class QueryProgress:
     """Periodic lines while queries run: ``time,queries,failed,per. queries/s,overall queries/s``."""
 
