@@ -2,9 +2,9 @@
 
 Every command's options are declared once, in its options dataclass (``harness.options``); a command's
 module is imported only when that command runs (``lazy_group``), so `generate` starts without what `bench`
-or `queries run` import (matplotlib, asyncpg, ...). Every user-caused error ends in one line on stderr and exit code 2 (bad input); a run that fails (server down,
-killed mid-send, validation) ends in one line and exit code 1; an interrupted one in exit code 130.
-No traceback reaches the user.
+or `queries run` import (matplotlib, asyncpg, ...). Every user-caused error ends in one line on stderr and
+exit code 2 (bad input); a run that fails (server down, killed mid-send, validation) ends in one line and
+exit code 1; an interrupted one in exit code 130. No traceback reaches the user.
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ _COMMANDS = [
     LazyCommand("bench", "harness.run:BenchOptions", "harness.run:run_bench",
                 help="Serialize (and with --send, send) TSBS DataFrames, validate the count, record the run."),
     LazyCommand("replay", "harness.run:ReplayOptions", "harness.run:run_replay",
-                help="Send an ILP file raw over TCP in large writes (the loopback limit), then validate and record."),
+                help="Send an ILP file raw over TCP in large writes (the loopback limit), then validate and "
+                     "record."),
 ]
 _NATIVE_COMMANDS = [
     LazyCommand("up", "harness.native:NativeOptions", "harness.native:up",

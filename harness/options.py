@@ -4,9 +4,10 @@ typer command and the library's own check.
 A run's options are a dataclass (``BenchOptions``, ``ReplayOptions``, ...) whose fields are made with
 ``option(...)``. ``add_command`` turns such a class into a typer command (so ``--help``, choices and
 ranges come from the same declaration), and ``check_options`` applies the same ranges to an instance
-built from Python, where typer never ran. ``lazy_group`` defers that until a command is used, so that the
-command line imports only the module of the command it runs. Choices are ``StrEnum``s: they compare equal to their plain
-string values, so library callers may pass ``"double"`` as well as ``FieldType.double``.
+built from Python, where typer never ran; ``lazy_group`` defers ``add_command`` until a command is used,
+so that the command line imports only the module of the command it runs. Choices are ``StrEnum``s: they
+compare equal to their plain string values, so library callers may pass ``"double"`` as well as
+``FieldType.double``.
 """
 
 from __future__ import annotations

@@ -292,7 +292,8 @@ def table_rows_before(spec: DatasetSpec, row: int) -> list[int]:
 
 
 def chunks(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str = "long",
-           symbol_dtype: str = "category", first_chunk_rows: int | None = None) -> Iterator[dict[str, pd.DataFrame]]:
+           symbol_dtype: str = "category", first_chunk_rows: int | None = None
+           ) -> Iterator[dict[str, pd.DataFrame]]:
     """Chunks of ``chunk_rows`` consecutive rows of the data set (the last may be shorter; the first of
     ``first_chunk_rows`` if given and smaller), each mapping every table with rows in it to them, tables in
     TSBS's measurement order."""
