@@ -1,9 +1,10 @@
 """Command-line shell over the library API: declares the commands, maps errors to exit codes.
 
-Every command's options are declared once, in its options dataclass (``harness.options``). Every
-user-caused error ends in one line on stderr and exit code 2 (bad input); a run that fails (server down,
-killed mid-send, validation) ends in one line and exit code 1; an interrupted one in exit code 130.
-No traceback reaches the user.
+Every command's options are declared once, in its options dataclass (``harness.options``); a command's
+module is imported only when that command runs (``lazy_group``), so `generate` starts without what `bench`
+or `queries run` import (matplotlib, asyncpg, ...). Every user-caused error ends in one line on stderr and
+exit code 2 (bad input); a run that fails (server down, killed mid-send, validation) ends in one line and
+exit code 1; an interrupted one in exit code 130. No traceback reaches the user.
 """
 
 from __future__ import annotations
@@ -11,33 +12,77 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from harness.errors import HarnessError, RunError, UsageError
-from harness.generate import GenerateOptions, run_generate
-from harness import native
-from harness.native import NativeOptions
-from harness.options import add_command
-from harness.queries.generate import QueriesGenerateOptions, run_queries_generate
-from harness.queries.runner import QueriesRunOptions, run_queries
-from harness.versions import questdb_version
-from harness.run import BenchOptions, ReplayOptions, run_bench, run_replay
+from harness.options import LazyCommand, lazy_group
+
+if TYPE_CHECKING:
+    from harness.native import NativeOptions
 
 # typer vendors click and re-exports only BadParameter; click's base of every command-line error is the
 # class in its ancestry named ClickException.
 _COMMAND_LINE_ERROR = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
 
+
+def _native_status(options: NativeOptions) -> None:
+    from harness import native
+
+    if not native.status(options):
+        raise typer.Exit(3)
+
+
+def _native_fetch(options: NativeOptions) -> None:
+    from harness import native
+    from harness.versions import questdb_version
+
+    print(f"QuestDB {questdb_version()} jar: {native.jar_path()}")
+
+
+# Commands whose module is imported only when they run (or their help is printed): see lazy_group. Each
+# group lists these first, in this order, then its commands declared below with @app.command().
+_COMMANDS = [
+    LazyCommand("generate", "harness.generate:GenerateOptions", "harness.generate:run_generate",
+                help="Write TSBS data as ILP text (protocol 1), through the questdb client's serializer."),
+    LazyCommand("bench", "harness.run:BenchOptions", "harness.run:run_bench",
+                help="Serialize (and with --send, send) TSBS DataFrames, validate the count, record the run."),
+    LazyCommand("replay", "harness.run:ReplayOptions", "harness.run:run_replay",
+                help="Send an ILP file raw over TCP in large writes (the loopback limit), then validate and "
+                     "record."),
+]
+_NATIVE_COMMANDS = [
+    LazyCommand("up", "harness.native:NativeOptions", "harness.native:up",
+                help="Start QuestDB (release jar, conf/server.conf) and the socat sink; wait until healthy."),
+    LazyCommand("down", "harness.native:NativeOptions", "harness.native:down",
+                help="Stop the native QuestDB (SIGTERM, then SIGKILL after 30 s) and the sink."),
+    LazyCommand("status", "harness.native:NativeOptions", _native_status,
+                help="Show whether the native QuestDB and sink run (exit 3 if QuestDB does not)."),
+    LazyCommand("fetch", "harness.native:NativeOptions", _native_fetch, help="Only fetch the QuestDB jar."),
+]
+_QUERIES_COMMANDS = [
+    LazyCommand("generate", "harness.queries.generate:QueriesGenerateOptions",
+                "harness.queries.generate:run_queries_generate",
+                help="Write TSBS's queries as JSON lines, as tsbs_generate_queries --format=questdb does."),
+    LazyCommand("run", "harness.queries.runner:QueriesRunOptions", "harness.queries.runner:run_queries",
+                help="Run TSBS's queries (a file, or --generate) over PGWire or HTTP, print TSBS's summary, record "
+                     "the run; --check compares every answer with the NumPy reference."),
+]
+
 app = typer.Typer(
+    cls=lazy_group(*_COMMANDS),
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     help="TSBS-exact pandas -> QuestDB ingestion benchmark.",
 )
-native_app = typer.Typer(no_args_is_help=True, help="QuestDB (release jar) and the socat sink, run natively.")
+native_app = typer.Typer(cls=lazy_group(*_NATIVE_COMMANDS), no_args_is_help=True,
+                         help="QuestDB (release jar) and the socat sink, run natively.")
 app.add_typer(native_app, name="native")
-queries_app = typer.Typer(no_args_is_help=True, help="TSBS's queries: generate them, run them, check every answer.")
+queries_app = typer.Typer(cls=lazy_group(*_QUERIES_COMMANDS), no_args_is_help=True,
+                          help="TSBS's queries: generate them, run them, check every answer.")
 app.add_typer(queries_app, name="queries")
 
 
@@ -89,39 +134,6 @@ def main(argv: list[str] | None = None) -> None:
 def _die(message: str, code: int) -> None:
     print(f"error: {message}", file=sys.stderr, flush=True)
     sys.exit(code)
-
-
-add_command(app, GenerateOptions, run_generate, name="generate",
-            help="Write TSBS data as ILP text (protocol 1), through the questdb client's serializer.")
-add_command(app, BenchOptions, run_bench, name="bench",
-            help="Serialize (and with --send, send) TSBS DataFrames, validate the count, record the run.")
-add_command(app, ReplayOptions, run_replay, name="replay",
-            help="Send an ILP file raw over TCP in large writes (the loopback limit), then validate and record.")
-
-
-def _native_status(options: NativeOptions) -> None:
-    if not native.status(options):
-        raise typer.Exit(3)
-
-
-def _native_fetch(options: NativeOptions) -> None:
-    print(f"QuestDB {questdb_version()} jar: {native.jar_path()}")
-
-
-add_command(native_app, NativeOptions, native.up, name="up",
-            help="Start QuestDB (release jar, conf/server.conf) and the socat sink; wait until healthy.")
-add_command(native_app, NativeOptions, native.down, name="down",
-            help="Stop the native QuestDB (SIGTERM, then SIGKILL after 30 s) and the sink.")
-add_command(native_app, NativeOptions, _native_status, name="status",
-            help="Show whether the native QuestDB and sink run (exit 3 if QuestDB does not).")
-add_command(native_app, NativeOptions, _native_fetch, name="fetch", help="Only fetch the QuestDB jar.")
-
-
-add_command(queries_app, QueriesGenerateOptions, run_queries_generate, name="generate",
-            help="Write TSBS's queries as JSON lines, as tsbs_generate_queries --format=questdb does.")
-add_command(queries_app, QueriesRunOptions, run_queries, name="run",
-            help="Run TSBS's queries (a file, or --generate) over PGWire or HTTP, print TSBS's summary, record "
-                 "the run; --check compares every answer with the NumPy reference.")
 
 
 @app.command()

@@ -4,21 +4,26 @@ typer command and the library's own check.
 A run's options are a dataclass (``BenchOptions``, ``ReplayOptions``, ...) whose fields are made with
 ``option(...)``. ``add_command`` turns such a class into a typer command (so ``--help``, choices and
 ranges come from the same declaration), and ``check_options`` applies the same ranges to an instance
-built from Python, where typer never ran. Choices are ``StrEnum``s: they compare equal to their plain
-string values, so library callers may pass ``"double"`` as well as ``FieldType.double``.
+built from Python, where typer never ran; ``lazy_group`` defers ``add_command`` until a command is used,
+so that the command line imports only the module of the command it runs. Choices are ``StrEnum``s: they
+compare equal to their plain string values, so library callers may pass ``"double"`` as well as
+``FieldType.double``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import math
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, MutableMapping
 from enum import Enum, StrEnum
 from typing import Annotated, Any
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
 from harness.errors import UsageError
 
@@ -157,3 +162,74 @@ def add_command(app: typer.Typer, options_class: type, run: Callable[[Any], Any]
     command.__doc__ = help
     command.__name__ = name.replace("-", "_")
     app.command(name=name)(command)
+
+
+@dataclasses.dataclass(frozen=True)
+class LazyCommand:
+    """A command registered by name: ``options`` and ``run`` are ``"module:attribute"`` (``run`` may also
+    be a function), imported only when the command is looked up to run it or to print its help."""
+
+    name: str
+    options: str
+    run: str | Callable[[Any], Any]
+    help: str
+
+    def command(self, rich_markup_mode: Any) -> typer.core.TyperCommand:
+        """The click command ``add_command`` makes of it, as its group would have built it."""
+        single = typer.Typer(add_completion=False, rich_markup_mode=rich_markup_mode)
+        run = _attribute(self.run) if isinstance(self.run, str) else self.run
+        add_command(single, _attribute(self.options), run, name=self.name, help=self.help)
+        return typer.main.get_command(single)
+
+
+def _attribute(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+class _Commands(MutableMapping):
+    """A group's name -> click command table in which a ``LazyCommand`` is built the first time it is read;
+    its names (listing, "Did you mean") never build anything."""
+
+    def __init__(self, entries: dict[str, Any], rich_markup_mode: Any) -> None:
+        self._entries = entries
+        self._rich_markup_mode = rich_markup_mode
+
+    def __getitem__(self, name: str) -> Any:
+        entry = self._entries[name]
+        if isinstance(entry, LazyCommand):
+            entry = self._entries[name] = entry.command(self._rich_markup_mode)
+        return entry
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._entries[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+
+def lazy_group(*lazy: LazyCommand) -> type[TyperGroup]:
+    """A group class for ``typer.Typer(cls=...)`` that holds the ``lazy`` commands, listed before the group's
+    other commands in the order given.
+
+    typer builds every command of an app whenever it runs one, and a command needs its options class, whose
+    module may import pandas, numba, matplotlib or asyncpg: eagerly registered, `generate` would start by
+    importing what `bench` and `queries run` need. Here a command's module is imported when click looks the
+    command up: to run it, to print its --help, or the group's (which lists every command)."""
+
+    class LazyGroup(TyperGroup):
+        def __init__(self, *, commands: dict[str, Any] | None = None, **settings: Any) -> None:
+            super().__init__(**settings)
+            self.commands = _Commands({**{command.name: command for command in lazy}, **(commands or {})},
+                                      self.rich_markup_mode)
+
+    return LazyGroup

@@ -81,6 +81,17 @@ def test_any_chunk_size_gives_the_same_bytes(chunk_rows, workers):
     assert_same_lines(ilp_of(spec_of(flags), chunk_rows, workers), golden_bytes(name, md5))
 
 
+@pytest.mark.parametrize("first_chunk_rows,chunk_rows", [(1, 333), (44, 100), (46, 45), (500, 10**6)])
+def test_a_smaller_first_chunk_gives_the_same_bytes(first_chunk_rows, chunk_rows):
+    name, flags, md5 = devops_golden_cases()[0]
+    spec = spec_of(flags)
+    first, *_ = devops.chunks(spec, chunk_rows, "long", first_chunk_rows=first_chunk_rows)
+    assert sum(len(frame) for frame in first.values()) == min(first_chunk_rows, chunk_rows, spec.row_count)
+    out = io.BytesIO()
+    write_ilp(devops.chunks(spec, chunk_rows, "long", first_chunk_rows=first_chunk_rows), out, go_floats=True)
+    assert_same_lines(out.getvalue(), golden_bytes(name, md5))
+
+
 def test_max_data_points_stops_inside_an_epoch_as_tsbs():
     name, flags, md5 = devops_golden_cases()[0]
     expected = golden_bytes(name, md5)

@@ -98,6 +98,15 @@ def test_any_chunk_size_gives_the_same_ilp_bytes():
     assert len(outputs) == 1
 
 
+@pytest.mark.parametrize("first_chunk_rows,chunk_rows", [(1, 60), (7, 60), (25, 10), (59, 60), (600, 7)])
+def test_a_smaller_first_chunk_gives_the_same_rows(first_chunk_rows, chunk_rows):
+    spec = spec_small()
+    frames = list(cpu_only.frames(spec, chunk_rows, first_chunk_rows=first_chunk_rows))
+    sizes = [len(frame) for frame in frames]
+    assert sizes[0] == min(first_chunk_rows, chunk_rows) and all(size == chunk_rows for size in sizes[1:-1])
+    pd.testing.assert_frame_equal(pd.concat(frames, ignore_index=True), concatenated(spec, 60))
+
+
 def test_columns_and_dtypes():
     frame = next(cpu_only.frames(spec_small(), 100, "double"))
     assert tuple(frame.columns) == cpu_only.COLUMNS

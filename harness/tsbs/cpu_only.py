@@ -228,8 +228,10 @@ def frames(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     fields: str = "double",
     symbol_dtype: str = "category",
+    first_chunk_rows: int | None = None,
 ) -> Iterator[pd.DataFrame]:
-    """DataFrames of ``chunk_rows`` consecutive rows of the data set (the last one may be shorter).
+    """DataFrames of ``chunk_rows`` consecutive rows of the data set (the last one may be shorter); the
+    first one of ``first_chunk_rows`` if given and smaller (so that a stream's first bytes come sooner).
 
     ``fields='long'`` gives TSBS's printed values (each state truncated to int64); ``'double'`` the
     walk states themselves. Tags, timestamps and row order are the same in both.
@@ -238,15 +240,16 @@ def frames(
     scale, total_rows = spec.scale, spec.row_count
     chunk_rows = min(chunk_rows, total_rows)  # a chunk larger than the run would only allocate emptiness
     check_memory(scale, chunk_rows)
+    first_chunk_rows = min(first_chunk_rows or chunk_rows, chunk_rows)
     simulator = CpuOnlySimulator(spec)
-    epochs_per_block = max(1, -(-chunk_rows // scale))
     pending: list[np.ndarray] = []  # value blocks not yet handed out, oldest first
     pending_rows = 0
     first_row = 0
     while first_row < total_rows:
-        rows = min(chunk_rows, total_rows - first_row)
-        while pending_rows < rows:
-            block = simulator.next_values(epochs_per_block)
+        rows = min(chunk_rows if first_row else first_chunk_rows, total_rows - first_row)
+        if pending_rows < rows:
+            # The epochs this chunk still lacks, walked in one call (the walk does not care how it is cut).
+            block = simulator.next_values(-(-(rows - pending_rows) // scale))
             pending.append(block)
             pending_rows += block.shape[1]
         values = pending[0] if len(pending) == 1 else np.concatenate(pending, axis=1)
@@ -257,9 +260,10 @@ def frames(
 
 
 def chunks(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str = "double",
-           symbol_dtype: str = "category", table: str = TABLE_NAME) -> Iterator[dict[str, pd.DataFrame]]:
+           symbol_dtype: str = "category", table: str = TABLE_NAME,
+           first_chunk_rows: int | None = None) -> Iterator[dict[str, pd.DataFrame]]:
     """``frames`` as chunks of the ingest layer: each maps the table to its rows."""
-    for frame in frames(spec, chunk_rows, fields, symbol_dtype):
+    for frame in frames(spec, chunk_rows, fields, symbol_dtype, first_chunk_rows):
         yield {table: frame}
 
 

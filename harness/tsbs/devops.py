@@ -292,26 +292,30 @@ def table_rows_before(spec: DatasetSpec, row: int) -> list[int]:
 
 
 def chunks(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str = "long",
-           symbol_dtype: str = "category") -> Iterator[dict[str, pd.DataFrame]]:
-    """Chunks of ``chunk_rows`` consecutive rows of the data set (the last may be shorter), each mapping
-    every table with rows in it to them, tables in TSBS's measurement order."""
+           symbol_dtype: str = "category", first_chunk_rows: int | None = None
+           ) -> Iterator[dict[str, pd.DataFrame]]:
+    """Chunks of ``chunk_rows`` consecutive rows of the data set (the last may be shorter; the first of
+    ``first_chunk_rows`` if given and smaller), each mapping every table with rows in it to them, tables in
+    TSBS's measurement order."""
     cpu_only.check_frame_options(chunk_rows, fields, symbol_dtype)
     total_rows = spec.row_count
     chunk_rows = min(chunk_rows, total_rows)
     check_memory(spec.scale, chunk_rows)
+    first_chunk_rows = min(first_chunk_rows or chunk_rows, chunk_rows)
     simulator = DevopsSimulator(spec)
     scale = spec.scale
-    epochs_per_block = max(1, -(-chunk_rows // spec.rows_per_epoch))
     # States of measurement rows [held_from, held_from + held.shape[1]) (counted epoch-major, as every
     # table counts its rows); the tables of a chunk never lie more than an epoch apart.
     held = np.empty((DISTRIBUTION_COUNT, 0), dtype=np.float64)
     held_from = 0
     first_row = 0
     while first_row < total_rows:
-        last_row = min(first_row + chunk_rows, total_rows)
+        last_row = min(first_row + (chunk_rows if first_row else first_chunk_rows), total_rows)
         starts, ends = table_rows_before(spec, first_row), table_rows_before(spec, last_row)
-        while held_from + held.shape[1] < max(ends):
-            held = np.concatenate([held, simulator.next_states(epochs_per_block)], axis=1)
+        missing = max(ends) - (held_from + held.shape[1])
+        if missing > 0:
+            # The epochs this chunk still lacks, walked in one call (the walk does not care how it is cut).
+            held = np.concatenate([held, simulator.next_states(-(-missing // scale))], axis=1)
         chunk = {}
         for measurement, start, end in zip(MEASUREMENTS, starts, ends):
             if end > start:
