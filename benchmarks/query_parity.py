@@ -1,7 +1,7 @@
 """Query runner parity with TSBS's Go tool (a script, not a test): `tsbs_run_queries_questdb` and our
 `queries run`, the same queries of each type on the same loaded table, alternated, medians.
 
-    .venv/bin/python benchmarks/query_parity.py --tsbs-bin DIR [--rounds 3] [--queries 200] [--protocol pgwire]
+    .venv/bin/python benchmarks/query_parity.py --tsbs-bin DIR [--rounds 4] [--queries 200] [--protocol pgwire]
     make bench-query-parity TSBS_BIN=DIR
 
 DIR holds ``tsbs_generate_queries`` and ``tsbs_run_queries_questdb``, built from a fetched copy of QuestDB's
@@ -10,8 +10,9 @@ repository.
 
 The script starts its own QuestDB (release jar, conf/server.conf) on its own ports, loads the data set with
 ``bench --send``, and for each query type writes the queries twice from the same flags: TSBS's file with the
-Go generator, ours with ``queries generate`` (the tests check both hold the same queries). Each round runs
-both runners on each type, the order alternating, one worker each by default: the Go runner's "Overall
+Go generator, ours with ``queries generate`` (the tests check both hold the same queries). A warm-up round
+(not counted) runs each type once with each runner; then each round runs both runners on each type, the
+order alternating, one worker each by default: the Go runner's "Overall
 query rate" against our record's queries/s. With one worker, ``1000/ours - 1000/go`` is our client's extra
 time per query in ms. Both runners share the machine with the server: their client CPU is taken from it.
 """
@@ -45,7 +46,7 @@ def harness(*args: str) -> subprocess.CompletedProcess:
 
 def main(
     tsbs_bin: Path = typer.Option(..., help="Folder with tsbs_generate_queries and tsbs_run_queries_questdb."),
-    rounds: int = typer.Option(3, min=1),
+    rounds: int = typer.Option(4, min=1, help="Counted rounds, after one warm-up round; even, so each runner goes first equally."),
     queries: int = typer.Option(200, min=1, help="Queries per type."),
     workers: int = typer.Option(1, min=1),
     protocol: str = typer.Option("pgwire", help="pgwire or http (both runners)."),
@@ -86,26 +87,34 @@ def main(
             files[name] = (go_file, our_file)
         go_protocol = ["--use-http", f"--url=http://127.0.0.1:{http_port}/"] if protocol == "http" else \
             ["--pg-host=127.0.0.1", f"--pg-port={pg_port}"]
+
+        def rate_of(runner: str, name: str) -> float:
+            go_file, our_file = files[name]
+            if runner == "go":
+                text = subprocess.run(f"zcat -f {go_file} | {run_queries} --workers={workers} "
+                                      f"--print-interval=0 {' '.join(go_protocol)}", shell=True,
+                                      capture_output=True, text=True, check=True).stdout
+                match = GO_RATE.search(text)
+                if not match:
+                    sys.exit(f"error: cannot read the Go runner's rate: {text[-500:]}")
+                return float(match.group(1))
+            record_path = workdir / "queries.json"
+            harness("queries", "run", str(our_file), "--protocol", protocol, "--workers", str(workers),
+                    "--host", "127.0.0.1", "--http-port", str(http_port), "--pg-port", str(pg_port),
+                    "--reporting-period", "0", "--results", str(record_path))
+            record = json.loads(record_path.read_text())
+            return record["queries"]["statistics"]["all queries"]["queries_per_second"]
+
+        # Not counted: the first run of a type pays for the server's cold start (JIT, the table's pages, each
+        # statement's first compilation), and would fall on whichever runner happened to go first.
+        for name in types:
+            for runner in ("go", "ours"):
+                print(f"warm-up {name:<22} {runner:<4} {rate_of(runner, name):8.2f} queries/s", flush=True)
         for round_number in range(rounds):
             for name in types:
-                go_file, our_file = files[name]
                 order = ("go", "ours") if round_number % 2 == 0 else ("ours", "go")
                 for runner in order:
-                    if runner == "go":
-                        text = subprocess.run(f"zcat -f {go_file} | {run_queries} --workers={workers} "
-                                              f"--print-interval=0 {' '.join(go_protocol)}", shell=True,
-                                              capture_output=True, text=True, check=True).stdout
-                        match = GO_RATE.search(text)
-                        if not match:
-                            sys.exit(f"error: cannot read the Go runner's rate: {text[-500:]}")
-                        rate = float(match.group(1))
-                    else:
-                        record_path = workdir / "queries.json"
-                        harness("queries", "run", str(our_file), "--protocol", protocol, "--workers", str(workers),
-                                "--host", "127.0.0.1", "--http-port", str(http_port), "--pg-port", str(pg_port),
-                                "--reporting-period", "0", "--results", str(record_path))
-                        record = json.loads(record_path.read_text())
-                        rate = record["queries"]["statistics"]["all queries"]["queries_per_second"]
+                    rate = rate_of(runner, name)
                     rates[name][runner].append(rate)
                     print(f"round {round_number + 1} {name:<22} {runner:<4} {rate:8.2f} queries/s", flush=True)
     finally:

@@ -17,6 +17,9 @@ import numba
 import numpy as np
 
 from harness.tsbs._go_tables import RNG_COOKED, ZIGGURAT_FN, ZIGGURAT_KN, ZIGGURAT_WN
+from harness.tsbs.kernel_cache import use_source_keyed_cache
+
+use_source_keyed_cache()  # before the first kernel below is defined
 
 REGISTER_LENGTH = 607
 TAP = 273
