@@ -1,7 +1,7 @@
 """Query runner parity with TSBS's Go tool (a script, not a test): `tsbs_run_queries_questdb` and our
 `queries run`, the same queries of each type on the same loaded table, alternated, medians.
 
-    .venv/bin/python benchmarks/query_parity.py --tsbs-bin DIR [--rounds 4] [--queries 200] [--protocol pgwire]
+    .venv/bin/python benchmarks/query_parity.py --tsbs-bin DIR [--rounds 4] [--queries 1000] [--protocol pgwire]
     make bench-query-parity TSBS_BIN=DIR
 
 DIR holds ``tsbs_generate_queries`` and ``tsbs_run_queries_questdb``, built from a fetched copy of QuestDB's
@@ -47,7 +47,7 @@ def harness(*args: str) -> subprocess.CompletedProcess:
 def main(
     tsbs_bin: Path = typer.Option(..., help="Folder with tsbs_generate_queries and tsbs_run_queries_questdb."),
     rounds: int = typer.Option(4, min=1, help="Counted rounds, after one warm-up round; even, so each runner goes first equally."),
-    queries: int = typer.Option(200, min=1, help="Queries per type."),
+    queries: int = typer.Option(1000, min=1, help="Queries per type (TSBS's examples use 1000; with few, the prepare of each new SQL text weighs)."),
     workers: int = typer.Option(1, min=1),
     protocol: str = typer.Option("pgwire", help="pgwire or http (both runners)."),
     scale: int = typer.Option(100, min=1),
