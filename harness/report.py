@@ -130,6 +130,15 @@ def _rates(series: TimeSeries, phase: str, counts: str) -> tuple[list[float], li
     return times[span], totals[span], per_worker[span]
 
 
+def _grouped_bars(ax, names: list[str], bars: list[tuple[str, list[float]]]) -> None:
+    """One group of bars per name (a query type), one bar per labelled series in each, a legend."""
+    width = 0.8 / len(bars)
+    for offset, (label, values) in enumerate(bars):
+        ax.bar([index + offset * width for index in range(len(names))], values, width, label=label)
+    ax.set_xticks([index + 0.4 - width / 2 for index in range(len(names))], names, rotation=45, ha="right")
+    ax.legend(loc="upper left")
+
+
 def _differences(series: TimeSeries, value) -> tuple[list[float], list[float]]:
     """Times and the per-second change of ``value(sample)`` (None where a sample lacks it)."""
     times, rates, previous = [], [], None
@@ -246,12 +255,7 @@ class _Charts:
             return "<p class=\"missing\">No query statistics in this record.</p>"
         figure, (ax,) = self._figure("query latency per type", "ms")
         names = list(types)
-        width = 0.8 / len(LATENCY_KEYS)
-        for offset, (key, label) in enumerate(LATENCY_KEYS):
-            values = [types[name].get(key) or 0 for name in names]
-            ax.bar([index + offset * width for index in range(len(names))], values, width, label=label)
-        ax.set_xticks([index + width for index in range(len(names))], names, rotation=45, ha="right")
-        ax.legend(loc="upper left")
+        _grouped_bars(ax, names, [(label, [types[name].get(key) or 0 for name in names]) for key, label in LATENCY_KEYS])
         return self._svg(figure, "query latency")
 
     def _under_load_vs_at_rest(self, record: RunRecord) -> str:
@@ -259,14 +263,9 @@ class _Charts:
         loaded, rest = record.queries["statistics"], record.queries["at_rest"]["statistics"]
         names = [name for name in loaded if name in rest]
         figure, (ax,) = self._figure("query latency under ingest load and at rest (--queries-only-after)", "ms")
-        bars = [(statistics, key, f"{label} {when}") for statistics, when in ((loaded, "under load"), (rest, "at rest"))
-                for key, label in (("median_ms", "median"), ("p99_ms", "p99"))]
-        width = 0.8 / len(bars)
-        for offset, (statistics, key, label) in enumerate(bars):
-            ax.bar([index + offset * width for index in range(len(names))],
-                   [statistics[name].get(key) or 0 for name in names], width, label=label)
-        ax.set_xticks([index + 0.4 - width / 2 for index in range(len(names))], names, rotation=45, ha="right")
-        ax.legend(loc="upper left")
+        _grouped_bars(ax, names, [(f"{label} {when}", [statistics[name].get(key) or 0 for name in names])
+                                  for statistics, when in ((loaded, "under load"), (rest, "at rest"))
+                                  for key, label in (("median_ms", "median"), ("p99_ms", "p99"))])
         return self._svg(figure, "query latency under load and at rest")
 
     def overlay(self, records: list[RunRecord]) -> list[str]:
