@@ -151,6 +151,47 @@ def wait_for(what: str, check, timeout: float = WAIT_SECONDS, interval: float = 
         time.sleep(interval)
 
 
+class LingeringRun:
+    """A harness run serving --metrics-port in the background, its output in a file; it is stopped when the
+    module's tests are done. ``what`` names it in failures ("the bench run")."""
+
+    def __init__(self, what: str, command: list[str], output: Path, metrics_port: int, request):
+        if port_in_use(metrics_port):
+            pytest.fail(f"port {metrics_port} is busy: {what} could not serve its metrics")
+        self.what, self.output = what, output
+        self.started = time.time()
+        with open(output, "wb") as out:
+            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            cwd=ROOT, start_new_session=True)
+        request.addfinalizer(lambda: stop_process(self.process))
+
+    def text(self) -> str:
+        return self.output.read_text(errors="replace")
+
+    def tail(self) -> str:
+        return self.text()[-2000:]
+
+    def alive(self) -> None:
+        if self.process.poll() is not None:
+            pytest.fail(f"{self.what} exited ({self.process.returncode}) before lingering: {self.text()[-3000:]}")
+
+    def wait_finished(self) -> None:
+        def finished():
+            self.alive()
+            return "Results:" in self.text()
+
+        wait_for(f"{self.what} to finish (its 'Results:' line)", finished, timeout=180, explain=self.tail)
+
+
+def wait_scraped(prometheus: Prometheus, what: str, query: str, value: float) -> None:
+    """Until Prometheus has scraped a run's final counters: ``query`` (a sum) equals ``value``."""
+    def scraped():
+        result = prometheus.query(query)["data"]["result"]
+        return result and float(result[0]["value"][1]) == value
+
+    wait_for(f"Prometheus to scrape {what}'s final counters ({query} == {value})", scraped)
+
+
 @dataclass
 class Stack:
     prometheus: Prometheus
@@ -194,44 +235,22 @@ def stack(tmp_path_factory, request):
                "--row-count", str(ROWS), "--scale", str(SCALE), "--seed", str(SEED), "--workers", str(WORKERS),
                "--worker-chunk-row-count", "5000", "--reporting-period", "0", "--results", str(results),
                "--metrics-port", str(CLIENT_METRICS_PORT), "--metrics-linger", str(LINGER_SECONDS)]
-    if port_in_use(CLIENT_METRICS_PORT):
-        pytest.fail(f"port {CLIENT_METRICS_PORT} is busy: the bench run could not serve its metrics")
-    run_started = time.time()
-    with open(output, "wb") as out:
-        bench = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 cwd=ROOT, start_new_session=True)
-    request.addfinalizer(lambda: stop_process(bench))
-
-    def bench_output() -> str:
-        return output.read_text(errors="replace")
-
-    def finished():
-        if bench.poll() is not None:
-            pytest.fail(f"the bench run exited ({bench.returncode}) before lingering: {bench_output()[-3000:]}")
-        return "Results:" in bench_output()
-
+    bench = LingeringRun("the bench run", command, output, CLIENT_METRICS_PORT, request)
     wait_for("Prometheus to scrape the client (job client up)", target_up("client", CLIENT_METRICS_PORT),
-             explain=lambda: bench_output()[-2000:])
-    wait_for("the bench run to finish (its 'Results:' line)", finished, timeout=180,
-             explain=lambda: bench_output()[-2000:])
+             explain=bench.tail)
+    bench.wait_finished()
     record = json.loads(results.read_text())
     assert record["status"] == "ok", record["error"]
 
     # Prometheus has the run's final values once it scraped the client after the run: the sent rows.
     sent = record["phases"]["send"]["rows"]
-    query = f'sum(harness_rows_total{{run_id="{record["run_id"]}", phase="send"}})'
-
-    def final_scrape():
-        result = prometheus.query(query)["data"]["result"]
-        return result and float(result[0]["value"][1]) == sent
-
-    wait_for(f"Prometheus to scrape the run's final counters ({query} == {sent})", final_scrape)
+    wait_scraped(prometheus, "the run", f'sum(harness_rows_total{{run_id="{record["run_id"]}", phase="send"}})', sent)
     # And QuestDB's after it applied every row (a fresh server: its applied-rows counter is this run's).
     applied = "questdb_wal_apply_written_rows_total"
     wait_for(f"Prometheus to scrape QuestDB after the run ({applied} >= {sent})",
              lambda: any(value >= sent for value in scalar_values(prometheus.query(applied))))
     query_record, query_started = _query_run(workdir, prometheus, target_up, request)
-    yield Stack(prometheus, questdb, record, run_started, output, query_record, query_started)
+    yield Stack(prometheus, questdb, record, bench.started, output, query_record, query_started)
 
 
 def _query_run(workdir: Path, prometheus: Prometheus, target_up, request) -> tuple[dict, float]:
@@ -247,34 +266,22 @@ def _query_run(workdir: Path, prometheus: Prometheus, target_up, request) -> tup
     fifo = workdir / "queries.fifo"
     os.mkfifo(fifo)
     output, results = workdir / "queries.out", workdir / "queries.json"
-    if port_in_use(QUERY_METRICS_PORT):
-        pytest.fail(f"port {QUERY_METRICS_PORT} is busy: the query run could not serve its metrics")
-    started = time.time()
-    with open(output, "wb") as out:
-        run = subprocess.Popen(
-            [sys.executable, "-m", "harness", "queries", "run", str(fifo), "--host", "127.0.0.1",
-             "--pg-port", str(QUESTDB_PORTS["pg_port"]), "--http-port", str(QUESTDB_PORTS["http_port"]),
-             "--workers", "1", "--reporting-period", "0", "--results", str(results),
-             "--metrics-port", str(QUERY_METRICS_PORT), "--metrics-linger", str(LINGER_SECONDS)],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=ROOT, start_new_session=True)
-    request.addfinalizer(lambda: stop_process(run))
-
-    def run_output() -> str:
-        return output.read_text(errors="replace")
-
-    def alive():
-        if run.poll() is not None:
-            pytest.fail(f"the query run exited ({run.returncode}) before lingering: {run_output()[-3000:]}")
+    run = LingeringRun("the query run",
+                       [sys.executable, "-m", "harness", "queries", "run", str(fifo), "--host", "127.0.0.1",
+                        "--pg-port", str(QUESTDB_PORTS["pg_port"]), "--http-port", str(QUESTDB_PORTS["http_port"]),
+                        "--workers", "1", "--reporting-period", "0", "--results", str(results),
+                        "--metrics-port", str(QUERY_METRICS_PORT), "--metrics-linger", str(LINGER_SECONDS)],
+                       output, QUERY_METRICS_PORT, request)
 
     def zeros_scraped():
-        alive()
+        run.alive()
         return target_up("client", QUERY_METRICS_PORT)() and prometheus.query(
             'harness_query_duration_seconds_count{query_type="lastpoint"}')["data"]["result"]
 
-    wait_for("Prometheus to scrape the query run's zero series", zeros_scraped, explain=lambda: run_output()[-2000:])
+    wait_for("Prometheus to scrape the query run's zero series", zeros_scraped, explain=run.tail)
 
     def reader_waiting():
-        alive()
+        run.alive()
         try:
             return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
         except OSError as exc:
@@ -282,34 +289,24 @@ def _query_run(workdir: Path, prometheus: Prometheus, target_up, request) -> tup
                 raise
             return None
 
-    descriptor = wait_for("the query run to open its query file", reader_waiting, explain=lambda: run_output()[-2000:])
+    descriptor = wait_for("the query run to open its query file", reader_waiting, explain=run.tail)
     os.set_blocking(descriptor, True)
     with os.fdopen(descriptor, "w") as writer:
         writer.write(queries.read_text() + json.dumps(REJECTED) + "\n")
 
-    def finished():
-        alive()
-        return "Results:" in run_output()
-
-    wait_for("the query run to finish (its 'Results:' line)", finished, timeout=180,
-             explain=lambda: run_output()[-2000:])
+    run.wait_finished()
     record = json.loads(results.read_text())
     # The rejected query fails the run (exit 1 once it stops lingering); everything else answered.
     assert record["status"] == "failed" and record["queries"]["failures"] == {"lastpoint": {"rejected": 1}}, (
         record["error"], record["queries"]["failures"])
     counted = record["queries"]["statistics"]["all queries"]["count"]
     assert counted == record["parameters"]["query_count"] - 1 > 0
-    query = f'sum(harness_query_duration_seconds_count{{run_id="{record["run_id"]}"}})'
-
-    def final_scrape():
-        result = prometheus.query(query)["data"]["result"]
-        return result and float(result[0]["value"][1]) == counted
-
-    wait_for(f"Prometheus to scrape the query run's final counters ({query} == {counted})", final_scrape)
+    wait_scraped(prometheus, "the query run", f'sum(harness_query_duration_seconds_count{{run_id="{record["run_id"]}"}})',
+                 counted)
     # The whole run may fall between two scrapes: a range query (1 s steps up to now) shows its rate only
     # at steps after the final scrape, so give it two.
     time.sleep(2)
-    return record, started
+    return record, run.started
 
 
 def scalar_values(response: dict) -> list[float]:
