@@ -167,9 +167,8 @@ def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics
             load.start()
         asyncio.run(_run_all(options, queries, stats, checker, run))
     finally:
-        seconds = time.perf_counter() - started
         queries_ended = time.perf_counter()
-        run.record.phases["queries"] = PhaseRecord(stats.counted, 0, round(seconds, 6),
+        run.record.phases["queries"] = PhaseRecord(stats.counted, 0, round(queries_ended - started, 6),
                                                    time.process_time() - cpu_started)
         _record_statistics(run, stats, checker)
         if load is not None:
