@@ -16,7 +16,8 @@ help: ## List every target and variable
 	@echo "Pinned versions (.env; make VAR=value overrides):"
 	@grep -v '^#' .env | sed 's/^/  /'
 
-setup: $(VENV)/.installed ## Create .venv/ with the locked Python dependencies
+setup: $(VENV)/.installed ## Create .venv/ with the locked Python dependencies; build the generator's kernels
+	$(PY) -m harness.tsbs.kernel_cache
 
 $(VENV)/.installed: requirements.lock requirements-test.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -28,7 +28,8 @@ import pandas as pd
 
 from harness.errors import RunError, UsageError
 from harness.ingest import raw
-from harness.ingest.ilp import Chunk, default_workers, write_ilp
+from harness.ingest.ilp import Chunk, write_ilp
+from harness.ingest.ordered_write import default_workers
 from harness.ingest.phases import (
     ChunkStream, PhaseFailed, SendWorker, SerializeWorker, deal_round_robin, run_phase,
 )

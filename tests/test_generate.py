@@ -225,33 +225,3 @@ def test_bad_input_is_one_line_and_exit_code_2(args, message):
     assert stderr.count("\n") == 1, stderr
     assert message in stderr
     assert "Traceback" not in stderr
-
-
-def test_kernel_cache_is_named_by_every_kernel_source(tmp_path, monkeypatch):
-    """numba alone would keep running cached kernels after an edit of gorand.py (whose draws they inline):
-    the cache folder is named by a digest of every kernel source, so any edit compiles anew."""
-    import shutil
-
-    import numba
-
-    from harness.tsbs import cpu_only, gorand, kernel_cache
-    from harness.tsbs.params import make_spec
-
-    next(cpu_only.frames(make_spec(seed=1, scale=10, timestamp_end=None, row_limit=100), 100))  # kernels loaded
-    assert numba.config.CACHE_DIR == str(kernel_cache.use_source_keyed_cache())
-    assert sorted(path.name for path in Path(numba.config.CACHE_DIR).rglob("*.nbi")), "no kernel was cached there"
-    copy = tmp_path / "tsbs"
-    copy.mkdir()
-    for name in kernel_cache.KERNEL_SOURCES:
-        shutil.copy(Path(gorand.__file__).with_name(name), copy / name)
-    monkeypatch.setattr(kernel_cache, "_HERE", copy)
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
-    try:
-        same = kernel_cache.use_source_keyed_cache()
-        (copy / "gorand.py").write_text((copy / "gorand.py").read_text() + "\n# edited\n")
-        edited = kernel_cache.use_source_keyed_cache()
-    finally:
-        monkeypatch.undo()
-        kernel_cache.use_source_keyed_cache()
-    assert same.name == Path(numba.config.CACHE_DIR).name and same.parent == tmp_path / "cache"
-    assert edited.name != same.name

@@ -6,13 +6,10 @@ column choices are the same for `generate`, serialize-only runs and sends.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import warnings
-from collections import deque
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import BinaryIO
 
 import numpy as np
@@ -24,6 +21,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from questdb.ingress import Buffer
 
+from harness.ingest.ordered_write import SerializeJob, write_in_order
 from harness.tsbs.schema import TIMESTAMP_COLUMN
 
 # One chunk of a data set: table name -> that table's consecutive rows (cpu-only: one table; devops:
@@ -42,57 +40,27 @@ def append_frame(buffer: Buffer, frame: pd.DataFrame, table: str) -> None:
     buffer.dataframe(frame, table_name=table, symbols=True, at=TIMESTAMP_COLUMN)
 
 
-def default_workers() -> int:
-    """One serializer thread per core this process may run on."""
-    return len(os.sched_getaffinity(0))
-
-
 def chunk_rows(chunk: Chunk) -> int:
     return sum(len(frame) for frame in chunk.values())
 
 
 def write_ilp(chunks: Iterable[Chunk], out: BinaryIO, protocol_version: int = TEXT_PROTOCOL,
               workers: int = 1, go_floats: bool = False) -> tuple[int, int]:
-    """Serialize chunks and write them to ``out`` in order; returns (rows, bytes). A chunk of several
-    tables is written in time order (``file_bytes``), as TSBS prints its measurements; ``go_floats``
-    prints doubles as Go does (``go_float_text``).
-
-    With ``workers > 1`` chunks are serialized on a thread pool (the client releases the GIL while it
-    serializes) while this thread generates the next chunks and writes finished ones in order.
+    """Serialize chunks and write them to ``out`` in order (``write_in_order``: with ``workers > 1`` on a
+    thread pool, the client releasing the GIL while it serializes); returns (rows, bytes). A chunk of
+    several tables is written in time order (``file_pieces``), as TSBS prints its measurements;
+    ``go_floats`` prints doubles as Go does (``go_float_text``).
     """
-    rows = written = 0
-    if workers <= 1:
-        buffer = new_buffer(protocol_version)
-        for chunk in chunks:
-            pieces = file_pieces(buffer, chunk, go_floats)
-            out.writelines(pieces)
-            rows += chunk_rows(chunk)
-            written += sum(len(piece) for piece in pieces)
-        return rows, written
+    local = threading.local()  # one client buffer per thread, reused chunk after chunk
 
-    local = threading.local()
+    def job(chunk: Chunk) -> SerializeJob:
+        def serialize() -> tuple[int, list]:
+            if not hasattr(local, "buffer"):
+                local.buffer = new_buffer(protocol_version)
+            return chunk_rows(chunk), file_pieces(local.buffer, chunk, go_floats)
+        return serialize
 
-    def serialize(chunk: Chunk) -> tuple[int, list]:
-        if not hasattr(local, "buffer"):
-            local.buffer = new_buffer(protocol_version)
-        return chunk_rows(chunk), file_pieces(local.buffer, chunk, go_floats)
-
-    in_flight: deque = deque()
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ilp-serialize") as pool:
-        for chunk in chunks:
-            in_flight.append(pool.submit(serialize, chunk))
-            # Bounded look-ahead keeps memory flat: at most two chunks per worker are pending.
-            while len(in_flight) > 2 * workers or (in_flight and in_flight[0].done()):
-                done_rows, pieces = in_flight.popleft().result()
-                out.writelines(pieces)
-                rows += done_rows
-                written += sum(len(piece) for piece in pieces)
-        while in_flight:
-            done_rows, pieces = in_flight.popleft().result()
-            out.writelines(pieces)
-            rows += done_rows
-            written += sum(len(piece) for piece in pieces)
-    return rows, written
+    return write_in_order(map(job, chunks), out, workers)
 
 
 def serialize_chunk(buffer: Buffer, chunk: Chunk) -> bytes:

@@ -1,4 +1,5 @@
-"""TSBS's ``cpu-only`` use case as pandas DataFrames: the hosts, their tags, and the clamped random walks.
+"""TSBS's ``cpu-only`` use case: the hosts, their tags, and the clamped random walks, as pandas DataFrames
+(``frames``) or as TSBS's own text (``text_jobs``).
 
 Owns the exact order in which TSBS draws from Go's source (see ``gorand``):
 
@@ -17,19 +18,26 @@ the same rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property, partial
+from typing import TYPE_CHECKING
 
-import numba
 import numpy as np
-import pandas as pd
 import psutil
 
 from harness.errors import UsageError
 from harness.options import FieldType, SymbolDtype
-from harness.tsbs.gorand import GoRand, go_float64, go_int31n, go_int63n, go_norm_float64
-from harness.tsbs.params import DatasetSpec
+from harness.tsbs.gorand_seed import seeded_source
+from harness.tsbs.ilp_text import RowPrinter
+from harness.tsbs.kernel_cache import generator_kernels
+from harness.tsbs.params import CPU_ONLY, DatasetSpec
 from harness.tsbs.schema import TIMESTAMP_COLUMN, TableSchema
+
+# pandas is imported only where frames are made: `generate --fields long` prints text straight from the walk
+# (``text_jobs``) and starts about 0.2 s sooner without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 TABLE_NAME = "cpu"
 TAG_COLUMNS = (
@@ -92,65 +100,32 @@ DATACENTERS = tuple(region + letter for region, letters in REGIONS for letter in
 DATACENTER_OFFSETS = np.cumsum([0] + [len(letters) for _, letters in REGIONS])[:-1].astype(np.int64)
 DATACENTER_COUNTS = np.array([len(letters) for _, letters in REGIONS], dtype=np.int64)
 
-# Tag code columns of the host table, in the order _create_hosts fills them.
-_REGION, _DATACENTER, _RACK, _OS, _ARCH, _TEAM, _SERVICE, _SERVICE_VERSION, _SERVICE_ENVIRONMENT = range(9)
-HOST_TAG_DRAWS = 9
-
-
-@numba.njit(cache=True)
-def draw_host_tags(words, cursor, host, datacenter_offsets, datacenter_counts, tag_codes):
-    """One host's tags, drawn in TSBS's order (shared by every devops-family use case)."""
-    region = go_int31n(words, cursor, 9)
-    tag_codes[host, _REGION] = region
-    tag_codes[host, _DATACENTER] = datacenter_offsets[region] + go_int31n(
-        words, cursor, datacenter_counts[region]
-    )
-    tag_codes[host, _RACK] = go_int63n(words, cursor, 100)
-    tag_codes[host, _ARCH] = go_int31n(words, cursor, 2)
-    tag_codes[host, _OS] = go_int31n(words, cursor, 3)
-    tag_codes[host, _SERVICE] = go_int63n(words, cursor, 20)
-    tag_codes[host, _SERVICE_VERSION] = go_int63n(words, cursor, 2)
-    tag_codes[host, _SERVICE_ENVIRONMENT] = go_int31n(words, cursor, 3)
-    tag_codes[host, _TEAM] = go_int31n(words, cursor, 4)
-
-
-@numba.njit(cache=True)
-def _create_hosts(words, cursor, scale, datacenter_offsets, datacenter_counts, states, tag_codes):
-    for host in range(scale):
-        for field in range(10):
-            states[host, field] = go_float64(words, cursor) * 100.0
-        draw_host_tags(words, cursor, host, datacenter_offsets, datacenter_counts, tag_codes)
-
-
-# nogil: serializer threads run while the next epochs are drawn.
-@numba.njit(cache=True, nogil=True)
-def _walk_epochs(words, cursor, states, advance_first, values):
-    """Fill ``values`` (10 x epochs*scale, column-major by field) with consecutive epochs."""
-    scale = states.shape[0]
-    epochs = values.shape[1] // scale
-    for epoch in range(epochs):
-        if epoch > 0 or advance_first:
-            for host in range(scale):
-                for field in range(10):
-                    state = states[host, field] + go_norm_float64(words, cursor)
-                    if state > 100.0:
-                        state = 100.0
-                    if state < 0.0:
-                        state = 0.0
-                    states[host, field] = state
-        base = epoch * scale
-        for field in range(10):
-            for host in range(scale):
-                values[field, base + host] = states[host, field]
+# Columns of the host table's tag codes, as ``kernels.create_hosts`` fills them: every tag but hostname.
+HOST_TAG_DRAWS = len(TAG_COLUMNS) - 1
 
 
 @dataclass(frozen=True)
 class Hosts:
-    """The host table: per-host tag codes into each tag's categories (tags never change for a host)."""
+    """The host table: per-host tag codes into each tag's values (tags never change for a host)."""
 
     scale: int
     codes: dict[str, np.ndarray]
-    categories: dict[str, pd.CategoricalDtype]
+    values: dict[str, list[str]]
+
+    @cached_property
+    def categories(self) -> dict[str, pd.CategoricalDtype]:
+        """Each tag's values as a pandas categorical dtype, held as Arrow strings rather than Python str
+        objects: the client then serializes the column without taking the GIL, so serializer threads scale
+        (measured: 2.00 vs 1.79 M rows/s on 2 threads)."""
+        import pandas as pd
+
+        return {tag: pd.CategoricalDtype(pd.Index(values, dtype="string[pyarrow]"))
+                for tag, values in self.values.items()}
+
+    def strings(self, tag: str) -> list[str]:
+        """Every host's value of ``tag``, host by host."""
+        values = self.values[tag]
+        return [values[code] for code in self.codes[tag].tolist()]
 
 
 def _code_dtype(cardinality: int) -> type:
@@ -162,28 +137,22 @@ class CpuOnlySimulator:
     hands out the walk states of consecutive epochs."""
 
     def __init__(self, spec: DatasetSpec):
-        if spec.use_case != "cpu-only":
+        if spec.use_case != CPU_ONLY:
             raise UsageError(f"unknown use case {spec.use_case!r}")
         self.spec = spec
-        self._rng = GoRand(spec.seed)
+        self._kernels = generator_kernels()
+        self._words, self._cursor = seeded_source(spec.seed)
         self._states = np.empty((spec.scale, 10), dtype=np.float64)
         tag_codes = np.empty((spec.scale, HOST_TAG_DRAWS), dtype=np.int64)
-        _create_hosts(
-            self._rng.words,
-            self._rng.cursor,
-            spec.scale,
-            DATACENTER_OFFSETS,
-            DATACENTER_COUNTS,
-            self._states,
-            tag_codes,
-        )
+        self._kernels.create_hosts(self._words, self._cursor, spec.scale, DATACENTER_OFFSETS, DATACENTER_COUNTS,
+                                   self._states, tag_codes)
         self.hosts = host_table(spec.scale, tag_codes)
         self._epochs_emitted = 0
 
     def next_values(self, epochs: int) -> np.ndarray:
         """Walk states of the next ``epochs`` epochs: shape (10, epochs*scale), rows time-major."""
         values = np.empty((10, epochs * self.spec.scale), dtype=np.float64)
-        _walk_epochs(self._rng.words, self._rng.cursor, self._states, self._epochs_emitted > 0, values)
+        self._kernels.walk_epochs(self._words, self._cursor, self._states, self._epochs_emitted > 0, values)
         self._epochs_emitted += epochs
         return values
 
@@ -201,26 +170,10 @@ def host_table(scale: int, tag_codes: np.ndarray) -> Hosts:
         "service_version": [str(n) for n in range(SERVICE_VERSION_COUNT)],
         "service_environment": list(SERVICE_ENVIRONMENTS),
     }
-    column_of = {
-        "region": _REGION,
-        "datacenter": _DATACENTER,
-        "rack": _RACK,
-        "os": _OS,
-        "arch": _ARCH,
-        "team": _TEAM,
-        "service": _SERVICE,
-        "service_version": _SERVICE_VERSION,
-        "service_environment": _SERVICE_ENVIRONMENT,
-    }
     codes = {"hostname": np.arange(scale, dtype=_code_dtype(scale))}
-    for tag, column in column_of.items():
+    for column, tag in enumerate(TAG_COLUMNS[1:]):
         codes[tag] = tag_codes[:, column].astype(_code_dtype(len(category_values[tag])))
-    # Categories held as Arrow strings, not Python str objects: the client then serializes the column
-    # without taking the GIL, so serializer threads scale (measured: 2.00 vs 1.79 M rows/s on 2 threads).
-    categories = {
-        tag: pd.CategoricalDtype(pd.Index(values, dtype="string[pyarrow]")) for tag, values in category_values.items()
-    }
-    return Hosts(scale, codes, categories)
+    return Hosts(scale, codes, category_values)
 
 
 def frames(
@@ -237,11 +190,37 @@ def frames(
     walk states themselves. Tags, timestamps and row order are the same in both.
     """
     check_frame_options(chunk_rows, fields, symbol_dtype)
+    simulator = CpuOnlySimulator(spec)
+    for first_row, values in _walk_chunks(simulator, chunk_rows, first_chunk_rows):
+        yield _frame(spec, simulator.hosts, first_row, values, fields, symbol_dtype)
+
+
+def text_jobs(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+              first_chunk_rows: int | None = None) -> Iterator[Callable[[], tuple[int, list]]]:
+    """TSBS's own bytes (``--fields long``) of the chunks ``frames`` would give, as jobs that each print
+    one chunk (``ilp_text``) and return (rows, [its bytes]); the walk itself runs as the iterator advances,
+    so a pool can print earlier chunks meanwhile (``ingest.ordered_write``)."""
+    check_frame_options(chunk_rows, FieldType.long, SymbolDtype.category)
+    simulator = CpuOnlySimulator(spec)
+    printer = RowPrinter(TABLE_NAME, {tag: simulator.hosts.strings(tag) for tag in TAG_COLUMNS}, FIELD_COLUMNS,
+                         spec.start_ns, spec.interval_ns)
+    for first_row, values in _walk_chunks(simulator, chunk_rows, first_chunk_rows):
+        yield partial(_printed, printer, first_row, values)
+
+
+def _printed(printer: RowPrinter, first_row: int, values: np.ndarray) -> tuple[int, list]:
+    return values.shape[1], [printer.print_rows(first_row, values)]
+
+
+def _walk_chunks(simulator: CpuOnlySimulator, chunk_rows: int,
+                 first_chunk_rows: int | None) -> Iterator[tuple[int, np.ndarray]]:
+    """(first row, walk states of the chunk's rows: shape (10, rows)) of consecutive chunks, as ``frames``
+    cuts them."""
+    spec = simulator.spec
     scale, total_rows = spec.scale, spec.row_count
     chunk_rows = min(chunk_rows, total_rows)  # a chunk larger than the run would only allocate emptiness
     check_memory(scale, chunk_rows)
     first_chunk_rows = min(first_chunk_rows or chunk_rows, chunk_rows)
-    simulator = CpuOnlySimulator(spec)
     pending: list[np.ndarray] = []  # value blocks not yet handed out, oldest first
     pending_rows = 0
     first_row = 0
@@ -255,7 +234,7 @@ def frames(
         values = pending[0] if len(pending) == 1 else np.concatenate(pending, axis=1)
         chunk_values, rest = values[:, :rows], values[:, rows:]
         pending, pending_rows = ([rest] if rest.shape[1] else []), rest.shape[1]
-        yield _frame(spec, simulator.hosts, first_row, chunk_values, fields, symbol_dtype)
+        yield first_row, chunk_values
         first_row += rows
 
 
@@ -305,6 +284,8 @@ def _frame(
     spec: DatasetSpec, hosts: Hosts, first_row: int, values: np.ndarray, fields: str, symbol_dtype: str
 ) -> pd.DataFrame:
     """``values``' rows as a cpu frame; ``first_row`` counts the measurement's rows (epoch-major)."""
+    import pandas as pd
+
     rows = values.shape[1]
     row_index = np.arange(first_row, first_row + rows, dtype=np.int64)
     epoch, host = np.divmod(row_index, spec.scale)
@@ -322,11 +303,15 @@ def host_tag_columns(hosts: Hosts, host: np.ndarray, symbol_dtype: str) -> dict[
 
 
 def symbol_column(codes: np.ndarray, categories: pd.CategoricalDtype, symbol_dtype: str) -> object:
+    import pandas as pd
+
     categorical = pd.Categorical.from_codes(codes, dtype=categories, validate=False)
     return categorical if symbol_dtype == "category" else _as_strings(categorical, symbol_dtype)
 
 
 def timestamp_column(spec: DatasetSpec, epoch: np.ndarray) -> pd.DatetimeIndex:
+    import pandas as pd
+
     timestamps_ns = spec.start_ns + epoch * spec.interval_ns
     return pd.DatetimeIndex(timestamps_ns.view("datetime64[ns]")).tz_localize("UTC")
 

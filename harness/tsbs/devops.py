@@ -3,7 +3,7 @@
 Owns the order in which TSBS draws from Go's source (see ``gorand``) for devops:
 
 1. Every host 0..scale-1 is created before any row. A host first builds its nine measurements in order,
-   then draws its tags exactly as cpu-only's hosts do (``cpu_only.draw_host_tags``). The measurements
+   then draws its tags exactly as cpu-only's hosts do (``kernels.draw_host_tags``). The measurements
    draw: cpu 10 x ``Float64()*100`` (initial walk states); diskio its serial ``Intn(1000)`` x 3; disk its
    path ``Intn(10)`` and fstype ``Intn(3)``; kernel its boot time ``Int63n(240)``; mem its total
    ``Intn(3)`` (8, 12 or 16 GiB), then 3 x ``Float64()*total`` (used, cached, buffered); net its interface
@@ -33,13 +33,14 @@ import pandas as pd
 
 from harness.errors import UsageError
 from harness.tsbs import cpu_only
-from harness.tsbs.cpu_only import DATACENTER_COUNTS, DATACENTER_OFFSETS, HOST_TAG_DRAWS, Hosts, draw_host_tags
+from harness.tsbs.cpu_only import DATACENTER_COUNTS, DATACENTER_OFFSETS, HOST_TAG_DRAWS, Hosts
 from harness.tsbs.devops_schema import MEASUREMENTS, TABLES, WALK, Measurement
 from harness.tsbs.gorand import GoRand, go_float64, go_int31n, go_int63n, go_norm_float64
-from harness.tsbs.params import DatasetSpec
+from harness.tsbs.kernels import draw_host_tags
+from harness.tsbs.params import DEVOPS, DatasetSpec
 from harness.tsbs.schema import TIMESTAMP_COLUMN
 
-USE_CASE = "devops"
+USE_CASE = DEVOPS
 # Counted in rows of all tables (each gets ~1/9). Every dataframe() call costs the client set-up that grows
 # with the square of the columns (redis: 45), so chunks twice cpu-only's: measured on 2 cores, CPU seconds
 # for 720k rows to /dev/null, one thread: 50k 2.1, 100k 1.6, 200k 1.2-1.7; 100k keeps the widest table's

@@ -2,7 +2,7 @@
 
 TSBS seeds Go's global source with ``rand.Seed(seed)`` and draws everything from it: the additive
 lagged Fibonacci generator of Mitchell and Reeds (607 words, tap 273), seeded through a
-Park-Miller step and the ``rngCooked`` table, with Go's ``Float64``, ``Intn`` (via ``Int31n``),
+Park-Miller step and the ``rngCooked`` table (``gorand_seed``), with Go's ``Float64``, ``Intn`` (via ``Int31n``),
 ``Int63n`` and ``NormFloat64`` (Marsaglia-Tsang ziggurat) on top. This module owns that stream.
 
 The scalar draws are numba functions over a state held in two arrays (``words``: the 607-word
@@ -16,16 +16,13 @@ from fractions import Fraction
 import numba
 import numpy as np
 
-from harness.tsbs._go_tables import RNG_COOKED, ZIGGURAT_FN, ZIGGURAT_KN, ZIGGURAT_WN
+from harness.tsbs._go_tables import ZIGGURAT_FN, ZIGGURAT_KN, ZIGGURAT_WN
+from harness.tsbs.gorand_seed import REGISTER_LENGTH, seeded_source
 from harness.tsbs.kernel_cache import use_source_keyed_cache
 
 use_source_keyed_cache()  # before the first kernel below is defined
 
-REGISTER_LENGTH = 607
-TAP = 273
-INT32_MAX = (1 << 31) - 1
 _MASK63 = np.uint64((1 << 63) - 1)
-_UINT64_MASK = (1 << 64) - 1
 _TWO_POW_63 = 9223372036854775808.0
 
 # Start of the ziggurat's tail. Go computes 1.0/rn on the exact decimal constant, not on its float64
@@ -38,37 +35,11 @@ _WN = ZIGGURAT_WN.astype(np.float64)
 _FN = ZIGGURAT_FN
 
 
-def _park_miller_step(x: int) -> int:
-    """seedrand: x * 48271 mod (2**31 - 1), by Schrage's method as Go writes it (x is positive)."""
-    hi, lo = divmod(x, 44488)
-    x = 48271 * lo - 3399 * hi
-    if x < 0:
-        x += INT32_MAX
-    return x
-
-
 class GoRand:
     """One seeded Go ``rngSource``: the register and the cursor that the numba draws advance."""
 
     def __init__(self, seed: int):
-        seed %= INT32_MAX  # Go's truncated remainder plus its "if seed < 0 { seed += int32max }"
-        if seed == 0:
-            seed = 89482311
-        words = np.empty(REGISTER_LENGTH, dtype=np.uint64)
-        x = seed
-        for i in range(-20, REGISTER_LENGTH):
-            x = _park_miller_step(x)
-            if i >= 0:
-                u = (x << 40) & _UINT64_MASK
-                x = _park_miller_step(x)
-                u ^= x << 20
-                x = _park_miller_step(x)
-                u ^= x
-                u ^= int(RNG_COOKED[i]) & _UINT64_MASK
-                words[i] = u
-        self.words = words
-        # cursor[0] = tap, cursor[1] = feed; both step backwards through the register.
-        self.cursor = np.array([0, REGISTER_LENGTH - TAP], dtype=np.int64)
+        self.words, self.cursor = seeded_source(seed)
 
     def float64(self) -> float:
         return float(go_float64(self.words, self.cursor))

@@ -14,9 +14,10 @@ from datetime import datetime, timezone
 
 from harness.errors import UsageError
 
-USE_CASES = ("cpu-only", "devops")
+CPU_ONLY, DEVOPS = "cpu-only", "devops"
+USE_CASES = (CPU_ONLY, DEVOPS)
 # Rows each host prints per epoch: one per measurement it simulates.
-MEASUREMENTS_PER_HOST = {"cpu-only": 1, "devops": 9}
+MEASUREMENTS_PER_HOST = {CPU_ONLY: 1, DEVOPS: 9}
 DEFAULT_TIMESTAMP_START = "2016-01-01T00:00:00Z"
 DEFAULT_TIMESTAMP_END = "2016-01-02T00:00:00Z"
 DEFAULT_LOG_INTERVAL = "10s"
@@ -123,7 +124,7 @@ def random_seed() -> int:
 
 def make_spec(
     *,
-    use_case: str = "cpu-only",
+    use_case: str = CPU_ONLY,
     seed: int | None = None,
     scale: int = 4000,
     timestamp_start: str = DEFAULT_TIMESTAMP_START,
