@@ -6,17 +6,20 @@ Prints, for the TSBS cpu-only data (or, with --use-case devops, the devops data)
      without it: the time of a one-row run subtracted);
   3. the peak RSS of generating many rows chunk by chunk;
   4. with --tsbs-binary PATH (a tsbs_generate_data you built yourself), the Go tool's rate for the same
-     flags in the same run, the ratio, and whether both print the same bytes.
+     flags in the same run, the ratio, and whether both print the same bytes (every row, by md5).
 
     .venv/bin/python benchmarks/generate_rate.py [--use-case devops] [--rows 10000000] [--rss-rows 100000000]
         [--tsbs-binary PATH] [--repeat 3]
 
-With --repeat N each whole command runs N times and its median is printed.
+With --repeat N each whole command runs N times, ours and Go's alternating, and the median and best are
+printed. It also says which cpu-only kernels `generate` runs: the ahead-of-time build (`make setup`) or
+numba's just-in-time ones.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import statistics
 import platform
@@ -62,28 +65,40 @@ REPEAT = 1
 
 
 def command_seconds(command: list[str]) -> float:
-    """Wall seconds of a whole command writing to /dev/null (process start included); the median of REPEAT."""
-    runs = []
+    """Wall seconds of one whole command writing to /dev/null (process start included)."""
+    started = time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        subprocess.run(command, check=True, cwd=ROOT, stdout=sink)
+    return time.perf_counter() - started
+
+
+def alternating(commands: list[list[str]]) -> list[list[float]]:
+    """Each command's seconds over REPEAT rounds, the commands taking turns within each round."""
+    runs: list[list[float]] = [[] for _ in commands]
     for _ in range(REPEAT):
-        started = time.perf_counter()
-        with open(os.devnull, "wb") as sink:
-            subprocess.run(command, check=True, cwd=ROOT, stdout=sink)
-        runs.append(time.perf_counter() - started)
-    return statistics.median(runs)
+        for seconds, command in zip(runs, commands):
+            seconds.append(command_seconds(command))
+    return runs
 
 
-def report_command(label: str, command: list[str], start_up: list[str], rows: int) -> float:
-    """Print a command's rows/s, and the same without its start-up (a run of one row); returns the first."""
-    seconds = command_seconds(command)
-    start_up_seconds = command_seconds(start_up)
-    print(f"{label} > /dev/null: {rows} rows in {seconds:.2f} s, {rows / seconds / 1e6:.2f} M rows/s;"
-          f" without its {start_up_seconds:.2f} s start-up: {rows / (seconds - start_up_seconds) / 1e6:.2f} M rows/s")
-    return rows / seconds
+def report_command(label: str, runs: list[float], start_up: list[float], rows: int) -> tuple[float, float]:
+    """Print a command's rows/s (median and best of its runs), and the same without its start-up (a run of one
+    row); returns (median, best) rows/s."""
+    seconds, best, start_up_seconds = statistics.median(runs), min(runs), statistics.median(start_up)
+    print(f"{label} > /dev/null: {rows} rows in {seconds:.2f} s (median of {len(runs)}; best {best:.2f} s), "
+          f"{rows / seconds / 1e6:.2f} M rows/s; without its {start_up_seconds:.2f} s start-up: "
+          f"{rows / (seconds - start_up_seconds) / 1e6:.2f} M rows/s")
+    return rows / seconds, rows / best
 
 
-def same_output(first: list[str], second: list[str]) -> bool:
-    outputs = [subprocess.run(command, check=True, cwd=ROOT, capture_output=True).stdout for command in (first, second)]
-    return outputs[0] == outputs[1]
+def output_md5(command: list[str]) -> str:
+    digest = hashlib.md5()
+    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE) as process:
+        while block := process.stdout.read(1 << 20):
+            digest.update(block)
+    if process.returncode:
+        raise SystemExit(f"exit code {process.returncode} from {' '.join(command)}")
+    return digest.hexdigest()
 
 
 def peak_rss_mib(rows: int, use_case: str = "cpu-only") -> tuple[float, float]:
@@ -127,16 +142,20 @@ def main() -> None:
         print(f"DataFrame generation, 1 core, {fields:6}: {options.rows} rows, {rate / 1e6:.2f} M rows/s")
     os.sched_setaffinity(0, set(cpus))
     cores = f"{len(cpus)} cores"
+    from harness.tsbs import kernel_cache
+
+    print(f"cpu-only kernels: {kernel_cache.describe()}")
     for fields in ("long", "double"):
-        rate = report_command(f"generate --fields {fields:6}, {cores}", ours(options.rows, fields), ours(1, fields),
-                              options.rows)
+        commands = [ours(options.rows, fields), ours(1, fields)]
         if fields == "long" and options.tsbs_binary:
-            go_rate = report_command(f"tsbs_generate_data    , {cores}", theirs(options.tsbs_binary, options.rows),
-                                     theirs(options.tsbs_binary, 1), options.rows)
-            print(f"ours / Go = {rate / go_rate:.2f} (whole commands)")
-            check_rows = min(options.rows, 1_000_000)
-            identical = same_output(ours(check_rows, "long"), theirs(options.tsbs_binary, check_rows))
-            print(f"same bytes as tsbs_generate_data for the first {check_rows} rows: {identical}")
+            commands += [theirs(options.tsbs_binary, options.rows), theirs(options.tsbs_binary, 1)]
+        runs = alternating(commands)
+        rate, best = report_command(f"generate --fields {fields:6}, {cores}", runs[0], runs[1], options.rows)
+        if len(runs) > 2:
+            go_rate, go_best = report_command(f"tsbs_generate_data    , {cores}", runs[2], runs[3], options.rows)
+            print(f"ours / Go = {rate / go_rate:.2f} by medians, {best / go_best:.2f} best vs best (whole commands)")
+            identical = output_md5(ours(options.rows, "long")) == output_md5(theirs(options.tsbs_binary, options.rows))
+            print(f"same bytes as tsbs_generate_data, all {options.rows} rows (md5): {identical}")
     if options.rss_rows:
         rss, seconds = peak_rss_mib(options.rss_rows, options.use_case)
         print(f"peak RSS generating {options.rss_rows} rows chunk by chunk: {rss:.0f} MiB ({seconds:.1f} s)")

@@ -12,7 +12,8 @@ included) and the heaviest packages.
     .venv/bin/python benchmarks/generate_startup.py [--runs 5] [--rows 0] [--top 12] [-- extra generate flags]
 
 Default flags: cpu-only, seed 123, scale 4000, three hours (4.32M rows), --fields long, to stdout; --rows N
-caps it with --max-data-points (0: the whole range). CPU seconds come in the kernel's ticks (10 ms).
+caps it with --max-data-points (0: the whole range). CPU seconds come in the kernel's ticks (10 ms). "Warm" is after `make setup` (which builds cpu-only's kernels ahead
+of time; it says which kernels ran) and one untimed run (bytecode, numba's cache, the page cache).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from harness.tsbs import kernel_cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLAGS = ["--seed", "123", "--scale", "4000", "--fields", "long", "--timestamp-end", "2016-01-01T03:00:00Z",
@@ -41,10 +44,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
-def run_once(command: list[str], stderr=None) -> dict[str, float]:
+def run_once(command: list[str], stderr=None, env: dict | None = None) -> dict[str, float]:
     """One run: wall and CPU seconds to the first byte on stdout, and of the whole command."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr)
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, env=env)
     first = process.stdout.read(1)
     first_byte = time.perf_counter() - started
     if not first:
@@ -108,7 +111,10 @@ def main() -> None:
     print(f"{len(os.sched_getaffinity(0))} CPUs available, load average {os.getloadavg()[0]:.1f}, "
           f"Python {platform.python_version()}")
     print("command:", " ".join(["python", *command[1:]]))
-    run_once(command)  # warm-up: numba's cache, the OS's page cache
+    print(f"cpu-only kernels: {kernel_cache.describe()}")
+    # Warm-up: numba's cache, the page cache, and Python's bytecode cache (written even where the environment
+    # says not to, as Python does by default).
+    run_once(command, env={name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"})
     runs = [run_once(command) for _ in range(options.runs)]
     for name in runs[0]:
         values = [run[name] for run in runs]

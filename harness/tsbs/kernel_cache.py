@@ -30,8 +30,7 @@ from pathlib import Path
 from types import ModuleType
 
 # Every file whose code ends up inside a compiled kernel, and the one that says how to compile them.
-KERNEL_SOURCES = ("gorand.py", "gorand_seed.py", "_go_tables.py", "kernels.py", "ilp_text.py", "devops.py",
-                  "kernel_cache.py")
+KERNEL_SOURCES = ("gorand.py", "gorand_seed.py", "_go_tables.py", "kernels.py", "devops.py", "kernel_cache.py")
 AHEAD_OF_TIME_MODULE = "generator_kernels"
 _HERE = Path(__file__).resolve().parent
 
@@ -81,6 +80,12 @@ def generator_kernels() -> ModuleType:
     from harness.tsbs import kernels
 
     return kernels
+
+
+def describe() -> str:
+    """Which cpu-only kernels run, for benchmarks' output."""
+    path = ahead_of_time_path()
+    return f"ahead of time ({path})" if path.is_file() else "numba's just-in-time (no ahead-of-time build: make setup)"
 
 
 def build_ahead_of_time(folder: Path | None = None) -> Path:

@@ -14,7 +14,6 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from harness.tsbs.gorand import go_float64, go_int31n, go_int63n, go_norm_float64
-from harness.tsbs.ilp_text import INT_TEXT_BYTES
 from harness.tsbs.kernel_cache import use_source_keyed_cache
 
 use_source_keyed_cache()  # before the first kernel below is defined
@@ -27,7 +26,7 @@ _REGION, _DATACENTER, _RACK, _OS, _ARCH, _TEAM, _SERVICE, _SERVICE_VERSION, _SER
 EXPORTS = (
     ("create_hosts", "void(u8[::1], i8[::1], i8, i8[::1], i8[::1], f8[:, ::1], i8[:, ::1])"),
     ("walk_epochs", "void(u8[::1], i8[::1], f8[:, ::1], b1, f8[:, ::1])"),
-    ("print_rows", "i8(f8[:, ::1], i8, i8, u1[::1], i8[::1], u1[::1], i8[::1], i8, i8, u1[::1])"),
+    ("print_rows", "i8(f8[:, ::1], i8, i8, u1[::1], i8[::1], u1[::1], i8[::1], i8, i8, u1[::1], u1[::1])"),
 )
 
 
@@ -116,12 +115,13 @@ def _print_int(value, out, at):
 
 
 @numba.njit(cache=True, nogil=True)
-def print_rows(values, first_row, scale, prefixes, prefix_starts, keys, key_starts, start_ns, interval_ns, out):
+def print_rows(values, first_row, scale, prefixes, prefix_starts, keys, key_starts, start_ns, interval_ns, stamp,
+               out):
     """Row ``first_row + i`` (host ``% scale``, epoch ``// scale``) as ``prefix[host]``, then per field
     ``key[field]``, ``int64(values[field, i])`` and ``i``, then `` <timestamp>\\n``; returns the bytes
-    written to ``out``, which must hold ``ilp_text.RowPrinter.max_line_bytes`` per row."""
-    stamp = np.empty(INT_TEXT_BYTES + 2, dtype=np.uint8)  # " <timestamp>\n" of the current epoch
-    stamp[0] = 32
+    written to ``out``. The caller sizes the buffers (``ilp_text.RowPrinter``): ``stamp`` holds a timestamp
+    line's end, ``out`` the longest line times the rows."""
+    stamp[0] = 32  # " <timestamp>\n" of the current epoch
     stamp_epoch = -1
     stamp_end = 0
     at = 0
