@@ -45,7 +45,7 @@ def _native_fetch(options: NativeOptions) -> None:
 # group lists these first, in this order, then its commands declared below with @app.command().
 _COMMANDS = [
     LazyCommand("generate", "harness.generate:GenerateOptions", "harness.generate:run_generate",
-                help="Write TSBS data as ILP text (protocol 1), through the questdb client's serializer."),
+                help="Write TSBS data as ILP text (protocol 1), byte for byte as tsbs_generate_data prints it."),
     LazyCommand("bench", "harness.run:BenchOptions", "harness.run:run_bench",
                 help="Serialize (and with --send, send) TSBS DataFrames, validate the count, record the run."),
     LazyCommand("replay", "harness.run:ReplayOptions", "harness.run:run_replay",

@@ -56,7 +56,8 @@ class GenerateOptions:
 
 
 def run_generate(options: GenerateOptions) -> None:
-    """Write TSBS data as ILP text (protocol 1), through the questdb client's serializer."""
+    """Write TSBS data as ILP text (protocol 1): cpu-only's --fields long printed from the walk, everything
+    else through the questdb client's serializer (the module's docstring says why)."""
     check_options(options)
     spec = params.make_spec(use_case=options.use_case, seed=options.seed, scale=options.scale,
                             timestamp_start=options.timestamp_start, timestamp_end=options.timestamp_end,
