@@ -1,10 +1,11 @@
 """The ``generate`` command: a TSBS data set written as ILP text, exactly as ``tsbs_generate_data`` prints it.
 
-cpu-only's ``--fields long`` (TSBS's own file: integers and fixed tags) is printed straight from the walk by
-a numba kernel (``harness.tsbs.ilp_text``); everything else goes as DataFrames (``harness.tsbs``) through
-the questdb client's serializer (``harness.ingest.ilp``). Either way chunks are serialized on one thread
-per core while the next ones are generated, and written in order (``harness.ingest.ordered_write``).
-Each path imports only what it uses: the text path never loads pandas or the client.
+cpu-only's ``--fields long`` (TSBS's own file: integers and fixed tags) is printed straight from the walk
+by a kernel (``harness.tsbs.ilp_text``; compiled ahead of time by ``make setup``, see
+``harness.tsbs.kernel_cache``); everything else goes as DataFrames (``harness.tsbs``) through the questdb
+client's serializer (``harness.ingest.ilp``). Either way chunks are serialized on one thread per core while
+the next ones are generated, and written in order (``harness.ingest.ordered_write``). Each path imports
+only what it uses: the text path never loads pandas or the client.
 """
 
 from __future__ import annotations
