@@ -60,7 +60,7 @@ class RowPrinter:
         out = np.empty(values.shape[1] * self.max_line_bytes, dtype=np.uint8)
         stamp = np.empty(1 + INT_TEXT_BYTES + 1, dtype=np.uint8)
         length = self._kernels.print_rows(
-            np.ascontiguousarray(values), first_row, self.scale, self._prefixes, self._prefix_starts,
+            values, first_row, self.scale, self._prefixes, self._prefix_starts,
             self._keys, self._key_starts, self._start_ns, self._interval_ns, stamp, out)
         return out[:length]
 

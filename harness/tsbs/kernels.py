@@ -22,11 +22,12 @@ use_source_keyed_cache()  # before the first kernel below is defined
 _REGION, _DATACENTER, _RACK, _OS, _ARCH, _TEAM, _SERVICE, _SERVICE_VERSION, _SERVICE_ENVIRONMENT = range(9)
 
 # (name, numba signature) of every function exported by the ahead-of-time build: exact argument types,
-# which the callers pass (C-contiguous arrays, int64 scalars).
+# which the callers pass (int64 scalars, C-contiguous arrays; print_rows' values may be a strided slice of
+# the walk's block, read in place rather than copied).
 EXPORTS = (
     ("create_hosts", "void(u8[::1], i8[::1], i8, i8[::1], i8[::1], f8[:, ::1], i8[:, ::1])"),
     ("walk_epochs", "void(u8[::1], i8[::1], f8[:, ::1], b1, f8[:, ::1])"),
-    ("print_rows", "i8(f8[:, ::1], i8, i8, u1[::1], i8[::1], u1[::1], i8[::1], i8, i8, u1[::1], u1[::1])"),
+    ("print_rows", "i8(f8[:, :], i8, i8, u1[::1], i8[::1], u1[::1], i8[::1], i8, i8, u1[::1], u1[::1])"),
 )
 
 
