@@ -9,11 +9,12 @@ Prints, for the TSBS cpu-only data (or, with --use-case devops, the devops data)
      flags in the same run, the ratio, and whether both print the same bytes (every row, by md5).
 
     .venv/bin/python benchmarks/generate_rate.py [--use-case devops] [--rows 10000000] [--rss-rows 100000000]
-        [--tsbs-binary PATH] [--repeat 3]
+        [--tsbs-binary PATH] [--repeat 3] [--json PATH]
 
 With --repeat N each whole command runs N times, ours and Go's alternating, and the median and best are
 printed. It also says which cpu-only kernels `generate` runs: the ahead-of-time build (`make setup`) or
-numba's just-in-time ones.
+numba's just-in-time ones. The benchmark record (every run, medians, ratios to Go, the byte check) goes to
+--json (default results/<UTC time>-generate-rate.json).
 """
 
 from __future__ import annotations
@@ -21,20 +22,20 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import statistics
 import platform
 import subprocess
 import sys
 import time
 
-from harness.results import system_info
+from benchmarks.alternate import alternate, write_record
+from harness.benchmark_record import BenchmarkRecord, Comparison, Measurement
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def dataframe_rate(rows: int, fields: str, chunk_rows: int, use_case: str = "cpu-only") -> float:
+def dataframe_generation(rows: int, fields: str, chunk_rows: int, use_case: str = "cpu-only") -> Measurement:
     from harness.tsbs import cpu_only, devops
-    from harness.tsbs.params import make_spec
+    from harness.tsbs.use_cases import make_spec
 
     def frames(spec, chunk_rows):
         if use_case == "devops":
@@ -46,7 +47,7 @@ def dataframe_rate(rows: int, fields: str, chunk_rows: int, use_case: str = "cpu
     started = time.perf_counter()
     produced = sum(len(frame) for frame in frames(spec, chunk_rows))
     assert produced == rows
-    return rows / (time.perf_counter() - started)
+    return Measurement(seconds=time.perf_counter() - started, rows=rows)
 
 
 TSBS_FLAGS = ["--use-case=cpu-only", "--seed=1", "--scale=4000", "--timestamp-start=2016-01-01T00:00:00Z",
@@ -61,9 +62,6 @@ def theirs(binary: str, rows: int) -> list[str]:
     return [binary, *TSBS_FLAGS, f"--max-data-points={rows}"]
 
 
-REPEAT = 1
-
-
 def command_seconds(command: list[str]) -> float:
     """Wall seconds of one whole command writing to /dev/null (process start included)."""
     started = time.perf_counter()
@@ -72,23 +70,18 @@ def command_seconds(command: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def alternating(commands: list[list[str]]) -> list[list[float]]:
-    """Each command's seconds over REPEAT rounds, the commands taking turns within each round."""
-    runs: list[list[float]] = [[] for _ in commands]
-    for _ in range(REPEAT):
-        for seconds, command in zip(runs, commands):
-            seconds.append(command_seconds(command))
-    return runs
+def whole_command(command: list[str], rows: int) -> Measurement:
+    return Measurement(seconds=command_seconds(command), rows=rows)
 
 
-def report_command(label: str, runs: list[float], start_up: list[float], rows: int) -> tuple[float, float]:
-    """Print a command's rows/s (median and best of its runs), and the same without its start-up (a run of one
-    row); returns (median, best) rows/s."""
-    seconds, best, start_up_seconds = statistics.median(runs), min(runs), statistics.median(start_up)
-    print(f"{label} > /dev/null: {rows} rows in {seconds:.2f} s (median of {len(runs)}; best {best:.2f} s), "
-          f"{rows / seconds / 1e6:.2f} M rows/s; without its {start_up_seconds:.2f} s start-up: "
-          f"{rows / (seconds - start_up_seconds) / 1e6:.2f} M rows/s")
-    return rows / seconds, rows / best
+def report_command(label: str, comparison: Comparison, variant: str, start_up: str, rows: int) -> None:
+    """Print a command's rows/s (median and best of its runs), and the same without its start-up (the
+    median of its one-row runs)."""
+    seconds = comparison.summary[variant]["seconds"]
+    start_up_seconds = comparison.summary[start_up]["seconds"].median
+    print(f"{label} > /dev/null: {rows} rows in {seconds.median:.2f} s (median of "
+          f"{len(comparison.counted_rounds())}; best {seconds.min:.2f} s), {rows / seconds.median / 1e6:.2f} M rows/s; "
+          f"without its {start_up_seconds:.2f} s start-up: {rows / (seconds.median - start_up_seconds) / 1e6:.2f} M rows/s")
 
 
 def output_md5(command: list[str]) -> str:
@@ -108,7 +101,7 @@ def peak_rss_mib(rows: int, use_case: str = "cpu-only") -> tuple[float, float]:
     fork and exec, as Linux keeps it."""
     code = (
         "import re\n"
-        "from harness.tsbs import cpu_only, devops; from harness.tsbs.params import make_spec\n"
+        "from harness.tsbs import cpu_only, devops; from harness.tsbs.use_cases import make_spec\n"
         f"spec = make_spec(use_case={use_case!r}, seed=1, scale=4000, timestamp_end=None, row_limit={rows})\n"
         + ("n = sum(len(f) for c in devops.chunks(spec, 100_000, 'double') for f in c.values())\n"
            if use_case == "devops" else "n = sum(len(f) for f in cpu_only.frames(spec, 100_000, 'double'))\n") +
@@ -129,36 +122,61 @@ def main() -> None:
     parser.add_argument("--tsbs-binary", help="a tsbs_generate_data binary to compare with, side by side")
     parser.add_argument("--use-case", choices=("cpu-only", "devops"), default="cpu-only")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each whole command; the median is printed")
+    parser.add_argument("--json", help="the benchmark record's path")
     options = parser.parse_args()
-    global REPEAT
-    REPEAT = options.repeat
     TSBS_FLAGS[0] = f"--use-case={options.use_case}"
+    record = BenchmarkRecord("generate-rate", parameters={
+        name: value for name, value in vars(options).items() if name != "json"})
+    rows = options.rows
 
     cpus = sorted(os.sched_getaffinity(0))
-    print(f"host: {system_info()['cpu_model']}, {len(cpus)} CPUs available, Python {platform.python_version()}")
+    print(f"host: {record.system['cpu_model']}, {len(cpus)} CPUs available, Python {platform.python_version()}")
     os.sched_setaffinity(0, {cpus[-1]})
-    for fields in ("double", "long"):
-        rate = dataframe_rate(options.rows, fields, options.chunk_rows, options.use_case)
-        print(f"DataFrame generation, 1 core, {fields:6}: {options.rows} rows, {rate / 1e6:.2f} M rows/s")
+
+    def dataframes(fields: str):
+        def measure(_: int) -> Measurement:
+            measurement = dataframe_generation(rows, fields, options.chunk_rows, options.use_case)
+            print(f"DataFrame generation, 1 core, {fields:6}: {rows} rows, "
+                  f"{measurement.figures()['rows_per_second'] / 1e6:.2f} M rows/s")
+            return measurement
+        return measure
+
+    record.comparisons.append(alternate({"double": dataframes("double"), "long": dataframes("long")}, 1,
+                                        name="DataFrame generation, 1 core", parameters={"cpus": [cpus[-1]]}))
     os.sched_setaffinity(0, set(cpus))
     cores = f"{len(cpus)} cores"
     from harness.tsbs import kernel_cache
 
-    print(f"cpu-only kernels: {kernel_cache.describe()}")
+    record.extra["cpu_only_kernels"] = kernel_cache.describe()
+    print(f"cpu-only kernels: {record.extra['cpu_only_kernels']}")
     for fields in ("long", "double"):
-        commands = [ours(options.rows, fields), ours(1, fields)]
+        ours_name, go_name = f"generate --fields {fields}", "tsbs_generate_data"
+        # name: (command, rows it prints); a command's one-row run is its start-up.
+        commands = {ours_name: (ours(rows, fields), rows), f"{ours_name}, 1 row": (ours(1, fields), 1)}
         if fields == "long" and options.tsbs_binary:
-            commands += [theirs(options.tsbs_binary, options.rows), theirs(options.tsbs_binary, 1)]
-        runs = alternating(commands)
-        rate, best = report_command(f"generate --fields {fields:6}, {cores}", runs[0], runs[1], options.rows)
-        if len(runs) > 2:
-            go_rate, go_best = report_command(f"tsbs_generate_data    , {cores}", runs[2], runs[3], options.rows)
-            print(f"ours / Go = {rate / go_rate:.2f} by medians, {best / go_best:.2f} best vs best (whole commands)")
-            identical = output_md5(ours(options.rows, "long")) == output_md5(theirs(options.tsbs_binary, options.rows))
-            print(f"same bytes as tsbs_generate_data, all {options.rows} rows (md5): {identical}")
+            commands |= {go_name: (theirs(options.tsbs_binary, rows), rows),
+                         f"{go_name}, 1 row": (theirs(options.tsbs_binary, 1), 1)}
+        # Each round runs every command once, in the same order.
+        comparison = alternate({name: lambda _, run=run: whole_command(*run) for name, run in commands.items()},
+                               options.repeat, name=f"whole command, --fields {fields}", rotate=False,
+                               baseline=go_name if go_name in commands else None, parameters={"fields": fields})
+        record.comparisons.append(comparison)
+        report_command(f"generate --fields {fields:6}, {cores}", comparison, ours_name, f"{ours_name}, 1 row", rows)
+        if go_name in commands:
+            report_command(f"tsbs_generate_data    , {cores}", comparison, go_name, f"{go_name}, 1 row", rows)
+            ours_seconds, go_seconds = comparison.summary[ours_name]["seconds"], comparison.summary[go_name]["seconds"]
+            print(f"ours / Go = {1 / ours_seconds.ratio:.2f} by medians, {go_seconds.min / ours_seconds.min:.2f} "
+                  f"best vs best (whole commands)")
+            identical = output_md5(ours(rows, "long")) == output_md5(theirs(options.tsbs_binary, rows))
+            record.extra["same_bytes_as_tsbs_generate_data"] = identical
+            print(f"same bytes as tsbs_generate_data, all {rows} rows (md5): {identical}")
     if options.rss_rows:
-        rss, seconds = peak_rss_mib(options.rss_rows, options.use_case)
-        print(f"peak RSS generating {options.rss_rows} rows chunk by chunk: {rss:.0f} MiB ({seconds:.1f} s)")
+        def peak_rss(_: int) -> Measurement:
+            rss, seconds = peak_rss_mib(options.rss_rows, options.use_case)
+            print(f"peak RSS generating {options.rss_rows} rows chunk by chunk: {rss:.0f} MiB ({seconds:.1f} s)")
+            return Measurement(seconds=seconds, rows=options.rss_rows, peak_rss_bytes=round(rss * 1024 * 1024))
+        record.comparisons.append(alternate({"generate chunk by chunk": peak_rss}, 1, name="peak RSS"))
+    write_record(record, options.json)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ into the sink, the send time alone. Pinned: QuestDB (or the sink) on the first h
 client on the other half (taskset), the split the Compose stack uses; unpinned: the kernel's choice, where
 client CPU is taken from the server. Client CPU-seconds: the Go loader's from its rusage, ours from the record's
 send phase (Python's start-up is not loading).
-Prints medians, ranges, ratios to the Go loader and client CPU-seconds per million rows; writes every
-load's figures and the summary to --results (JSON).
+Prints medians, ranges, ratios to the Go loader and client CPU-seconds per million rows; writes the
+benchmark record (every load's figures, medians and ratios) to --json (alias --results).
 """
 
 from __future__ import annotations
@@ -26,39 +26,22 @@ import json
 import os
 import re
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import typer
 
+from benchmarks.alternate import alternate, write_record
+from harness.benchmark_record import BenchmarkRecord, Comparison, Measurement
+from harness.http_exec import QuestDBSql
 from harness.native import NativeQuestDB, SocatSink
-from harness.results import system_info
-from harness.sql import QuestDBSql
 from harness.tsbs import cpu_only
 
 LOADERS = ("go", "replay", "bench")
 GO_LOADED = re.compile(r"loaded (\d+) rows in ([0-9.]+)sec")
-
-
-@dataclass
-class Load:
-    target: str
-    pinned: bool
-    workers: int
-    loader: str
-    round: int
-    rows: int
-    seconds: float
-    client_cpu_seconds: float
-
-    @property
-    def rows_per_second(self) -> float:
-        return self.rows / self.seconds
 
 
 def children_cpu() -> float:
@@ -101,7 +84,8 @@ def main(
     timestamp_end: str = typer.Option("2016-01-01T01:00:00Z", help="Data set end: scale x 360 rows an hour."),
     http_port: int = 29500, ilp_port: int = 29509, pg_port: int = 28912, min_port: int = 29503,
     sink_port: int = 29510,
-    results: Path = typer.Option(Path("results/loader-parity.json")),
+    results: Path = typer.Option(Path("results/loader-parity.json"), "--json", "--results",
+                                 help="The benchmark record's path."),
 ) -> None:
     generate_data, load_questdb = tsbs_bin / "tsbs_generate_data", tsbs_bin / "tsbs_load_questdb"
     for tool in (generate_data, load_questdb):
@@ -113,8 +97,10 @@ def main(
     half = len(cpus) // 2
     server_cpus = ",".join(map(str, cpus[:half]))
     client_cpus = ",".join(map(str, cpus[half:]))
-    system = system_info()
-    print(f"{system['cpu_model']}, {len(cpus)} CPUs; pinned: server on {server_cpus}, clients on {client_cpus}")
+    record = BenchmarkRecord("loader-parity", parameters=dict(
+        rounds=rounds, workers=workers, scale=scale, seed=seed, timestamp_end=timestamp_end,
+        server_cpus=server_cpus, client_cpus=client_cpus))
+    print(f"{record.system['cpu_model']}, {len(cpus)} CPUs; pinned: server on {server_cpus}, clients on {client_cpus}")
 
     workdir = Path(tempfile.mkdtemp(prefix="loader-parity-"))
     data_file = workdir / "cpu-only.ilp"
@@ -123,6 +109,7 @@ def main(
                         "--timestamp-start=2016-01-01T00:00:00Z", f"--timestamp-end={timestamp_end}",
                         "--log-interval=10s", "--format=questdb"], stdout=out, check=True)
     rows = data_file.read_bytes().count(b"\n")
+    record.parameters["rows"] = rows
     print(f"{rows} rows, {data_file.stat().st_size / 2**20:.1f} MiB from tsbs_generate_data --seed {seed} "
           f"--scale {scale} --timestamp-end {timestamp_end}")
 
@@ -130,7 +117,6 @@ def main(
                             min_port=min_port).start()
     sink = SocatSink(port=sink_port, pid_file=workdir / "sink.pid").start()
     sql = QuestDBSql("127.0.0.1", http_port)
-    loads: list[Load] = []
     try:
         for pinned in (False, True):
             for process in (questdb.pid(), sink.pid()):
@@ -138,30 +124,37 @@ def main(
             for target in ("questdb", "sink"):
                 port = ilp_port if target == "questdb" else sink_port
                 for worker_count in workers:
-                    for round_number in range(rounds):
-                        order = LOADERS[round_number % 3:] + LOADERS[:round_number % 3]
-                        for loader in order:
-                            load = one_load(load_questdb, loader, target, pinned, worker_count, round_number,
-                                            rows, data_file, port, http_port, seed, scale, timestamp_end, sql,
-                                            workdir, client_cpus if pinned else None)
-                            loads.append(load)
+                    def load(loader: str):
+                        def measure(round_number: int) -> Measurement:
+                            measurement = one_load(load_questdb, loader, target, worker_count, rows, data_file, port,
+                                                   http_port, seed, scale, timestamp_end, sql, workdir,
+                                                   client_cpus if pinned else None)
                             print(f"{'pinned' if pinned else 'unpinned':8} {target:7} W={worker_count} "
-                                  f"round {round_number + 1} {loader:6} {load.rows_per_second / 1e6:6.3f} M rows/s "
-                                  f"({load.seconds:.2f}s, client {load.client_cpu_seconds:.2f} CPU-s)", flush=True)
+                                  f"round {round_number} {loader:6} "
+                                  f"{measurement.figures()['rows_per_second'] / 1e6:6.3f} M rows/s "
+                                  f"({measurement.seconds:.2f}s, client {measurement.client_cpu_seconds:.2f} CPU-s)",
+                                  flush=True)
+                            return measurement
+                        return measure
+
+                    # The order rotates each round (go replay bench, replay bench go, ...), each load into a
+                    # fresh table.
+                    record.comparisons.append(alternate(
+                        {loader: load(loader) for loader in LOADERS}, rounds, baseline="go",
+                        name=f"{'pinned' if pinned else 'unpinned'} {target} W={worker_count}",
+                        parameters={"pinned": pinned, "target": target, "workers": worker_count}))
     finally:
         questdb.stop()
         sink.stop()
-    summary = summarize(loads, rows)
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(json.dumps({"system": system, "rows": rows, "scale": scale, "seed": seed,
-                                   "timestamp_end": timestamp_end, "loads": [asdict(load) for load in loads],
-                                   "summary": summary}, indent=2))
-    print(f"Results: {results}")
+    print_summary(record.comparisons, rows)
+    write_record(record, results)
 
 
-def one_load(load_questdb: Path, loader: str, target: str, pinned: bool, workers: int, round_number: int,
-             rows: int, data_file: Path, port: int, http_port: int, seed: int, scale: int, timestamp_end: str,
-             sql: QuestDBSql, workdir: Path, client_cpus: str | None) -> Load:
+def one_load(load_questdb: Path, loader: str, target: str, workers: int, rows: int, data_file: Path, port: int,
+             http_port: int, seed: int, scale: int, timestamp_end: str, sql: QuestDBSql, workdir: Path,
+             client_cpus: str | None) -> Measurement:
+    """One load into a fresh table: its own send time plus the time until every row is visible (into the
+    sink, the send time alone), and the client's CPU-seconds."""
     record_path = workdir / "record.json"
     common = ["--host", "127.0.0.1", "--ilp-port", str(port), "--http-port", str(http_port),
               "--results", str(record_path)] + (["--target", "sink"] if target == "sink" else [])
@@ -195,30 +188,20 @@ def one_load(load_questdb: Path, loader: str, target: str, pinned: bool, workers
             seconds += record["validation"]["time_to_visible_seconds"]
         if record["phases"]["send"]["rows"] != rows:
             sys.exit(f"error: {loader} sent {record['phases']['send']['rows']} rows, not {rows}")
-    return Load(target, pinned, workers, loader, round_number, rows, seconds, cpu)
+    return Measurement(seconds=seconds, rows=rows, client_cpu_seconds=cpu)
 
 
-def summarize(loads: list[Load], rows: int) -> list[dict]:
+def print_summary(comparisons: list[Comparison], rows: int) -> None:
     print("\nmedians (M rows/s), range, ratio to the Go loader, client CPU-s per million rows:")
-    summary = []
-    keys = sorted({(load.pinned, load.target, load.workers) for load in loads})
-    for pinned, target, workers in keys:
-        go_median = None
+    for comparison in sorted(comparisons, key=lambda one: (one.parameters["pinned"], one.parameters["target"],
+                                                            one.parameters["workers"])):
+        pinned, target, workers = (comparison.parameters[key] for key in ("pinned", "target", "workers"))
         for loader in LOADERS:
-            mine = [load for load in loads if (load.pinned, load.target, load.workers, load.loader)
-                    == (pinned, target, workers, loader)]
-            rates = [load.rows_per_second for load in mine]
-            median = statistics.median(rates)
-            go_median = go_median or median
-            cpu_per_million = statistics.median(load.client_cpu_seconds for load in mine) / (rows / 1e6)
-            entry = {"pinned": pinned, "target": target, "workers": workers, "loader": loader,
-                     "median_rows_per_second": median, "min": min(rates), "max": max(rates),
-                     "ratio_to_go": median / go_median, "client_cpu_seconds_per_million_rows": cpu_per_million}
-            summary.append(entry)
-            print(f"{'pinned' if pinned else 'unpinned':8} {target:7} W={workers} {loader:6} {median / 1e6:6.3f} "
-                  f"[{min(rates) / 1e6:.3f}-{max(rates) / 1e6:.3f}]  {median / go_median:4.2f}x  "
+            rate = comparison.summary[loader]["rows_per_second"]
+            cpu_per_million = comparison.summary[loader]["client_cpu_seconds"].median / (rows / 1e6)
+            print(f"{'pinned' if pinned else 'unpinned':8} {target:7} W={workers} {loader:6} {rate.median / 1e6:6.3f} "
+                  f"[{rate.min / 1e6:.3f}-{rate.max / 1e6:.3f}]  {rate.ratio:4.2f}x  "
                   f"{cpu_per_million:.2f} CPU-s/M")
-    return summary
 
 
 if __name__ == "__main__":

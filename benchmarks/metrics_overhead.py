@@ -1,7 +1,7 @@
 """What serving live metrics costs the client: serialize throughput with metrics on versus off.
 
     .venv/bin/python benchmarks/metrics_overhead.py [--row-count 2000000] [--chunk 10000] [--repetitions 7]
-                                               [--workers N] [--metrics-port 29464]
+                                               [--workers N] [--metrics-port 29464] [--json PATH]
 
 Runs the benchmark's serialize-only phase (``run_bench``, no server needed) alternately with metrics off
 (no ``--metrics-port``: the counters are still kept for the results JSON, nothing is served) and on (the
@@ -10,7 +10,8 @@ same seed and data each time, and prints the median serialize throughput of each
 the median CPU seconds of each whole run (less disturbed than wall time by other load on the host).
 Issue 5 asks for "on" to stay within 2 % of "off". On a busy host the run-to-run noise of wall time can
 exceed that; so the script also measures, without noise, what metrics add per chunk (counting) and per
-scrape (rendering /metrics), as a share of the serialize time.
+scrape (rendering /metrics), as a share of the serialize time. The benchmark record (every repetition,
+medians, ratios, the per-chunk and per-scrape costs) goes to --json.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import statistics
 import sys
 import tempfile
 import threading
@@ -28,7 +28,9 @@ import time
 
 from prometheus_client import generate_latest
 
-from harness.run import BenchOptions, run_bench
+from benchmarks.alternate import alternate, write_record
+from harness.bench import BenchOptions, run_bench
+from harness.benchmark_record import BenchmarkRecord, Measurement
 from harness.metrics import RunMetrics
 
 
@@ -66,8 +68,9 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def serialize_rate(args: argparse.Namespace, metrics: bool, results_dir: str) -> tuple[float, float, int]:
-    """Serialize rows/s of one run, the CPU seconds of the whole run, and how many scrapes it served."""
+def serialize_run(args: argparse.Namespace, metrics: bool, results_dir: str) -> Measurement:
+    """One serialize-only run: its serialize phase's seconds and rows, the CPU seconds of the whole run
+    (``run_cpu_seconds``) and how many scrapes it served."""
     options = BenchOptions(scale=args.scale, seed=args.seed, row_count=args.row_count,
                            worker_chunk_row_count=args.chunk, workers=args.workers, reporting_period=0,
                            results_dir=results_dir, metrics_port=args.metrics_port if metrics else None)
@@ -80,7 +83,9 @@ def serialize_rate(args: argparse.Namespace, metrics: bool, results_dir: str) ->
         else:
             record = run_bench(options, out=devnull)
             scrapes = 0
-    return record.phases["serialize"].rows_per_second, cpu_seconds() - cpu, scrapes
+    serialize = record.phases["serialize"]
+    return Measurement(seconds=serialize.seconds, rows=serialize.rows, client_cpu_seconds=serialize.client_cpu_seconds,
+                       extra={"run_cpu_seconds": cpu_seconds() - cpu, "scrapes": scrapes})
 
 
 def unit_costs(workers: int) -> tuple[float, float]:
@@ -112,42 +117,48 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics-port", type=int, default=29464)
     parser.add_argument("--no-scrape", action="store_true",
                         help="serve metrics but do not scrape them (separates serving from scraping)")
+    parser.add_argument("--json", help="the benchmark record's path (default results/<UTC time>-metrics-overhead.json)")
     args = parser.parse_args(argv)
+    record = BenchmarkRecord("metrics-overhead", parameters={
+        name: value for name, value in vars(args).items() if name != "json"})
 
-    rates: dict[str, list[float]] = {"off": [], "on": []}
-    cpus: dict[str, list[float]] = {"off": [], "on": []}
+    def serialize(mode: str):
+        def measure(repetition: int) -> Measurement:
+            measurement = serialize_run(args, mode == "on", results_dir)
+            extra = f" ({measurement.extra['scrapes']} scrapes served)" if mode == "on" else ""
+            print(f"  repetition {repetition} metrics {mode:3}: "
+                  f"{measurement.figures()['rows_per_second'] / 1e6:.4f} mil rows/sec, "
+                  f"run CPU {measurement.extra['run_cpu_seconds']:.2f} s{extra}", flush=True)
+            return measurement
+        return measure
+
     with tempfile.TemporaryDirectory(prefix="metrics-overhead-") as results_dir:
         # One untimed warm-up (imports, numba compilation, page cache), then off/on alternately, so a
         # drift of the machine (thermal, other load) hits both sides alike.
-        serialize_rate(args, False, results_dir)
-        for repetition in range(args.repetitions):
-            order = ("off", "on") if repetition % 2 == 0 else ("on", "off")
-            for mode in order:
-                rate, cpu, scrapes = serialize_rate(args, mode == "on", results_dir)
-                rates[mode].append(rate)
-                cpus[mode].append(cpu)
-                extra = f" ({scrapes} scrapes served)" if mode == "on" else ""
-                print(f"  repetition {repetition + 1} metrics {mode:3}: {rate / 1e6:.4f} mil rows/sec, "
-                      f"run CPU {cpu:.2f} s{extra}", flush=True)
+        serialize_run(args, False, results_dir)
+        comparison = alternate({"off": serialize("off"), "on": serialize("on")}, args.repetitions, baseline="off")
+    record.comparisons.append(comparison)
 
-    off, on = statistics.median(rates["off"]), statistics.median(rates["on"])
-    cpu_off, cpu_on = statistics.median(cpus["off"]), statistics.median(cpus["on"])
+    off, on = (comparison.summary[mode]["rows_per_second"] for mode in ("off", "on"))
+    cpu_off, cpu_on = (comparison.summary[mode]["run_cpu_seconds"] for mode in ("off", "on"))
     workers = args.workers or 1
     print(f"serialize, {args.row_count} rows, chunk {args.chunk}, {workers} worker(s), "
           f"median of {args.repetitions}:")
-    print(f"  metrics off: {off / 1e6:.4f} mil rows/sec   (best {max(rates['off']) / 1e6:.4f}), "
-          f"run CPU {cpu_off:.2f} s")
-    print(f"  metrics on:  {on / 1e6:.4f} mil rows/sec   (best {max(rates['on']) / 1e6:.4f}), "
-          f"run CPU {cpu_on:.2f} s")
-    print(f"  on / off:    {on / off:.4f} ({(on / off - 1) * 100:+.2f} %) throughput; "
-          f"best {max(rates['on']) / max(rates['off']):.4f}; CPU {cpu_on / cpu_off:.4f}")
+    print(f"  metrics off: {off.median / 1e6:.4f} mil rows/sec   (best {off.max / 1e6:.4f}), "
+          f"run CPU {cpu_off.median:.2f} s")
+    print(f"  metrics on:  {on.median / 1e6:.4f} mil rows/sec   (best {on.max / 1e6:.4f}), "
+          f"run CPU {cpu_on.median:.2f} s")
+    print(f"  on / off:    {on.ratio:.4f} ({(on.ratio - 1) * 100:+.2f} %) throughput; "
+          f"best {on.max / off.max:.4f}; CPU {cpu_on.ratio:.4f}")
     per_chunk, per_scrape = unit_costs(workers)
-    serialize_seconds = args.row_count / off
+    serialize_seconds = args.row_count / off.median
     chunks = -(-args.row_count // args.chunk)
     print(f"  counting: {per_chunk * 1e6:.1f} us per chunk = {per_chunk * chunks / serialize_seconds * 100:.3f} % "
           f"of the serialize time ({args.chunk} rows per chunk)")
     print(f"  serving:  {per_scrape * 1e3:.2f} ms per scrape = {per_scrape / 1.0 * 100:.3f} % of one core "
           f"at one scrape per second")
+    record.extra.update(counting_seconds_per_chunk=per_chunk, render_seconds_per_scrape=per_scrape)
+    write_record(record, args.json)
     return 0
 
 

@@ -15,13 +15,14 @@ Go generator, ours with ``queries generate`` (the tests check both hold the same
 order alternating, one worker each by default: the Go runner's "Overall
 query rate" against our record's queries/s. With one worker, ``1000/ours - 1000/go`` is our client's extra
 time per query in ms. Both runners share the machine with the server: their client CPU is taken from it.
+The benchmark record goes to --json (alias --results): per query type, every round's queries/s of each
+runner (its seconds: the queries over that rate, the runner's own time), medians and ratios.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,8 +30,9 @@ from pathlib import Path
 
 import typer
 
+from benchmarks.alternate import alternate_groups, write_record
+from harness.benchmark_record import BenchmarkRecord, Measurement
 from harness.native import NativeQuestDB
-from harness.results import system_info
 
 LIGHT_TYPES = ("single-groupby-1-1-1", "high-cpu-1", "lastpoint", "groupby-orderby-limit")
 HEAVY_TYPES = ("double-groupby-all",)
@@ -55,7 +57,8 @@ def main(
     timestamp_end: str = "2016-01-02T00:00:01Z",  # TSBS's golden query sets end a second past the day
     types: list[str] = typer.Option(list(LIGHT_TYPES + HEAVY_TYPES), "--type"),
     http_port: int = 29600, ilp_port: int = 29609, pg_port: int = 29612, min_port: int = 29603,
-    results: Path = typer.Option(Path("results/query-parity.json")),
+    results: Path = typer.Option(Path("results/query-parity.json"), "--json", "--results",
+                                 help="The benchmark record's path."),
 ) -> None:
     generate_queries, run_queries = tsbs_bin / "tsbs_generate_queries", tsbs_bin / "tsbs_run_queries_questdb"
     for tool in (generate_queries, run_queries):
@@ -63,13 +66,15 @@ def main(
             sys.exit(f"error: {tool} is missing (build it from QuestDB's TSBS fork)")
     data_flags = ["--seed", str(seed), "--scale", str(scale), "--timestamp-start", "2016-01-01T00:00:00Z",
                   "--timestamp-end", timestamp_end]
-    system = system_info()
+    record = BenchmarkRecord("query-parity", parameters=dict(
+        rounds=rounds, queries=queries, workers=workers, protocol=protocol, scale=scale, seed=seed,
+        timestamp_end=timestamp_end, types=types))
+    system = record.system
     print(f"{system['cpu_model']}, {system['cpu_count']} CPUs; scale {scale} to {timestamp_end}, {queries} queries "
           f"per type, {workers} worker(s), {protocol}; client and server share the cores")
     workdir = Path(tempfile.mkdtemp(prefix="query-parity-"))
     questdb = NativeQuestDB(root=workdir / "questdb-root", http_port=http_port, ilp_port=ilp_port, pg_port=pg_port,
                             min_port=min_port).start()
-    rates: dict[str, dict[str, list[float]]] = {name: {"go": [], "ours": []} for name in types}
     try:
         harness("bench", "--send", "--transport", "http", "--host", "127.0.0.1", "--http-port", str(http_port),
                 "--ilp-port", str(ilp_port), "--reporting-period", "0", "--sample-interval", "0",
@@ -102,38 +107,33 @@ def main(
             harness("queries", "run", str(our_file), "--protocol", protocol, "--workers", str(workers),
                     "--host", "127.0.0.1", "--http-port", str(http_port), "--pg-port", str(pg_port),
                     "--reporting-period", "0", "--results", str(record_path))
-            record = json.loads(record_path.read_text())
-            return record["queries"]["statistics"]["all queries"]["queries_per_second"]
+            run = json.loads(record_path.read_text())
+            return run["queries"]["statistics"]["all queries"]["queries_per_second"]
 
-        # Not counted: the first run of a type pays for the server's cold start (JIT, the table's pages, each
-        # statement's first compilation), and would fall on whichever runner happened to go first.
-        for name in types:
-            for runner in ("go", "ours"):
-                print(f"warm-up {name:<22} {runner:<4} {rate_of(runner, name):8.2f} queries/s", flush=True)
-        for round_number in range(rounds):
-            for name in types:
-                order = ("go", "ours") if round_number % 2 == 0 else ("ours", "go")
-                for runner in order:
-                    rate = rate_of(runner, name)
-                    rates[name][runner].append(rate)
-                    print(f"round {round_number + 1} {name:<22} {runner:<4} {rate:8.2f} queries/s", flush=True)
+        def runner(name: str, runner_name: str):
+            def measure(round_number: int) -> Measurement:
+                rate = rate_of(runner_name, name)
+                print(f"{f'round {round_number}' if round_number else 'warm-up'} {name:<22} {runner_name:<4} "
+                      f"{rate:8.2f} queries/s", flush=True)
+                return Measurement(seconds=queries / rate, extra={"queries_per_second": rate})
+            return measure
+
+        # The warm-up round is not counted: the first run of a type pays for the server's cold start (JIT,
+        # the table's pages, each statement's first compilation), and would fall on whichever runner happened
+        # to go first. Each round runs every type, the runners' order alternating from round to round.
+        comparisons = alternate_groups({name: {"go": runner(name, "go"), "ours": runner(name, "ours")}
+                                        for name in types}, rounds, baseline="go", warm_up=True,
+                                       parameters={name: {"query_type": name} for name in types})
     finally:
         questdb.stop()
-    summary = []
+    record.comparisons.extend(comparisons)
     print("\nmedians (queries/s), ours / Go, our extra client time per query (ms, meaningful at 1 worker):")
-    for name in types:
-        go, ours = statistics.median(rates[name]["go"]), statistics.median(rates[name]["ours"])
-        extra_ms = 1000 / ours - 1000 / go if workers == 1 else None
-        summary.append({"query_type": name, "go_queries_per_second": go, "ours_queries_per_second": ours,
-                        "ratio": ours / go, "extra_ms_per_query": extra_ms, "go_runs": rates[name]["go"],
-                        "our_runs": rates[name]["ours"]})
+    for comparison in comparisons:
+        go, ours = (comparison.summary[runner_name]["queries_per_second"] for runner_name in ("go", "ours"))
+        extra_ms = 1000 / ours.median - 1000 / go.median if workers == 1 else None
         extra = f"{extra_ms:+.2f} ms" if extra_ms is not None else "-"
-        print(f"{name:<22} Go {go:8.2f}  ours {ours:8.2f}  {ours / go:5.2f}x  {extra}")
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(json.dumps({"system": system, "protocol": protocol, "workers": workers, "queries": queries,
-                                   "scale": scale, "seed": seed, "timestamp_end": timestamp_end,
-                                   "summary": summary}, indent=2))
-    print(f"Results: {results}")
+        print(f"{comparison.name:<22} Go {go.median:8.2f}  ours {ours.median:8.2f}  {ours.ratio:5.2f}x  {extra}")
+    write_record(record, results)
 
 
 if __name__ == "__main__":

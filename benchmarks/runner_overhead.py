@@ -7,28 +7,33 @@
    TCP, which is the loopback limit; reports the ratio.
 
     .venv/bin/python benchmarks/runner_overhead.py [--rows 2000000] [--repetitions 5] [--sink-port 19410]
+        [--json PATH]
+
+The benchmark record (every repetition, medians, ratios) goes to --json (default
+results/<UTC time>-runner-overhead.json).
 """
 
 from __future__ import annotations
 
 import argparse
 import io
-import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from harness.run import BenchOptions, ReplayOptions, run_bench, run_replay
+from benchmarks.alternate import alternate, write_record
+from harness.bench import BenchOptions, run_bench
+from harness.benchmark_record import BenchmarkRecord, Measurement, round_ratios
 from harness.ingest.ilp import append_frame, new_buffer
 from harness.native import SocatSink, port_in_use
-from harness.results import system_info
+from harness.replay import ReplayOptions, run_replay
 from harness.tsbs import cpu_only
-from harness.tsbs.params import make_spec
+from harness.tsbs.use_cases import make_spec
 
 CHUNK_ROWS = 10_000
 
 
-def bare_serialize_rate(rows: int, seed: int, protocol_version: int) -> float:
+def bare_serialize(rows: int, seed: int, protocol_version: int) -> Measurement:
     frames = list(cpu_only.frames(make_spec(seed=seed, scale=4000, timestamp_end=None, row_limit=rows), CHUNK_ROWS))
     buffer = new_buffer(protocol_version)
     started = time.perf_counter()
@@ -37,14 +42,23 @@ def bare_serialize_rate(rows: int, seed: int, protocol_version: int) -> float:
         append_frame(buffer, frame, cpu_only.TABLE_NAME)
         total += len(buffer)
         buffer.clear()
-    return rows / (time.perf_counter() - started)
+    return Measurement(seconds=time.perf_counter() - started, rows=rows)
 
 
-def runner_serialize_rate(rows: int, seed: int, protocol_version: int, results_dir: str) -> float:
+def runner_serialize(rows: int, seed: int, protocol_version: int, results_dir: str) -> Measurement:
     record = run_bench(BenchOptions(seed=seed, row_count=rows, worker_chunk_row_count=CHUNK_ROWS, reporting_period=0,
                                     protocol_version=str(protocol_version), results_dir=results_dir),
                        out=io.StringIO())
-    return record.phases["serialize"].rows_per_second
+    serialize = record.phases["serialize"]
+    return Measurement(seconds=serialize.seconds, rows=serialize.rows, client_cpu_seconds=serialize.client_cpu_seconds,
+                       run_record=str(record.path))
+
+
+def send_measurement(record) -> Measurement:
+    """A run's send phase, with its MiB/s (the figure compared: the same bytes go both ways)."""
+    send = record.phases["send"]
+    return Measurement(seconds=send.seconds, rows=send.rows, client_cpu_seconds=send.client_cpu_seconds,
+                       extra={"mib_per_second": send.mib_per_second}, run_record=str(record.path))
 
 
 def main() -> None:
@@ -52,24 +66,32 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--sink-port", type=int, default=19410)
+    parser.add_argument("--json", help="the benchmark record's path")
     options = parser.parse_args()
-    system = system_info()
+    record = BenchmarkRecord("runner-overhead", parameters=dict(rows=options.rows, repetitions=options.repetitions,
+                                                                sink_port=options.sink_port, chunk_rows=CHUNK_ROWS))
+    system = record.system
     print(f"host: {system['cpu_model']}, {system['cpu_count']} cores; {options.rows} rows, scale 4000, "
           f"chunks of {CHUNK_ROWS}")
     results_dir = tempfile.mkdtemp(prefix="overhead-")
 
     for protocol_version in (1, 2):
-        bare, runner = [], []
-        for repetition in range(options.repetitions):
-            bare.append(bare_serialize_rate(options.rows, repetition, protocol_version))
-            runner.append(runner_serialize_rate(options.rows, repetition, protocol_version, results_dir))
-        bare_rate, runner_rate = statistics.median(bare), statistics.median(runner)
+        # Repetition N uses seed N - 1 on both sides: the same chunks, a different data set each repetition.
+        comparison = alternate({
+            "bare loop": lambda repetition: bare_serialize(options.rows, repetition - 1, protocol_version),
+            "runner": lambda repetition: runner_serialize(options.rows, repetition - 1, protocol_version,
+                                                          results_dir),
+        }, options.repetitions, name=f"serialize ILP v{protocol_version}", rotate=False,
+            parameters={"protocol_version": protocol_version})
+        record.comparisons.append(comparison)
+        bare_rate = comparison.summary["bare loop"]["rows_per_second"].median
+        runner = comparison.summary["runner"]["rows_per_second"]
         # Each repetition pairs a bare and a runner run back to back, so a slow spell of a shared machine
         # hits both: the median of the pairs' ratios is the steadier figure, the range shows the noise.
-        ratios = sorted(r / b for r, b in zip(runner, bare))
-        ratio = statistics.median(ratios)
+        ratios = sorted(round_ratios(comparison, "runner", "rows_per_second"))
+        ratio = runner.paired_ratio
         print(f"serialize ILP v{protocol_version}: bare loop {bare_rate / 1e6:.3f} M rows/s, runner "
-              f"{runner_rate / 1e6:.3f} M rows/s (medians of {options.repetitions}); runner/bare per pair: median "
+              f"{runner.median / 1e6:.3f} M rows/s (medians of {options.repetitions}); runner/bare per pair: median "
               f"{ratio:.3f} (range {ratios[0]:.3f}-{ratios[-1]:.3f}), overhead {100 * (1 - ratio):+.1f} %")
 
     sink = None
@@ -77,21 +99,24 @@ def main() -> None:
         sink = SocatSink(options.sink_port, pid_file=Path(results_dir) / "sink.pid").start()
     try:
         ilp = str(Path(results_dir) / "same-bytes.ilp")
-        sent, replayed = [], []
-        for repetition in range(options.repetitions):
-            record = run_bench(BenchOptions(seed=1, row_count=options.rows, send=True, target="sink",
-                                            ilp_port=options.sink_port, protocol_version="1", write_ilp=ilp,
-                                            reporting_period=0, results_dir=results_dir), out=io.StringIO())
-            sent.append(record.phases["send"].mib_per_second)
-            record = run_replay(ReplayOptions(path=ilp, target="sink", ilp_port=options.sink_port,
-                                              results_dir=results_dir), out=io.StringIO())
-            replayed.append(record.phases["send"].mib_per_second)
-        client_rate, raw_rate = statistics.median(sent), statistics.median(replayed)
-        print(f"send to socat sink (client, 1 connection): {client_rate:.1f} MiB/s; replay of the same bytes raw: "
-              f"{raw_rate:.1f} MiB/s (medians of {options.repetitions}); client/raw = {client_rate / raw_rate:.3f}")
+        # replay sends the file the bench run of the same repetition wrote, so bench runs first in each.
+        comparison = alternate({
+            "bench --send to sink": lambda _: send_measurement(run_bench(BenchOptions(
+                seed=1, row_count=options.rows, send=True, target="sink", ilp_port=options.sink_port,
+                protocol_version="1", write_ilp=ilp, reporting_period=0, results_dir=results_dir), out=io.StringIO())),
+            "replay": lambda _: send_measurement(run_replay(ReplayOptions(
+                path=ilp, target="sink", ilp_port=options.sink_port, results_dir=results_dir), out=io.StringIO())),
+        }, options.repetitions, name="send to socat sink", baseline="replay", rotate=False)
+        record.comparisons.append(comparison)
+        client_rate, raw_rate = (comparison.summary[variant]["mib_per_second"]
+                                 for variant in ("bench --send to sink", "replay"))
+        print(f"send to socat sink (client, 1 connection): {client_rate.median:.1f} MiB/s; replay of the same bytes "
+              f"raw: {raw_rate.median:.1f} MiB/s (medians of {options.repetitions}); "
+              f"client/raw = {client_rate.ratio:.3f}")
     finally:
         if sink is not None:
             sink.stop()
+    write_record(record, options.json)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ its N-worker run deals 10,000-row slices round-robin to N threads; ours does as 
 Ours runs on protocol 1 (text, the only one the original's client speaks) and on protocol 2 (binary
 doubles), reported beside it. Each side's time is its own serialize clock (the original's printed
 "Serialized: N rows in Xs", our record's serialize phase): generation and start-up are not counted.
+The benchmark record (every run, medians, ratios to the original) goes to --json (alias --results).
 """
 
 from __future__ import annotations
@@ -29,35 +30,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import typer
 
-from harness.results import system_info
+from benchmarks.alternate import alternate_groups, write_record
+from harness.benchmark_record import BenchmarkRecord, Measurement
 
 ORIGINAL_SERIALIZED = re.compile(r"Serialized:\s+(\d+) rows in ([0-9.]+)s.*?ILP Buffer size: ([0-9.]+) MiB", re.S)
 # What runs in the original's interpreter: its own entry point (bench_pandas.main, its console script),
 # with its own flags; without --send it only generates and serializes.
 ORIGINAL_MAIN = "import sys; from py_tsbs_benchmark.bench_pandas import main; sys.argv[0] = 'bench_pandas'; main()"
-
-
-@dataclass
-class Serialize:
-    side: str  # original, ours-p1, ours-p2
-    threads: int  # 1: single-threaded; N: N workers
-    round: int
-    rows: int
-    seconds: float
-    mib: float
-
-    @property
-    def rows_per_second(self) -> float:
-        return self.rows / self.seconds
+SIDES = {"original": None, "ours-p1": 1, "ours-p2": 2}  # side: our ILP protocol version
 
 
 def run_original(python: Path, repo: Path, rows: int, seed: int, threads: int) -> tuple[float, float]:
@@ -97,53 +84,42 @@ def main(
     workers: int = typer.Option(2, min=2, help="N of the N-worker runs (both sides)."),
     rounds: int = typer.Option(5, min=1),
     seed: int = typer.Option(1),
-    results: Path = typer.Option(Path("results/serialize-parity.json")),
+    results: Path = typer.Option(Path("results/serialize-parity.json"), "--json", "--results",
+                                 help="The benchmark record's path."),
 ) -> None:
     if not (original_repo / "py_tsbs_benchmark" / "bench_pandas.py").is_file():
         sys.exit(f"{original_repo} is not a checkout of questdb/py-tsbs-benchmark (no py_tsbs_benchmark/bench_pandas.py)")
-    system = system_info()
-    print(f"{system.get('cpu_model', '?')}, {os.cpu_count()} CPUs; {row_count:,} rows, 1 thread and {workers} "
+    record = BenchmarkRecord("serialize-parity", parameters=dict(row_count=row_count, workers=workers, rounds=rounds,
+                                                                 seed=seed))
+    print(f"{record.system.get('cpu_model', '?')}, {os.cpu_count()} CPUs; {row_count:,} rows, 1 thread and {workers} "
           f"workers, {rounds} rounds; serialize only (in-memory buffers)", flush=True)
-    runs: list[Serialize] = []
-    sides = [("original", None), ("ours-p1", 1), ("ours-p2", 2)]
     with tempfile.TemporaryDirectory() as scratch:
-        for round_number in range(1, rounds + 1):
-            for threads in (1, workers):
-                # The order rotates each round, so drift in the machine's speed falls on every side alike.
-                shift = (round_number - 1) % len(sides)
-                for side, protocol in sides[shift:] + sides[:shift]:
-                    if protocol is None:
-                        seconds, mib = run_original(original_python, original_repo, row_count, seed, threads)
-                    else:
-                        seconds, mib = run_ours(row_count, seed, threads, protocol, Path(scratch))
-                    run = Serialize(side, threads, round_number, row_count, seconds, mib)
-                    runs.append(run)
-                    print(f"round {round_number} {threads} thread(s) {side:9} {run.rows_per_second / 1e6:6.3f} M rows/s "
-                          f"({mib:7.1f} MiB in {seconds:.2f}s)", flush=True)
-    summary = summarize(runs)
+        def serialize(side: str, threads: int):
+            def measure(round_number: int) -> Measurement:
+                protocol = SIDES[side]
+                if protocol is None:
+                    seconds, mib = run_original(original_python, original_repo, row_count, seed, threads)
+                else:
+                    seconds, mib = run_ours(row_count, seed, threads, protocol, Path(scratch))
+                print(f"round {round_number} {threads} thread(s) {side:9} {row_count / seconds / 1e6:6.3f} M rows/s "
+                      f"({mib:7.1f} MiB in {seconds:.2f}s)", flush=True)
+                return Measurement(seconds=seconds, rows=row_count, extra={"mib": mib})
+            return measure
+
+        # Each round serializes with 1 thread, then N workers; the sides' order rotates each round, so drift in
+        # the machine's speed falls on every side alike.
+        comparisons = alternate_groups(
+            {f"{threads} thread(s)": {side: serialize(side, threads) for side in SIDES} for threads in (1, workers)},
+            rounds, baseline="original",
+            parameters={f"{threads} thread(s)": {"threads": threads} for threads in (1, workers)})
+    record.comparisons.extend(comparisons)
     print("\nmedians (M rows/s), range, ratio to the original:")
-    for row in summary:
-        print(f"{row['threads']} thread(s) {row['side']:9} {row['median_rows_per_second'] / 1e6:6.3f} "
-              f"({row['min_rows_per_second'] / 1e6:.3f}-{row['max_rows_per_second'] / 1e6:.3f})  "
-              f"{row['ratio_to_original']:.2f}x")
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(json.dumps({"system": system, "row_count": row_count, "workers": workers, "seed": seed,
-                                   "runs": [dict(asdict(run), rows_per_second=run.rows_per_second) for run in runs],
-                                   "summary": summary}, indent=2) + "\n")
-    print(f"Results: {results}")
-
-
-def summarize(runs: list[Serialize]) -> list[dict]:
-    rows = []
-    for threads in sorted({run.threads for run in runs}):
-        rates = {side: [run.rows_per_second for run in runs if run.threads == threads and run.side == side]
-                 for side in ("original", "ours-p1", "ours-p2")}
-        original = statistics.median(rates["original"])
-        for side, values in rates.items():
-            rows.append({"threads": threads, "side": side, "median_rows_per_second": statistics.median(values),
-                         "min_rows_per_second": min(values), "max_rows_per_second": max(values),
-                         "ratio_to_original": statistics.median(values) / original})
-    return rows
+    for comparison in comparisons:
+        for side in SIDES:
+            rate = comparison.summary[side]["rows_per_second"]
+            print(f"{comparison.name} {side:9} {rate.median / 1e6:6.3f} ({rate.min / 1e6:.3f}-{rate.max / 1e6:.3f})  "
+                  f"{rate.ratio:.2f}x")
+    write_record(record, results)
 
 
 if __name__ == "__main__":

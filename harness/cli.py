@@ -20,7 +20,7 @@ from harness.errors import HarnessError, RunError, UsageError
 from harness.options import LazyCommand, lazy_group
 
 if TYPE_CHECKING:
-    from harness.native import NativeOptions
+    from harness.native_command import NativeOptions
 
 # typer vendors click and re-exports only BadParameter; click's base of every command-line error is the
 # class in its ancestry named ClickException.
@@ -28,9 +28,9 @@ _COMMAND_LINE_ERROR = next(cls for cls in typer.BadParameter.__mro__ if cls.__na
 
 
 def _native_status(options: NativeOptions) -> None:
-    from harness import native
+    from harness.native_command import status
 
-    if not native.status(options):
+    if not status(options):
         raise typer.Exit(3)
 
 
@@ -46,20 +46,20 @@ def _native_fetch(options: NativeOptions) -> None:
 _COMMANDS = [
     LazyCommand("generate", "harness.generate:GenerateOptions", "harness.generate:run_generate",
                 help="Write TSBS data as ILP text (protocol 1), byte for byte as tsbs_generate_data prints it."),
-    LazyCommand("bench", "harness.run:BenchOptions", "harness.run:run_bench",
+    LazyCommand("bench", "harness.bench:BenchOptions", "harness.bench:run_bench",
                 help="Serialize (and with --send, send) TSBS DataFrames, validate the count, record the run."),
-    LazyCommand("replay", "harness.run:ReplayOptions", "harness.run:run_replay",
+    LazyCommand("replay", "harness.replay:ReplayOptions", "harness.replay:run_replay",
                 help="Send an ILP file raw over TCP in large writes (the loopback limit), then validate and "
                      "record."),
 ]
 _NATIVE_COMMANDS = [
-    LazyCommand("up", "harness.native:NativeOptions", "harness.native:up",
+    LazyCommand("up", "harness.native_command:NativeOptions", "harness.native_command:up",
                 help="Start QuestDB (release jar, conf/server.conf) and the socat sink; wait until healthy."),
-    LazyCommand("down", "harness.native:NativeOptions", "harness.native:down",
+    LazyCommand("down", "harness.native_command:NativeOptions", "harness.native_command:down",
                 help="Stop the native QuestDB (SIGTERM, then SIGKILL after 30 s) and the sink."),
-    LazyCommand("status", "harness.native:NativeOptions", _native_status,
+    LazyCommand("status", "harness.native_command:NativeOptions", _native_status,
                 help="Show whether the native QuestDB and sink run (exit 3 if QuestDB does not)."),
-    LazyCommand("fetch", "harness.native:NativeOptions", _native_fetch, help="Only fetch the QuestDB jar."),
+    LazyCommand("fetch", "harness.native_command:NativeOptions", _native_fetch, help="Only fetch the QuestDB jar."),
 ]
 _QUERIES_COMMANDS = [
     LazyCommand("generate", "harness.queries.generate:QueriesGenerateOptions",
@@ -137,11 +137,12 @@ def _die(message: str, code: int) -> None:
 
 
 @app.command()
-def compare(paths: list[str] = typer.Argument(..., help="Results JSON files; ratios are against the first.")) -> None:
+def compare(paths: list[str] = typer.Argument(..., help="Results JSON files (run records or benchmark records); "
+                                                      "ratios are against the first.")) -> None:
     """Print a comparison table of several results files."""
-    from harness.results import comparison_table, load_results
+    from harness.compare import comparison_tables
 
-    print(comparison_table(load_results(paths)))
+    print(comparison_tables(paths))
 
 
 @app.command()
@@ -152,11 +153,13 @@ def report(paths: list[str] = typer.Argument(..., help="Results JSON files; the 
     """Write one self-contained HTML report (charts of the time series, phases, comparison) of results files."""
     from pathlib import Path
 
+    from harness.benchmark_record import is_benchmark_record, load_benchmark_record
     from harness.report import write_report
     from harness.results import load_results
 
-    records = load_results(paths)
-    print(f"Report: {write_report(records, output or Path(paths[0]).with_suffix('.html'))}")
+    benchmarks = [load_benchmark_record(path) for path in paths if is_benchmark_record(path)]
+    records = load_results([path for path in paths if not is_benchmark_record(path)])
+    print(f"Report: {write_report(records, output or Path(paths[0]).with_suffix('.html'), benchmarks)}")
 
 
 @app.command()

@@ -9,5 +9,15 @@ class UsageError(HarnessError):
     """Bad input from the user (option, file, schema choice): exit code 2."""
 
 
+class ParameterError(UsageError):
+    """A bad value of one named parameter, as the library calls it (``timestamp_start``): the domain knows
+    no command line, so the command that took the value names its flag instead (``harness.options``)."""
+
+    def __init__(self, parameter: str, problem: str):
+        super().__init__(f"{parameter}: {problem}")
+        self.parameter = parameter
+        self.problem = problem
+
+
 class RunError(HarnessError):
     """A run that could not complete (server down or killed, validation failed): exit code 1."""

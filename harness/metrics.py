@@ -173,8 +173,8 @@ class QueryRunMetrics(RunMetrics):
 
     def __init__(self, run_id: str, parameters: dict, port: int | None = None, linger_seconds: float = 0.0,
                  registry: CollectorRegistry | None = None, query_types: tuple[str, ...] = (),
-                 failure_kinds: tuple[str, ...] = ()):
-        super().__init__(run_id, parameters, port, linger_seconds, registry)
+                 failure_kinds: tuple[str, ...] = (), host: str | None = None):
+        super().__init__(run_id, parameters, port, linger_seconds, registry, host=host)
         self.query_seconds = Histogram("harness_query_duration_seconds", "Latency of one counted query, by type.",
                                        ("run_id", "query_type"), buckets=QUERY_BUCKETS, registry=self.registry)
         self.query_failures = Counter("harness_query_failures", "Queries that failed, by type and kind.",

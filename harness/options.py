@@ -1,13 +1,15 @@
 """Options declared once: a dataclass field carries its default, help, flag and range, and drives both the
 typer command and the library's own check.
 
-A run's options are a dataclass (``BenchOptions``, ``ReplayOptions``, ...) whose fields are made with
+Flags that several commands share are declared once, in the groups of ``harness.option_groups``, which a
+command's options class inherits. A run's options are a dataclass (``BenchOptions``, ``ReplayOptions``, ...) whose fields are made with
 ``option(...)``. ``add_command`` turns such a class into a typer command (so ``--help``, choices and
 ranges come from the same declaration), and ``check_options`` applies the same ranges to an instance
 built from Python, where typer never ran; ``lazy_group`` defers ``add_command`` until a command is used,
-so that the command line imports only the module of the command it runs. Choices are ``StrEnum``s: they
-compare equal to their plain string values, so library callers may pass ``"double"`` as well as
-``FieldType.double``.
+so that the command line imports only the module of the command it runs. Choices are ``StrEnum``s (the
+domain's, e.g. ``harness.tsbs.choices.FieldType``): they compare equal to their plain string values, so
+library callers may pass ``"double"`` as well as ``FieldType.double``. The library names a bad value by its
+parameter (``ParameterError``); the command line names it by its flag.
 """
 
 from __future__ import annotations
@@ -18,59 +20,14 @@ import inspect
 import math
 import typing
 from collections.abc import Callable, Iterator, MutableMapping
-from enum import Enum, StrEnum
+from enum import Enum
 from typing import Annotated, Any
 
 import typer
 import typer.main
 from typer.core import TyperGroup
 
-from harness.errors import UsageError
-
-
-class FieldType(StrEnum):
-    """How the TSBS fields are typed: ``double`` the walk states, ``long`` TSBS's printed integers."""
-
-    double = "double"
-    long = "long"
-
-
-class SymbolDtype(StrEnum):
-    """The pandas dtype of tag columns (``category`` is the fast one; the others exist to compare)."""
-
-    category = "category"
-    str = "str"
-    string_pyarrow = "string[pyarrow]"
-    object = "object"
-
-
-class Op(StrEnum):
-    """How rows reach the client: the DataFrame API, or row by row as a user without it would write."""
-
-    dataframe = "dataframe"
-    iterrows = "iterrows"
-    itertuples = "itertuples"
-
-
-class Target(StrEnum):
-    """Where a run sends: QuestDB (DDL, validation) or the no-op socat sink."""
-
-    questdb = "questdb"
-    sink = "sink"
-
-
-class Transport(StrEnum):
-    tcp = "tcp"
-    http = "http"
-
-
-class ProtocolVersion(StrEnum):
-    """ILP protocol version: 1 text, 2 binary doubles, 3; auto lets the client choose."""
-
-    v1 = "1"
-    v2 = "2"
-    v3 = "3"
-    auto = "auto"
+from harness.errors import ParameterError, UsageError
 
 
 def option(default: Any, help: str, *, flags: tuple[str, ...] = (), min: float | None = None,
@@ -101,6 +58,14 @@ def flag_name(field: dataclasses.Field) -> str:
     """How the command line spells a field, for messages: ``--worker-chunk-row-count``."""
     flags = field.metadata.get("flags") or ()
     return flags[0] if flags else "--" + field.name.replace("_", "-")
+
+
+def parameter_flag(options_class: type, parameter: str) -> str:
+    """The flag of ``options_class`` that sets the library's ``parameter`` (``--timestamp-start``)."""
+    for field in dataclasses.fields(options_class):
+        if field.name == parameter and field.metadata.get("cli", True):
+            return flag_name(field)
+    return "--" + parameter.replace("_", "-")
 
 
 def coerce_choices(instance: Any) -> None:
@@ -155,7 +120,10 @@ def add_command(app: typer.Typer, options_class: type, run: Callable[[Any], Any]
                                             annotation=Annotated[hints[field.name], info]))
 
     def command(**values: Any) -> None:
-        run(options_class(**values))
+        try:
+            run(options_class(**values))
+        except ParameterError as exc:
+            raise UsageError(f"{parameter_flag(options_class, exc.parameter)}: {exc.problem}") from None
 
     command.__signature__ = inspect.Signature(parameters)
     command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}

@@ -18,7 +18,9 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from harness.errors import UsageError
-from harness.results import RunRecord, comparison_table
+from harness.benchmark_record import BenchmarkRecord, benchmark_table
+from harness.compare import comparison_table
+from harness.results import RunRecord
 from harness.timeseries import TimeSeries
 
 MIB = 1024 * 1024
@@ -34,12 +36,14 @@ tr:nth-child(even) { background: #f4f4f4; } pre { background: #f7f7f7; padding: 
 """
 
 
-def write_report(records: list[RunRecord], output: str | Path) -> Path:
-    """Render ``records`` (the first is the baseline) into the HTML file ``output``."""
-    if not records:
+def write_report(records: list[RunRecord], output: str | Path,
+                 benchmarks: list[BenchmarkRecord] = ()) -> Path:
+    """Render ``records`` (the first is the baseline) and the ``benchmarks``' medians and ratios into the HTML
+    file ``output``."""
+    if not records and not benchmarks:
         raise UsageError("report: no results files given")
     target = Path(output)
-    document = render(records)
+    document = render(records, benchmarks)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(document)
@@ -48,9 +52,13 @@ def write_report(records: list[RunRecord], output: str | Path) -> Path:
     return target
 
 
-def render(records: list[RunRecord]) -> str:
+def render(records: list[RunRecord], benchmarks: list[BenchmarkRecord] = ()) -> str:
     charts = _Charts()
-    parts = [f"<h1>Run report: {html.escape(', '.join(_name(record) for record in records))}</h1>"]
+    names = [_name(record) for record in records] + [benchmark.benchmark for benchmark in benchmarks]
+    parts = [f"<h1>Run report: {html.escape(', '.join(names))}</h1>"]
+    if benchmarks:
+        parts.append("<h2>Benchmarks (medians of alternated rounds, ratios to the baseline)</h2>")
+        parts.append(f"<pre>{html.escape(benchmark_table(benchmarks))}</pre>")
     if len(records) > 1:
         parts.append("<h2>Comparison (ratios to the first)</h2>")
         parts.append(f"<pre>{html.escape(comparison_table(records))}</pre>")
@@ -191,7 +199,7 @@ class _Charts:
             parts.append(self._server(series))
         if record.kind == "queries":
             parts.append(self._latency(record))
-            if (getattr(record, "queries", None) or {}).get("at_rest"):
+            if record.queries is not None and record.queries.at_rest is not None:
                 parts.append(self._under_load_vs_at_rest(record))
         return [part for part in parts if part]
 
@@ -249,21 +257,20 @@ class _Charts:
         return self._svg(figure, "server WAL")
 
     def _latency(self, record: RunRecord) -> str:
-        statistics = (getattr(record, "queries", None) or {}).get("statistics") or {}
-        types = {name: figures for name, figures in statistics.items() if isinstance(figures, dict)}
+        types = record.queries.statistics if record.queries is not None else {}
         if not types:
             return "<p class=\"missing\">No query statistics in this record.</p>"
         figure, (ax,) = self._figure("query latency per type", "ms")
         names = list(types)
-        _grouped_bars(ax, names, [(label, [types[name].get(key) or 0 for name in names]) for key, label in LATENCY_KEYS])
+        _grouped_bars(ax, names, [(label, [getattr(types[name], key) for name in names]) for key, label in LATENCY_KEYS])
         return self._svg(figure, "query latency")
 
     def _under_load_vs_at_rest(self, record: RunRecord) -> str:
         """Each type's median and p99 while the ingest ran beside the queries and in the baseline after it."""
-        loaded, rest = record.queries["statistics"], record.queries["at_rest"]["statistics"]
+        loaded, rest = record.queries.statistics, record.queries.at_rest.statistics
         names = [name for name in loaded if name in rest]
         figure, (ax,) = self._figure("query latency under ingest load and at rest (--queries-only-after)", "ms")
-        _grouped_bars(ax, names, [(f"{label} {when}", [statistics[name].get(key) or 0 for name in names])
+        _grouped_bars(ax, names, [(f"{label} {when}", [getattr(statistics[name], key) for name in names])
                                   for statistics, when in ((loaded, "under load"), (rest, "at rest"))
                                   for key, label in (("median_ms", "median"), ("p99_ms", "p99"))])
         return self._svg(figure, "query latency under load and at rest")

@@ -48,6 +48,88 @@ class Validation:
 
 
 @dataclass
+class LatencyStats:
+    """One query type's (or all queries') figures; times in milliseconds."""
+
+    count: int
+    min_ms: float
+    median_ms: float
+    mean_ms: float
+    max_ms: float
+    stddev_ms: float
+    sum_ms: float
+    p90_ms: float
+    p95_ms: float
+    p99_ms: float
+    p99_9_ms: float
+    seconds: float  # wall time from the first start to the last end
+    queries_per_second: float
+
+
+ALL_QUERIES = "all queries"  # the statistics' key of every type together
+
+
+@dataclass
+class QueryPass:
+    """One pass over the queries: per-type latencies (``ALL_QUERIES`` for every type), TSBS's labels, failed
+    queries per type and kind, and a few failures' texts."""
+
+    statistics: dict[str, LatencyStats] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, dict[str, int]] = field(default_factory=dict)
+    failure_samples: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> QueryPass:
+        values = dict(values)
+        statistics = {name: LatencyStats(**figures) for name, figures in values.pop("statistics", {}).items()}
+        return cls(statistics=statistics, **{key: values[key] for key in ("labels", "failures", "failure_samples")
+                                             if key in values})
+
+
+@dataclass
+class QueryCheck:
+    """``--check``: answers compared with the reference, how many differed, the first differences."""
+
+    checked: int
+    mismatches: int
+    first_mismatches: list[str] = field(default_factory=list)
+
+
+@dataclass
+class IngestBeside:
+    """``--under-load``: the ingest that ran beside the queries, and how much of the query run it overlapped."""
+
+    results: str
+    rows: int
+    workers: int
+    status: str
+    error: str | None
+    send_rows_per_second: float | None
+    ingest_seconds: float
+    queries_seconds: float
+    overlap_of_queries: float  # below 1, some queries ran at rest
+
+
+@dataclass
+class QueryFigures(QueryPass):
+    """A query run's figures: its pass, the ``--check`` outcome, and with ``--under-load`` the ingest beside
+    it and (``--queries-only-after``) the pass at rest."""
+
+    check: QueryCheck | None = None
+    at_rest: QueryPass | None = None
+    under_load: IngestBeside | None = None
+
+    @classmethod
+    def from_dict(cls, values: dict) -> QueryFigures:
+        figures = QueryPass.from_dict(values)
+        check, at_rest, under_load = values.get("check"), values.get("at_rest"), values.get("under_load")
+        return cls(**vars(figures), check=QueryCheck(**check) if check else None,
+                   at_rest=QueryPass.from_dict(at_rest) if at_rest else None,
+                   under_load=IngestBeside(**under_load) if under_load else None)
+
+
+@dataclass
 class RunRecord:
     """Everything one run leaves behind. ``status`` is running, ok, failed or interrupted."""
 
@@ -68,7 +150,7 @@ class RunRecord:
     # Second by second (harness.timeseries): rows and bytes per phase and worker, client CPU, server WAL.
     timeseries: TimeSeries | None = None
     # Query runs (kind "queries"): per-type statistics, failures and the --check outcome (harness.queries).
-    queries: dict | None = None
+    queries: QueryFigures | None = None
     status: str = "running"
     error: str | None = None
     path: Path | None = field(default=None, compare=False)  # where it was read from or written to
@@ -89,7 +171,9 @@ class RunRecord:
             validation = Validation(**validation, tables=tables)
         timeseries = values.pop("timeseries", None)
         timeseries = TimeSeries.from_dict(timeseries) if timeseries else None
-        return cls(**values, phases=phases, validation=validation, timeseries=timeseries)
+        queries = values.pop("queries", None)
+        queries = QueryFigures.from_dict(queries) if queries else None
+        return cls(**values, phases=phases, validation=validation, timeseries=timeseries, queries=queries)
 
 
 def format_phase(title: str, phase: PhaseRecord) -> str:
@@ -179,8 +263,15 @@ def write_results(record: RunRecord, path: str | Path | None = None, results_dir
     """Write one run record as indented JSON; returns where it went (creating the folder). The file
     appears whole or not at all: written beside its place, then renamed."""
     target = Path(path) if path else record.path or default_results_path(record.mode, results_dir)
+    record.path = write_json_whole(record.to_dict(), target)
+    return target
+
+
+def write_json_whole(document: dict, target: Path) -> Path:
+    """``document`` as indented JSON in ``target`` (creating the folder). The file appears whole or not at
+    all: written beside its place, then renamed."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(record.to_dict(), indent=2, default=str) + "\n"
+    text = json.dumps(document, indent=2, default=str) + "\n"
     with tempfile.NamedTemporaryFile("w", dir=target.parent, prefix=f".{target.name}.", delete=False) as out:
         try:
             out.write(text)
@@ -190,7 +281,6 @@ def write_results(record: RunRecord, path: str | Path | None = None, results_dir
             os.unlink(out.name)
             raise
     os.replace(out.name, target)
-    record.path = target
     return target
 
 
@@ -225,9 +315,12 @@ def load_results(paths: list[str | Path]) -> list[RunRecord]:
             values = json.loads(Path(path).read_text())
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot read results file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        version = values.get("schema_version", 1) if isinstance(values, dict) else None
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise UsageError(f"{path} is a results file of schema version {version}; this harness reads "
+                             f"versions 1 to {SCHEMA_VERSION}")
         if not isinstance(values, dict) or not isinstance(values.get("phases"), dict):
             raise UsageError(f"{path} is not a harness results file (no phases)")
-        version = values.get("schema_version", 1)
         try:
             if version == SCHEMA_VERSION:
                 record = RunRecord.from_dict(values)
@@ -241,108 +334,3 @@ def load_results(paths: list[str | Path]) -> list[RunRecord]:
         record.path = Path(path)
         records.append(record)
     return records
-
-
-def _ratio(value: float | None, baseline: float | None) -> str | None:
-    return f"{value / baseline:.2f}x" if value and baseline else None
-
-
-def _rate(phase: PhaseRecord | None) -> float | None:
-    return phase.rows_per_second if phase else None
-
-
-def comparison_table(records: list[RunRecord]) -> str:
-    """A plain-text table, one row per results file: what ran (date, mode, target, op, fields, transport,
-    protocol, workers, the CPUs the process could use, rows) and its figures (serialize and send rates in
-    million rows/s, the client's busy cores while sending, MiB/s of the send phase or else the serialize
-    phase, time-to-visible). The last column gives the serialize and send rates as ratios to the first
-    file's."""
-    query_runs = [record for record in records if record.kind == "queries"]
-    if query_runs:
-        others = [record for record in records if record.kind != "queries"]
-        return "\n\n".join(([comparison_table(others)] if others else []) + [query_comparison_table(query_runs)])
-    header = ("file", "date", "mode", "target", "op", "fields", "transport", "proto", "workers", "cpus", "rows",
-              "serialize Mrows/s", "send Mrows/s", "send cores", "MiB/s", "visible s", "status", "vs first")
-    table = []
-    first_serialize = first_send = None
-    for index, record in enumerate(records):
-        parameters = record.parameters
-        serialize, send = record.phases.get("serialize"), record.phases.get("send")
-        main = send or serialize
-        if index == 0:
-            first_serialize, first_send = _rate(serialize), _rate(send)
-        ratios = [f"{name} {ratio}" for name, ratio in (("ser", _ratio(_rate(serialize), first_serialize)),
-                                                         ("send", _ratio(_rate(send), first_send))) if ratio]
-        visible = record.validation.time_to_visible_seconds if record.validation else None
-        cores = send.client_cpu_cores if send else None
-
-        def shown(key: str) -> str:
-            return str(parameters.get(key) or "-")
-
-        table.append((
-            record.path.name if record.path else "-",
-            record.started_at[:19],
-            record.mode,
-            shown("target"), shown("op"), shown("fields"), shown("transport"), shown("protocol_version"),
-            str(parameters.get("workers") or 1),
-            str(len(record.system.get("cpu_affinity") or []) or "-"),
-            str(main.rows) if main else "-",
-            f"{serialize.rows_per_second / 1e6:.2f}" if serialize else "-",
-            f"{send.rows_per_second / 1e6:.2f}" if send else "-",
-            f"{cores:.2f}" if cores is not None else "-",
-            f"{main.mib_per_second:.1f}" if main else "-",
-            f"{visible:.2f}" if visible is not None else "-",
-            record.status,
-            " ".join(ratios) or "-",
-        ))
-    widths = [max(len(cell) for cell in column) for column in zip(header, *table)]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in (header, *table)]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
-
-
-def _plain_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in (header, *rows)]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
-
-
-def query_comparison_table(records: list[RunRecord]) -> str:
-    """Query runs side by side: one line per file (protocol, workers, counted queries, overall queries/s,
-    median and p99 latency, failures, check, the rate as a ratio to the first file's), then each query
-    type's median latency in ms and queries/s, one column per file."""
-    all_key = "all queries"
-    header = ("file", "date", "protocol", "workers", "cpus", "queries", "queries/s", "median ms", "p99 ms",
-              "failed", "check", "status", "vs first")
-    rows, first_rate, types = [], None, []
-    for index, record in enumerate(records):
-        queries = record.queries or {}
-        statistics = queries.get("statistics") or {}
-        overall = statistics.get(all_key)
-        rate = overall["queries_per_second"] if overall else None
-        if index == 0:
-            first_rate = rate
-        for name in statistics:
-            if name != all_key and name not in types:
-                types.append(name)
-        failed = sum(sum(kinds.values()) for kinds in (queries.get("failures") or {}).values())
-        check = queries.get("check")
-        parameters = record.parameters
-        rows.append((
-            record.path.name if record.path else "-", record.started_at[:19], str(parameters.get("protocol", "-")),
-            str(parameters.get("workers", "-")), str(len(record.system.get("cpu_affinity") or []) or "-"),
-            str(overall["count"]) if overall else "-", f"{rate:.2f}" if rate else "-",
-            f"{overall['median_ms']:.2f}" if overall else "-", f"{overall['p99_ms']:.2f}" if overall else "-",
-            str(failed), "-" if not check else f"{check['mismatches']} of {check['checked']} differ",
-            record.status, _ratio(rate, first_rate) or "-",
-        ))
-    per_type = []
-    for name in types:
-        cells = []
-        for record in records:
-            figures = ((record.queries or {}).get("statistics") or {}).get(name)
-            cells.append(f"{figures['median_ms']:.2f} ms, {figures['queries_per_second']:.1f}/s" if figures else "-")
-        per_type.append((name, *cells))
-    names = tuple(f"[{index + 1}] median, rate" for index in range(len(records)))
-    return _plain_table(header, rows) + "\n\n" + _plain_table(("query type", *names), per_type)

@@ -9,20 +9,48 @@ Maven to fetch it, a busy port) makes the tests that need it error, never skip.
     killable_questdb  per test: a QuestDB of the test's own (own root, ports 191xx) that it may kill
     questdb_factory   per test: starts such QuestDBs with other options (e.g. extra QDB_* env)
     socat_sink        session: the socat no-op sink (RunningSink)
+    devnull           per test: a text stream that discards what a run prints
+
+Helpers the test modules import (``from conftest import ...``): ``GOLDEN_DIR`` (TSBS's own output in
+shared/tsbs-golden), ``run_cli`` (the command line in a subprocess), ``free_port``.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 import pytest
 
+from harness.http_exec import QuestDBSql
 from harness.native import NativeQuestDB, SocatSink, port_in_use
-from harness.sql import QuestDBSql
 from harness.timeseries import listening_process
+
+# TSBS's own output with the flags that made it (its README): the ground truth, beside the project.
+GOLDEN_DIR = Path(__file__).resolve().parents[2] / "shared" / "tsbs-golden"
+
+
+def run_cli(*args: str, timeout: float = 120, text: bool = True) -> subprocess.CompletedProcess:
+    """``python -m harness ARGS`` in a subprocess, its output captured (bytes with ``text=False``)."""
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=text, timeout=timeout)
+
+
+def free_port() -> int:
+    """A port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def devnull():
+    with open(os.devnull, "w") as stream:
+        yield stream
 
 # Test ports, away from the defaults (9000/9009/8812/9003) that a developer's own stack may hold.
 # HARNESS_TEST_PORT_OFFSET shifts them, so two test runs on one machine do not collide.

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.tsbs import cpu_only
 from harness.cli import main
+from conftest import GOLDEN_DIR
 
-GOLDEN = Path(__file__).resolve().parents[1].parent / "shared" / "tsbs-golden" / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
+GOLDEN = GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
 
 # (arguments, exit code, a fragment the one line must hold). {server} becomes the test QuestDB's host and
 # ports, so that a check that came too late would drop the sentinel table; {tmp} a per-test folder.
@@ -160,7 +162,7 @@ def case_id(args: list[str]) -> str:
 @pytest.mark.parametrize("args, code, fragment", CASES, ids=[case_id(case[0]) for case in CASES])
 def test_bad_input_is_one_line_and_touches_nothing(questdb, bad_files, capsys, args, code, fragment):
     client = questdb.client
-    client.create_cpu_table("cpu", "long")
+    client.create_table(cpu_only.schema("long", "cpu"))
     client.exec("insert into cpu (hostname, usage_user, timestamp) values ('sentinel', 1, 0)")
     client.wait_for_count("cpu", 1, 30)
     server = ["--host", questdb.host, "--http-port", str(questdb.http_port), "--ilp-port", str(questdb.ilp_port)]

@@ -8,18 +8,20 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from harness.run import BenchOptions, ReplayOptions, run_bench, run_replay
+from harness.tsbs.choices import SymbolDtype
+from harness.bench import BenchOptions, run_bench
+from harness.replay import ReplayOptions, run_replay
 from harness.errors import RunError, UsageError
 from harness.ingest import raw
 from harness.tsbs import cpu_only
-from harness.tsbs.params import make_spec
+from harness.tsbs.use_cases import make_spec
+from conftest import GOLDEN_DIR, free_port, run_cli
 
-GOLDEN = Path(__file__).resolve().parents[1].parent / "shared" / "tsbs-golden" / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
+GOLDEN = GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
 
 
 def options(tmp_path, server=None, **overrides) -> BenchOptions:
@@ -31,8 +33,6 @@ def options(tmp_path, server=None, **overrides) -> BenchOptions:
     return BenchOptions(**values)
 
 
-def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
@@ -47,9 +47,9 @@ def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragm
 
 
 @pytest.mark.parametrize("fields", ["double", "long"])
-def test_serialize_single_and_workers_agree(tmp_path, fields):
-    single = run_bench(options(tmp_path, fields=fields), out=open("/dev/null", "w"))
-    multi = run_bench(options(tmp_path, fields=fields, workers=3), out=open("/dev/null", "w"))
+def test_serialize_single_and_workers_agree(tmp_path, fields, devnull):
+    single = run_bench(options(tmp_path, fields=fields), out=devnull)
+    multi = run_bench(options(tmp_path, fields=fields, workers=3), out=devnull)
     for record in (single, multi):
         phase = record.phases["serialize"]
         assert phase.rows == 20_000
@@ -60,9 +60,9 @@ def test_serialize_single_and_workers_agree(tmp_path, fields):
     assert "send" not in single.phases
 
 
-def test_results_file_records_the_run(tmp_path):
+def test_results_file_records_the_run(tmp_path, devnull):
     path = tmp_path / "run.json"
-    run_bench(options(tmp_path, seed=None, results=str(path)), out=open("/dev/null", "w"))
+    run_bench(options(tmp_path, seed=None, results=str(path)), out=devnull)
     record = json.loads(path.read_text())
     assert record["schema_version"] == 2 and record["kind"] == "bench"
     assert isinstance(record["seed"], int) and record["parameters"]["seed"] == record["seed"]
@@ -72,9 +72,9 @@ def test_results_file_records_the_run(tmp_path):
     assert record["parameters"]["worker_chunk_row_count"] == 1_000
 
 
-def test_write_ilp_matches_generate(tmp_path):
+def test_write_ilp_matches_generate(tmp_path, devnull):
     ilp = tmp_path / "out.ilp"
-    run_bench(options(tmp_path, fields="long", write_ilp=str(ilp), row_count=3_000), out=open("/dev/null", "w"))
+    run_bench(options(tmp_path, fields="long", write_ilp=str(ilp), row_count=3_000), out=devnull)
     generated = run_cli("generate", "--seed", "7", "--scale", "100", "--max-data-points", "3000", "--fields", "long")
     assert ilp.read_bytes() == generated.stdout.encode()
 
@@ -105,11 +105,11 @@ def generated_rows(host: str, count: int, fields: str, scale: int = 100, rows: i
     "transport,workers,protocol,fields",
     [("tcp", None, "auto", "double"), ("tcp", 3, "2", "long"), ("http", None, "auto", "long"), ("http", 2, "1", "double")],
 )
-def test_send_validates_count_schema_and_rows(tmp_path, questdb, transport, workers, protocol, fields):
+def test_send_validates_count_schema_and_rows(tmp_path, questdb, transport, workers, protocol, fields, devnull):
     record = run_bench(
         options(tmp_path, questdb, send=True, transport=transport, workers=workers, protocol_version=protocol,
                 fields=fields),
-        out=open("/dev/null", "w"),
+        out=devnull,
     )
     assert record.phases["send"].rows == 20_000
     assert record.validation.visible_rows == 20_000
@@ -132,24 +132,24 @@ def test_send_validates_count_schema_and_rows(tmp_path, questdb, transport, work
     assert list(pd.to_datetime(stored["timestamp"], utc=True)) == list(expected["timestamp"])
 
 
-def test_stream_send(tmp_path, questdb):
-    record = run_bench(options(tmp_path, questdb, send=True, stream=True, workers=2), out=open("/dev/null", "w"))
+def test_stream_send(tmp_path, questdb, devnull):
+    record = run_bench(options(tmp_path, questdb, send=True, stream=True, workers=2), out=devnull)
     assert "serialize" not in record.phases
     assert record.validation.visible_rows == 20_000
 
 
-def test_iterrows_baseline_sends(tmp_path, questdb):
-    record = run_bench(options(tmp_path, questdb, send=True, op="iterrows", row_count=2_000), out=open("/dev/null", "w"))
+def test_iterrows_baseline_sends(tmp_path, questdb, devnull):
+    record = run_bench(options(tmp_path, questdb, send=True, op="iterrows", row_count=2_000), out=devnull)
     assert record.phases["serialize"].rows == 2_000
     assert record.validation.visible_rows == 2_000
     assert read_back(questdb.client, "cpu")["hostname"].tolist() == ["host_3"] * 5
 
 
-def test_phases_record_the_clients_cpu(tmp_path, socat_sink):
+def test_phases_record_the_clients_cpu(tmp_path, socat_sink, devnull):
     """Every timed phase records the client process's CPU seconds and the cores that keeps busy: some CPU
     was used, and never more than the cores the process may run on allow."""
     record = run_bench(options(tmp_path, send=True, target="sink", host=socat_sink.host, ilp_port=socat_sink.port,
-                               workers=2), out=open("/dev/null", "w"))
+                               workers=2), out=devnull)
     cores = len(os.sched_getaffinity(0))
     for name in ("generate", "serialize", "send"):
         phase = record.phases[name]
@@ -158,18 +158,18 @@ def test_phases_record_the_clients_cpu(tmp_path, socat_sink):
         assert phase.client_cpu_cores <= cores + 0.1, name
 
 
-def test_itertuples_and_dataframe_serialize_alike(tmp_path):
-    rows = run_bench(options(tmp_path, op="itertuples", row_count=2_000), out=open("/dev/null", "w"))
-    frames = run_bench(options(tmp_path, row_count=2_000), out=open("/dev/null", "w"))
+def test_itertuples_and_dataframe_serialize_alike(tmp_path, devnull):
+    rows = run_bench(options(tmp_path, op="itertuples", row_count=2_000), out=devnull)
+    frames = run_bench(options(tmp_path, row_count=2_000), out=devnull)
     assert rows.phases["serialize"].bytes == frames.phases["serialize"].bytes
 
 
 @pytest.mark.parametrize("workers, write_size", [(1, raw.DEFAULT_WRITE_SIZE), (3, 4096)])
-def test_replay_golden_file(tmp_path, questdb, workers, write_size):
+def test_replay_golden_file(tmp_path, questdb, workers, write_size, devnull):
     record = run_replay(
         ReplayOptions(path=str(GOLDEN), host=questdb.host, ilp_port=questdb.ilp_port, http_port=questdb.http_port,
                       results_dir=str(tmp_path), workers=workers, write_size=write_size),
-        out=open("/dev/null", "w"),
+        out=devnull,
     )
     lines = gzip.open(GOLDEN).read().count(b"\n")
     assert record.validation.visible_rows == lines == 3600
@@ -183,19 +183,19 @@ def test_replay_golden_file(tmp_path, questdb, workers, write_size):
     assert rows == [[58]]  # the golden file's first line: usage_user=58i
 
 
-def test_keep_table_appends_and_counts_both(tmp_path, questdb):
-    run_bench(options(tmp_path, questdb, send=True, row_count=5_000), out=open("/dev/null", "w"))
+def test_keep_table_appends_and_counts_both(tmp_path, questdb, devnull):
+    run_bench(options(tmp_path, questdb, send=True, row_count=5_000), out=devnull)
     record = run_bench(options(tmp_path, questdb, send=True, row_count=5_000, keep_table=True, seed=8),
-                       out=open("/dev/null", "w"))
+                       out=devnull)
     assert record.validation.visible_rows == 10_000
 
 
-def test_conf_string_is_what_senders_use(tmp_path, questdb):
+def test_conf_string_is_what_senders_use(tmp_path, questdb, devnull):
     """--conf wins over --transport and the ILP port: sending goes over HTTP to the conf's addr although
     --ilp-port names a port where nothing listens."""
     conf = f"http::addr={questdb.host}:{questdb.http_port};auto_flush=off;protocol_version=2;"
     record = run_bench(options(tmp_path, questdb, send=True, ilp_port=free_port(), conf=conf, workers=2),
-                       out=open("/dev/null", "w"))
+                       out=devnull)
     assert record.validation.visible_rows == questdb.client.count("cpu") == 20_000
     assert record.parameters["conf"] == conf
     assert record.parameters["transport"] == "http"
@@ -217,36 +217,36 @@ def test_conf_secrets_are_never_printed_or_recorded(tmp_path, questdb, capsys):
     ("tcp::protocol_version=2;", "--conf needs addr"),
     ("tcp::addr=localhost:9009;password", "is not key=value"),
 ])
-def test_bad_conf_strings_are_usage_errors(tmp_path, conf, message):
+def test_bad_conf_strings_are_usage_errors(tmp_path, conf, message, devnull):
     with pytest.raises(UsageError, match=message):
-        run_bench(options(tmp_path, send=True, conf=conf), out=open("/dev/null", "w"))
+        run_bench(options(tmp_path, send=True, conf=conf), out=devnull)
 
 
-def test_table_option_names_the_table(tmp_path, questdb):
+def test_table_option_names_the_table(tmp_path, questdb, devnull):
     questdb.client.drop_table("cpu")
     record = run_bench(options(tmp_path, questdb, send=True, table="cpu_other", row_count=3_000),
-                       out=open("/dev/null", "w"))
+                       out=devnull)
     assert record.validation.visible_rows == questdb.client.count("cpu_other") == 3_000
     assert questdb.client.table_columns("cpu") is None
     questdb.client.drop_table("cpu_other")
 
 
-@pytest.mark.parametrize("symbol_dtype", cpu_only.SYMBOL_DTYPES)
-def test_symbol_dtype_changes_nothing_in_the_ilp(tmp_path, symbol_dtype):
+@pytest.mark.parametrize("symbol_dtype", tuple(SymbolDtype))
+def test_symbol_dtype_changes_nothing_in_the_ilp(tmp_path, symbol_dtype, devnull):
     reference = tmp_path / "category.ilp"
-    run_bench(options(tmp_path, row_count=3_000, write_ilp=str(reference)), out=open("/dev/null", "w"))
+    run_bench(options(tmp_path, row_count=3_000, write_ilp=str(reference)), out=devnull)
     written = tmp_path / f"{symbol_dtype}.ilp"
     record = run_bench(options(tmp_path, row_count=3_000, symbol_dtype=symbol_dtype, write_ilp=str(written)),
-                       out=open("/dev/null", "w"))
+                       out=devnull)
     assert record.parameters["symbol_dtype"] == symbol_dtype
     assert written.read_bytes() == reference.read_bytes()
 
 
-def test_a_tsbs_time_range_sets_rows_and_timestamps(tmp_path):
+def test_a_tsbs_time_range_sets_rows_and_timestamps(tmp_path, devnull):
     written = tmp_path / "range.ilp"
     record = run_bench(options(tmp_path, scale=10, timestamp_start="2016-01-01T00:00:00Z",
                                timestamp_end="2016-01-01T01:00:00Z", log_interval="1m", write_ilp=str(written)),
-                       out=open("/dev/null", "w"))
+                       out=devnull)
     assert record.phases["serialize"].rows == 60 * 10
     timestamps = [int(line.rsplit(b" ", 1)[1]) for line in written.read_bytes().splitlines()]
     start = 1451606400 * 10**9
@@ -257,10 +257,10 @@ def test_a_tsbs_time_range_sets_rows_and_timestamps(tmp_path):
 # --- the no-op sink -------------------------------------------------------------------------------
 
 
-def test_send_to_socat_sink(tmp_path, socat_sink):
+def test_send_to_socat_sink(tmp_path, socat_sink, devnull):
     record = run_bench(
         options(tmp_path, send=True, target="sink", host=socat_sink.host, ilp_port=socat_sink.port, workers=2),
-        out=open("/dev/null", "w"),
+        out=devnull,
     )
     assert record.phases["send"].rows == 20_000
     assert record.phases["send"].bytes == record.phases["serialize"].bytes
@@ -287,21 +287,15 @@ def test_line_pieces_are_whole_lines_covering_the_data():
         assert all(data[end - 1:end] == b"\n" and end - start >= min(size, len(data) - start) for start, end in pieces)
 
 
-def test_replay_to_socat_sink(tmp_path, socat_sink):
+def test_replay_to_socat_sink(tmp_path, socat_sink, devnull):
     record = run_replay(ReplayOptions(path=str(GOLDEN), target="sink", host=socat_sink.host, ilp_port=socat_sink.port,
-                                      results_dir=str(tmp_path)), out=open("/dev/null", "w"))
+                                      results_dir=str(tmp_path)), out=devnull)
     assert record.phases["send"].bytes == len(gzip.open(GOLDEN).read())
 
 
 # --- faults ---------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.mark.parametrize("target_args", [[], ["--target", "sink"], ["--transport", "http"]])
@@ -346,29 +340,29 @@ def test_server_killed_mid_send(tmp_path, killable_questdb):
     assert 0 < record["phases"]["send"]["rows"] < 50_000_000
 
 
-def test_validation_timeout_states_both_counts(tmp_path, questdb):
+def test_validation_timeout_states_both_counts(tmp_path, questdb, devnull):
     """A deduplicating table keeps fewer rows than were sent: the run must fail, saying both counts."""
     client = questdb.client
-    client.create_cpu_table("cpu", "double")
+    client.create_table(cpu_only.schema("double", "cpu"))
     client.exec("ALTER TABLE cpu DEDUP ENABLE UPSERT KEYS(timestamp, hostname)")
     first = run_bench(options(tmp_path, questdb, send=True, keep_table=True, row_count=2_000),
-                      out=open("/dev/null", "w"))
+                      out=devnull)
     assert first.validation.visible_rows == 2_000
     with pytest.raises(RunError) as failure:
         run_bench(options(tmp_path, questdb, send=True, keep_table=True, row_count=2_000,
-                          validation_query_timeout=3), out=open("/dev/null", "w"))
+                          validation_query_timeout=3), out=devnull)
     message = str(failure.value)
     assert "expected 4000 rows" in message and "2000 visible" in message, message
     assert client.count("cpu") == 2_000
 
 
-def test_incompatible_schema_is_refused_before_sending(tmp_path, questdb):
+def test_incompatible_schema_is_refused_before_sending(tmp_path, questdb, devnull):
     client = questdb.client
     client.drop_table("cpu")
     client.exec("CREATE TABLE cpu (hostname STRING, usage_user STRING, timestamp TIMESTAMP) TIMESTAMP(timestamp) "
                 "PARTITION BY DAY WAL")
     with pytest.raises(UsageError):
-        run_bench(options(tmp_path, questdb, send=True, keep_table=True), out=open("/dev/null", "w"))
+        run_bench(options(tmp_path, questdb, send=True, keep_table=True), out=devnull)
     assert client.count("cpu") == 0
     result = run_cli("bench", "--send", "--keep-table", "--row-count", "1000", "--host", questdb.host,
                      "--ilp-port", str(questdb.ilp_port), "--http-port", str(questdb.http_port),
@@ -427,10 +421,10 @@ def test_progress_bar_only_on_a_terminal(tmp_path):
     assert b"\r\x1b[K" in captured and b"100.0% 20000/20000 rows" in captured
 
 
-def test_a_failed_run_still_leaves_a_record(tmp_path):
+def test_a_failed_run_still_leaves_a_record(tmp_path, devnull):
     path = tmp_path / "failed.json"
     with pytest.raises(Exception):
         run_bench(BenchOptions(row_count=1_000, send=True, host="127.0.0.1", http_port=1, ilp_port=1,
-                               results=str(path), reporting_period=0), out=open("/dev/null", "w"))
+                               results=str(path), reporting_period=0), out=devnull)
     record = json.loads(path.read_text())
     assert record["status"] == "failed" and "127.0.0.1:1" in record["error"]

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from harness.run import BenchOptions, ReplayOptions, run_bench, run_replay
+from harness.bench import BenchOptions, run_bench
+from harness.replay import ReplayOptions, run_replay
 from harness.tsbs import devops
 from harness.tsbs.devops_schema import TABLES, schemas
-from harness.tsbs.params import make_spec
+from harness.tsbs.use_cases import make_spec
+from conftest import GOLDEN_DIR, run_cli
 
-GOLDEN = (Path(__file__).resolve().parents[1].parent / "shared" / "tsbs-golden"
+GOLDEN = (GOLDEN_DIR
           / "devops_seed123_scale5_10m_10s.ilp.gz")
 DATASET = dict(use_case="devops", scale=5, seed=123, timestamp_end="2016-01-01T00:10:00Z")
 
@@ -48,9 +47,9 @@ def server_rows(server, table: str) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("transport", ["tcp", "http"])
-def test_bench_devops_fills_the_nine_tables_exactly(tmp_path, devops_questdb, transport):
+def test_bench_devops_fills_the_nine_tables_exactly(tmp_path, devops_questdb, transport, devnull):
     record = run_bench(options(tmp_path, devops_questdb, workers=2, transport=transport),
-                       out=open("/dev/null", "w"))
+                       out=devnull)
     assert record.status == "ok"
     per_table = 60 * 5  # epochs x hosts
     assert record.phases["send"].rows == 9 * per_table
@@ -79,18 +78,18 @@ def test_bench_devops_fills_the_nine_tables_exactly(tmp_path, devops_questdb, tr
                     assert str(actual) == str(expected), (table, column, row)
 
 
-def test_bench_devops_serialize_only_counts_every_table(tmp_path, devops_questdb):
+def test_bench_devops_serialize_only_counts_every_table(tmp_path, devops_questdb, devnull):
     record = run_bench(options(tmp_path, devops_questdb, send=False, fields="double", row_count=1000,
-                               timestamp_end=None), out=open("/dev/null", "w"))
+                               timestamp_end=None), out=devnull)
     assert record.phases["serialize"].rows == 1000
     assert sum(record.phases["serialize"].tables.values()) == 1000
     assert record.mode.startswith("devops-serialize")
 
 
-def test_replay_of_a_tsbs_devops_file_validates_nine_tables(tmp_path, devops_questdb):
+def test_replay_of_a_tsbs_devops_file_validates_nine_tables(tmp_path, devops_questdb, devnull):
     record = run_replay(ReplayOptions(path=str(GOLDEN), host=devops_questdb.host, ilp_port=devops_questdb.ilp_port,
                                       http_port=devops_questdb.http_port, results_dir=str(tmp_path),
-                                      validation_query_timeout=60), out=open("/dev/null", "w"))
+                                      validation_query_timeout=60), out=devnull)
     assert record.status == "ok"
     assert record.parameters["use_case"] == "devops"
     assert {table: count.visible for table, count in record.validation.tables.items()} == \
@@ -100,8 +99,6 @@ def test_replay_of_a_tsbs_devops_file_validates_nine_tables(tmp_path, devops_que
     assert mem["used_percent"] == "DOUBLE" and mem["total"] == "LONG"
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize("args,fragment", [

@@ -7,9 +7,6 @@ import hashlib
 import io
 import re
 import shlex
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,13 +15,11 @@ import pytest
 from harness.ingest.ilp import go_float_text, write_ilp
 from harness.tsbs import devops
 from harness.tsbs.devops_schema import MEASUREMENTS, TABLES, schemas
-from harness.tsbs.params import make_spec
+from harness.tsbs.use_cases import make_spec
+from conftest import GOLDEN_DIR, run_cli
 
-GOLDEN_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "tsbs-golden"
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, timeout=300)
 
 
 def devops_golden_cases() -> list[tuple[str, list[str], str]]:
@@ -70,7 +65,7 @@ def test_golden_readme_lists_the_devops_files():
 @pytest.mark.parametrize("name,flags,md5", devops_golden_cases(), ids=[c[0] for c in devops_golden_cases()])
 def test_generate_reproduces_tsbs_devops_byte_for_byte(tmp_path, name, flags, md5):
     out = tmp_path / "out.ilp"
-    result = run_cli("generate", *flags, "--fields", "long", "--file", str(out))
+    result = run_cli("generate", *flags, "--fields", "long", "--file", str(out), timeout=300, text=False)
     assert result.returncode == 0, result.stderr.decode()
     assert_same_lines(out.read_bytes(), golden_bytes(name, md5))
 
@@ -96,7 +91,7 @@ def test_max_data_points_stops_inside_an_epoch_as_tsbs():
     name, flags, md5 = devops_golden_cases()[0]
     expected = golden_bytes(name, md5)
     for limit in (1, 7, 45, 1000):
-        result = run_cli("generate", *flags, "--fields", "long", "--max-data-points", str(limit))
+        result = run_cli("generate", *flags, "--fields", "long", "--max-data-points", str(limit), timeout=300, text=False)
         assert result.returncode == 0, result.stderr.decode()
         assert result.stdout == b"".join(expected.splitlines(keepends=True)[:limit])
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from harness.tsbs import cpu_only
-from harness.tsbs.params import make_spec
+from harness.tsbs.use_cases import make_spec
 
 ROWS, SCALE, SEED = 1_500_000, 1000, 11
 

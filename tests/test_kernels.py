@@ -18,10 +18,10 @@ import pytest
 
 from harness.ingest.ilp import write_ilp
 from harness.ingest.ordered_write import write_in_order
-from harness.tsbs import cpu_only, kernel_cache, kernels
+from harness.tsbs import cpu_only, kernel_cache, kernels, numba_cache
 from harness.tsbs.gorand_seed import seeded_source
 from harness.tsbs.ilp_text import RowPrinter
-from harness.tsbs.params import make_spec
+from harness.tsbs.use_cases import make_spec
 
 # The smallest golden file: generate's flags and the md5 of TSBS's bytes (shared/tsbs-golden/README.md).
 GOLDEN_FLAGS = ["--seed", "1", "--scale", "3", "--timestamp-end", "2016-01-02T00:00:00Z", "--log-interval", "60s",
@@ -132,24 +132,24 @@ def test_the_kernel_folder_is_named_by_every_kernel_source(tmp_path, monkeypatch
     kernel source, so any edit compiles anew."""
     import numba
 
-    folder = kernel_cache.use_source_keyed_cache()
-    assert numba.config.CACHE_DIR == str(folder) == str(kernel_cache.kernel_folder())
+    folder = numba_cache.use_source_keyed_cache()
+    assert numba.config.CACHE_DIR == str(folder) == str(numba_cache.kernel_folder())
     assert kernel_cache.ahead_of_time_path().parent == folder
     copy = tmp_path / "tsbs"
     copy.mkdir()
-    for name in kernel_cache.KERNEL_SOURCES:
+    for name in numba_cache.KERNEL_SOURCES:
         shutil.copy(Path(kernel_cache.__file__).with_name(name), copy / name)
-    monkeypatch.setattr(kernel_cache, "_HERE", copy)
+    monkeypatch.setattr(numba_cache, "_HERE", copy)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
-    same = kernel_cache.kernel_folder()
+    same = numba_cache.kernel_folder()
     names = set()
-    for name in kernel_cache.KERNEL_SOURCES:
+    for name in numba_cache.KERNEL_SOURCES:
         original = (copy / name).read_bytes()
         (copy / name).write_bytes(original + b"\n# edited\n")
-        names.add(kernel_cache.kernel_folder().name)
+        names.add(numba_cache.kernel_folder().name)
         (copy / name).write_bytes(original)
     assert same.name == folder.name and same.parent == tmp_path / "cache"
-    assert len(names) == len(kernel_cache.KERNEL_SOURCES) and same.name not in names
+    assert len(names) == len(numba_cache.KERNEL_SOURCES) and same.name not in names
 
 
 @pytest.mark.parametrize("bad", ["a b", "a,b", "a=b", "a\\b", "a\nb", 'a"b'])

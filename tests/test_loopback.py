@@ -4,12 +4,12 @@ that to the network. Asked of the kernel (the processes' listening sockets), not
 
 from __future__ import annotations
 
-import socket
 
 import psutil
 import pytest
 
 from harness.metrics import METRICS_HOST_ENV, RunMetrics
+from conftest import free_port
 
 
 def listening(pid: int) -> set[tuple[str, int]]:
@@ -18,10 +18,6 @@ def listening(pid: int) -> set[tuple[str, int]]:
             if conn.status == psutil.CONN_LISTEN}
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_native_questdb_listens_on_loopback_only(questdb_server):

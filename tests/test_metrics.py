@@ -19,7 +19,7 @@ import pytest
 from conftest import PORT_OFFSET
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness.run import BenchOptions, run_bench
+from harness.bench import BenchOptions, run_bench
 from harness.errors import UsageError
 from harness.metrics import PHASES, RunMetrics
 

@@ -14,7 +14,7 @@ from conftest import PORT_OFFSET
 from harness.errors import RunError
 from harness.native import SERVER_CONF, NativeQuestDB, SocatSink
 from harness.versions import questdb_version
-from harness.sql import QuestDBSql
+from harness.http_exec import QuestDBSql
 
 # The CLI tests' own ports (the session server holds 19000..., the killable one 19100...).
 CLI_PORT_NUMBERS = {name: port + PORT_OFFSET for name, port in

@@ -4,14 +4,14 @@ the NumPy reference."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from harness.queries.runner import QueriesRunOptions, run_queries
-from harness.run import BenchOptions, run_bench
+from harness.bench import BenchOptions, run_bench
+from conftest import GOLDEN_DIR
 
-GOLDEN = Path(__file__).resolve().parents[1].parent / "shared" / "tsbs-golden"
+GOLDEN = GOLDEN_DIR
 QUERIES_FILE = GOLDEN / "queries_cpu-only_seed7_scale10_12h.jsonl.gz"
 DATA_SET = dict(seed=7, scale=10, timestamp_start="2016-01-01T00:00:00Z", timestamp_end="2016-01-01T12:00:00Z")
 
@@ -27,12 +27,12 @@ def loaded(request, questdb_server, tmp_path_factory):
 
 
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
-def test_golden_queries_answer_as_the_reference(loaded, tmp_path, protocol):
+def test_golden_queries_answer_as_the_reference(loaded, tmp_path, protocol, devnull):
     server, fields = loaded
     record = run_queries(QueriesRunOptions(file=str(QUERIES_FILE), fields=fields, protocol=protocol, workers=2,
                                            check=True, host=server.host, http_port=server.http_port,
                                            pg_port=server.pg_port, results=str(tmp_path / "q.json"),
-                                           reporting_period=0, **DATA_SET), out=open("/dev/null", "w"))
+                                           reporting_period=0, **DATA_SET), out=devnull)
     assert record.status == "ok"
-    assert record.queries["check"]["checked"] == 150 and record.queries["check"]["mismatches"] == 0
-    assert record.queries["statistics"]["all queries"]["count"] == 150
+    assert record.queries.check.checked == 150 and record.queries.check.mismatches == 0
+    assert record.queries.statistics["all queries"].count == 150

@@ -17,9 +17,11 @@ import pytest
 from harness.errors import RunError, UsageError
 from harness.queries.runner import QueriesRunOptions, run_queries
 from harness.report import write_report
-from harness.results import comparison_table, load_results
-from harness.run import BenchOptions, run_bench
-from harness.tsbs.queries import QUERY_TYPES
+from harness.compare import comparison_table
+from harness.results import QueryCheck, load_results
+from harness.bench import BenchOptions, run_bench
+from harness.tsbs.query_types import QUERY_TYPES
+from conftest import free_port
 
 # 32 hosts over 25 hours, one epoch a minute: the smallest data set every query type runs on
 # (cpu-max-all-32-24 wants 32 hosts and a 24-hour window), 48,000 rows.
@@ -52,33 +54,33 @@ def options(server, tmp_path: Path, **values) -> QueriesRunOptions:
 
 
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
-def test_every_type_answers_as_the_reference(loaded, tmp_path, protocol):
+def test_every_type_answers_as_the_reference(loaded, tmp_path, protocol, devnull):
     record = run_queries(options(loaded, tmp_path, protocol=protocol, workers=2, check=True),
-                         out=open("/dev/null", "w"))
+                         out=devnull)
     assert record.status == "ok"
     total = len(QUERY_TYPES) * QUERIES_PER_TYPE
-    assert record.queries["check"] == {"checked": total, "mismatches": 0, "first_mismatches": []}
-    statistics = record.queries["statistics"]
+    assert record.queries.check == QueryCheck(checked=total, mismatches=0, first_mismatches=[])
+    statistics = record.queries.statistics
     assert list(statistics) == [*QUERY_TYPES, "all queries"]
-    assert all(statistics[query_type]["count"] == QUERIES_PER_TYPE for query_type in QUERY_TYPES)
+    assert all(statistics[query_type].count == QUERIES_PER_TYPE for query_type in QUERY_TYPES)
     overall = statistics["all queries"]
-    assert overall["count"] == total == record.phases["queries"].rows
-    assert overall["min_ms"] == min(figures["min_ms"] for figures in statistics.values())
-    assert overall["sum_ms"] == pytest.approx(sum(statistics[query_type]["sum_ms"] for query_type in QUERY_TYPES))
+    assert overall.count == total == record.phases["queries"].rows
+    assert overall.min_ms == min(figures.min_ms for figures in statistics.values())
+    assert overall.sum_ms == pytest.approx(sum(statistics[query_type].sum_ms for query_type in QUERY_TYPES))
     for figures in statistics.values():
-        assert figures["min_ms"] <= figures["median_ms"] <= figures["p90_ms"] <= figures["p99_9_ms"] <= figures["max_ms"]
-    assert record.queries["failures"] == {}
+        assert figures.min_ms <= figures.median_ms <= figures.p90_ms <= figures.p99_9_ms <= figures.max_ms
+    assert record.queries.failures == {}
     (written,) = load_results([record.path])
     assert written.kind == "queries" and written.queries == record.queries
     assert written.parameters["protocol"] == protocol and written.server["questdb_version"]
 
 
-def test_burn_in_max_queries_and_type_filter_count_right(loaded, tmp_path):
+def test_burn_in_max_queries_and_type_filter_count_right(loaded, tmp_path, devnull):
     record = run_queries(options(loaded, tmp_path, query_types="lastpoint,high-cpu-1", queries=5, burn_in=3,
-                                 max_queries=9), out=open("/dev/null", "w"))
-    statistics = record.queries["statistics"]
+                                 max_queries=9), out=devnull)
+    statistics = record.queries.statistics
     # The file order is high-cpu-1's 5, then lastpoint's 5: 9 run, the first 3 not counted.
-    assert {name: figures["count"] for name, figures in statistics.items()} == {
+    assert {name: figures.count for name, figures in statistics.items()} == {
         "high-cpu-1": 2, "lastpoint": 4, "all queries": 6}
     table = comparison_table([record, record])
     assert "high-cpu-1" in table and "queries/s" in table
@@ -97,20 +99,20 @@ def _set_usage_user(server, epoch: str, value: float) -> None:
         time.sleep(0.05)
 
 
-def test_a_changed_row_fails_the_check(loaded, tmp_path):
+def test_a_changed_row_fails_the_check(loaded, tmp_path, devnull):
     original = _usage_user(loaded, LAST_EPOCH)
     _set_usage_user(loaded, LAST_EPOCH, original + 1.5)
     try:
         with pytest.raises(RunError, match=r"1 of 2 query answers differ from the reference \(the first: query "
                                            r"type lastpoint\)"):
             run_queries(options(loaded, tmp_path, query_types="lastpoint,high-cpu-1", queries=1, check=True),
-                        out=open("/dev/null", "w"))
+                        out=devnull)
     finally:
         _set_usage_user(loaded, LAST_EPOCH, original)
     (record,) = load_results([tmp_path / "queries.json"])
-    assert record.status == "failed" and record.queries["check"]["mismatches"] == 1
-    assert "lastpoint" in record.queries["check"]["first_mismatches"][0]
-    assert repr(original + 1.5) in record.queries["check"]["first_mismatches"][0]
+    assert record.status == "failed" and record.queries.check.mismatches == 1
+    assert "lastpoint" in record.queries.check.first_mismatches[0]
+    assert repr(original + 1.5) in record.queries.check.first_mismatches[0]
 
 
 def harness(*args: str) -> subprocess.CompletedProcess:
@@ -126,17 +128,11 @@ def assert_one_line(result: subprocess.CompletedProcess, code: int, *fragments: 
         assert fragment in lines[0]
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_server_down_is_one_line_and_a_record(loaded, tmp_path, protocol):
-    port = _free_port()
+    port = free_port()
     results = tmp_path / "down.json"
     ports = (["--pg-port", str(port), "--http-port", str(loaded.http_port)] if protocol == "pgwire" else
              ["--http-port", str(port)])
@@ -172,8 +168,8 @@ def test_a_rejected_query_is_counted_and_the_others_run(loaded, tmp_path, protoc
                      "--pg-port", str(loaded.pg_port), "--http-port", str(loaded.http_port), "--results", str(results))
     assert_one_line(result, 1, "3 of 6 queries failed", "high-cpu-1: 3 rejected", "no_such_table")
     (record,) = load_results([results])
-    assert record.queries["failures"] == {"high-cpu-1": {"rejected": 3}}
-    assert record.queries["statistics"]["lastpoint"]["count"] == 3
+    assert record.queries.failures == {"high-cpu-1": {"rejected": 3}}
+    assert record.queries.statistics["lastpoint"].count == 3
 
 
 # A query that keeps one core busy for seconds (a sum over 500 million generated rows: about 3 s on the
@@ -203,46 +199,46 @@ def test_a_query_over_the_timeout_is_counted_as_a_timeout(loaded, tmp_path, prot
     (record,) = load_results([results])
     assert record.kind == "queries" and record.status == "failed"
     assert record.parameters["timeout"] == float(TIMEOUT) and record.parameters["protocol"] == protocol
-    assert record.queries["failures"] == {"high-cpu-all": {"timeout": 2}}
-    assert record.queries["failure_samples"] == [f"high-cpu-all: timeout: no answer within {TIMEOUT}s"] * 2
+    assert record.queries.failures == {"high-cpu-all": {"timeout": 2}}
+    assert record.queries.failure_samples == [f"high-cpu-all: timeout: no answer within {TIMEOUT}s"] * 2
     # Only the answered queries are timed: a timed-out one has no latency.
-    statistics = record.queries["statistics"]
-    assert list(statistics) == ["lastpoint", "all queries"] and statistics["lastpoint"]["count"] == 2
-    assert statistics["lastpoint"]["max_ms"] < float(TIMEOUT) * 1000
+    statistics = record.queries.statistics
+    assert list(statistics) == ["lastpoint", "all queries"] and statistics["lastpoint"].count == 2
+    assert statistics["lastpoint"].max_ms < float(TIMEOUT) * 1000
     assert record.phases["queries"].rows == 2
     assert "2 timeout" in record.error
 
 
-def test_under_load_runs_the_ingest_beside_the_queries(loaded, tmp_path):
+def test_under_load_runs_the_ingest_beside_the_queries(loaded, tmp_path, devnull):
     """Last in this file: it appends rows after the data set (the other tests' answers would change)."""
     load_rows = 32 * 600  # ten hours of the data set's hosts after its end
     out = io.StringIO()
     record = run_queries(options(loaded, tmp_path, query_types="single-groupby-1-1-1,double-groupby-1", queries=20,
                                  under_load=True, load_rows=load_rows, queries_only_after=True), out=out)
-    under_load = record.queries["under_load"]
-    assert under_load["status"] == "ok" and under_load["rows"] == load_rows
-    assert record.queries["statistics"]["all queries"]["count"] == 40
+    under_load = record.queries.under_load
+    assert under_load.status == "ok" and under_load.rows == load_rows
+    assert record.queries.statistics["all queries"].count == 40
     # The at-rest baseline: the same 40 queries once the ingest was over, recorded and compared per type.
-    at_rest = record.queries["at_rest"]
-    assert {name: figures["count"] for name, figures in at_rest["statistics"].items()} == {
+    at_rest = record.queries.at_rest
+    assert {name: figures.count for name, figures in at_rest.statistics.items()} == {
         "single-groupby-1-1-1": 20, "double-groupby-1": 20, "all queries": 40}
-    assert at_rest["failures"] == {} and record.phases["queries_at_rest"].rows == 40
+    assert at_rest.failures == {} and record.phases["queries_at_rest"].rows == 40
     report = out.getvalue()
     slowdown = report[report.index("Slowdown under load"):].splitlines()
     assert [line.split()[0] for line in slowdown[2:5]] == ["single-groupby-1-1-1", "double-groupby-1", "all"]
-    loaded_median = record.queries["statistics"]["double-groupby-1"]["median_ms"]
-    rest_median = at_rest["statistics"]["double-groupby-1"]["median_ms"]
+    loaded_median = record.queries.statistics["double-groupby-1"].median_ms
+    rest_median = at_rest.statistics["double-groupby-1"].median_ms
     assert f"{loaded_median / rest_median:5.2f}x" in slowdown[3]
     page = write_report([record], tmp_path / "report.html").read_text()
     assert "query latency under ingest load and at rest" in page and page.count("<svg") >= 2
-    (ingest,) = load_results([under_load["results"]])
+    (ingest,) = load_results([under_load.results])
     assert ingest.kind == "bench" and ingest.validation.visible_rows == ROWS + load_rows
     assert ingest.parameters["timestamp_start"] == DATA_SET["timestamp_end"]
     assert loaded.client.count("cpu") == ROWS + load_rows
     with pytest.raises(Exception, match="--under-load"):
-        run_queries(options(loaded, tmp_path, under_load=True, check=True), out=open("/dev/null", "w"))
+        run_queries(options(loaded, tmp_path, under_load=True, check=True), out=devnull)
     with pytest.raises(UsageError, match="--queries-only-after .* add --under-load"):
-        run_queries(options(loaded, tmp_path, queries_only_after=True), out=open("/dev/null", "w"))
+        run_queries(options(loaded, tmp_path, queries_only_after=True), out=devnull)
 
 
 def test_metrics_count_every_query_by_type(loaded, tmp_path):
@@ -250,7 +246,7 @@ def test_metrics_count_every_query_by_type(loaded, tmp_path):
 
     from prometheus_client.parser import text_string_to_metric_families
 
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "harness", "queries", "run", "--generate", "--queries", "3", "--query-types",
          "lastpoint,single-groupby-1-1-1", "--seed", "7", "--scale", "32", "--timestamp-end",

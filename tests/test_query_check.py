@@ -4,40 +4,42 @@ is caught; and compare's tolerance and order rules on crafted answers."""
 
 from __future__ import annotations
 
-import gzip
-import json
+import dataclasses
+
 import time
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pandas as pd
 import pytest
 from questdb import Sender
 
+from harness.tsbs.query_file import read_jsonl
+from harness.tsbs.query_types import Query
+from harness.tsbs import cpu_only
 from harness.errors import RunError, UsageError
 from harness.queries.answer import Answer
 from harness.queries.check import AnswerChecker, compare
 from harness.queries.reference import ReferenceData
-from harness.queries.sql import inline_params, shape_of
-from harness.sql import QuestDBSql
+from harness.queries.wire_sql import inline_params, shape_of
+from harness.http_exec import QuestDBSql
 from harness.tsbs.cpu_only import COLUMNS, frames
-from harness.tsbs.params import make_spec
+from harness.tsbs.use_cases import make_spec
+from conftest import GOLDEN_DIR
 
-GOLDEN = Path(__file__).resolve().parents[1] / ".." / "shared" / "tsbs-golden"
+GOLDEN = GOLDEN_DIR
 QUERIES_FILE = GOLDEN / "queries_cpu-only_seed7_scale10_12h.jsonl.gz"
 SPEC = make_spec(seed=7, scale=10, timestamp_start="2016-01-01T00:00:00Z",
                  timestamp_end="2016-01-01T12:00:00Z", log_interval="10s")
 CHANGED_AT = "2016-01-01T10:30:00Z"  # inside the first single-groupby-1-1-1 query's hour, for host_0
 
 
-def golden_queries() -> list[dict]:
-    with gzip.open(QUERIES_FILE, "rt") as lines:
-        return [json.loads(line) for line in lines]
+def golden_queries() -> list[Query]:
+    return read_jsonl(QUERIES_FILE)
 
 
-def exec_answer(client: QuestDBSql, query: dict) -> Answer:
+def exec_answer(client: QuestDBSql, query: Query) -> Answer:
     """Run a query over /exec with its parameters inlined as TSBS does, normalised to the Answer contract."""
-    result = client.exec(inline_params(query["sql"], query["params"]))
+    result = client.exec(inline_params(query.sql, query.params))
     converters = [_CONVERTERS.get(column["type"], str) for column in result["columns"]]
     rows = [tuple(None if value is None else convert(value) for value, convert in zip(row, converters))
             for row in result["dataset"]]
@@ -55,7 +57,7 @@ _CONVERTERS = {"TIMESTAMP": _timestamp_micros, "DOUBLE": float, "FLOAT": float,
 
 
 def load(questdb, fields: str) -> None:
-    questdb.client.create_cpu_table("cpu", fields)
+    questdb.client.create_table(cpu_only.schema(fields, "cpu"))
     with Sender.from_conf(f"http::addr={questdb.host}:{questdb.http_port};") as sender:
         for frame in frames(SPEC, 20_000, fields):
             sender.dataframe(frame, table_name="cpu", symbols=True, at="timestamp")
@@ -70,7 +72,7 @@ def frames_with_usage_user(fields: str, at: str, value: int):
         yield frame
 
 
-def mismatches(client: QuestDBSql, reference: ReferenceData, queries: list[dict]) -> dict[int, str]:
+def mismatches(client: QuestDBSql, reference: ReferenceData, queries: list[Query]) -> dict[int, str]:
     found = {}
     for index, query in enumerate(queries):
         description = compare(query, exec_answer(client, query), reference.expected(query))
@@ -99,7 +101,7 @@ def test_every_golden_query_answer_equals_the_reference_and_a_changed_value_is_c
     # The reference is not vacuous: every query type has rows (high-cpu-1 for host_0 too).
     rows_per_type: dict[str, int] = {}
     for query in queries:
-        rows_per_type[query["query_type"]] = rows_per_type.get(query["query_type"], 0) + len(
+        rows_per_type[query.query_type] = rows_per_type.get(query.query_type, 0) + len(
             reference.expected(query).rows)
     assert len(rows_per_type) == 15 and all(rows_per_type.values()), rows_per_type
 
@@ -116,7 +118,7 @@ def test_every_golden_query_answer_equals_the_reference_and_a_changed_value_is_c
             if (description := compare(query, actual, against.expected(query))) is not None:
                 mismatched[index] = description
     first = queries[0]
-    assert first["query_type"] == "single-groupby-1-1-1" and first["params"][0] == ["host_0"]
+    assert first.query_type == "single-groupby-1-1-1" and first.params[0] == ("host_0",)
     assert 0 in found
     assert found[0].startswith("query type single-groupby-1-1-1:")
     assert "FROM cpu WHERE hostname IN ('host_0') AND timestamp >= '2016-01-01T10:10:30Z'" in found[0]
@@ -128,8 +130,8 @@ def test_every_golden_query_answer_equals_the_reference_and_a_changed_value_is_c
                if compare(query, changed_reference.expected(query), reference.expected(query)) is not None}
     assert set(found) == altered
     assert {"single-groupby-1-1-1", "double-groupby-1", "high-cpu-all", "high-cpu-1"} <= {
-        queries[index]["query_type"] for index in found}
-    assert "lastpoint" not in {queries[index]["query_type"] for index in found}
+        queries[index].query_type for index in found}
+    assert "lastpoint" not in {queries[index].query_type for index in found}
 
 def test_reference_build_checks_the_frames_are_the_data_sets():
     other = make_spec(seed=7, scale=10, timestamp_start="2016-01-01T00:00:00Z",
@@ -140,19 +142,18 @@ def test_reference_build_checks_the_frames_are_the_data_sets():
 
 # -- compare on crafted answers ------------------------------------------------------------------------
 
-SAMPLED = {"query_type": "single-groupby-1-1-1", "label": "", "description": "",
-           "sql": "SELECT max(usage_user) AS max_usage_user FROM cpu WHERE hostname IN $1 "
-                  "AND timestamp >= $2 AND timestamp < $3 SAMPLE BY 1m",
-           "params": [["host_0"], "2016-01-01T00:00:00Z", "2016-01-01T01:00:00Z"]}
-KEYED = {"query_type": "double-groupby-1", "label": "", "description": "",
-         "sql": "SELECT hostname, avg(usage_user) AS avg_usage_user FROM cpu WHERE timestamp >= $1 "
-                "AND timestamp < $2 SAMPLE BY 1h",
-         "params": ["2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z"]}
-HIGH_CPU = {"query_type": "high-cpu-all", "label": "", "description": "",
-            "sql": "SELECT * FROM cpu WHERE usage_user > 90.0 AND timestamp >= $1 AND timestamp < $2",
-            "params": ["2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z"]}
-LASTPOINT = {"query_type": "lastpoint", "label": "", "description": "",
-             "sql": "SELECT * FROM cpu latest by hostname", "params": None}
+SAMPLED = Query("single-groupby-1-1-1", "", "",
+                "SELECT max(usage_user) AS max_usage_user FROM cpu WHERE hostname IN $1 "
+                "AND timestamp >= $2 AND timestamp < $3 SAMPLE BY 1m",
+                (("host_0",), "2016-01-01T00:00:00Z", "2016-01-01T01:00:00Z"))
+KEYED = Query("double-groupby-1", "", "",
+              "SELECT hostname, avg(usage_user) AS avg_usage_user FROM cpu WHERE timestamp >= $1 "
+              "AND timestamp < $2 SAMPLE BY 1h",
+              ("2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z"))
+HIGH_CPU = Query("high-cpu-all", "", "",
+                 "SELECT * FROM cpu WHERE usage_user > 90.0 AND timestamp >= $1 AND timestamp < $2",
+                 ("2016-01-01T00:00:00Z", "2016-01-01T02:00:00Z"))
+LASTPOINT = Query("lastpoint", "", "", "SELECT * FROM cpu latest by hostname", None)
 
 
 def one_column(*values) -> Answer:
@@ -221,7 +222,7 @@ def test_other_columns_differ():
 
 
 def test_a_query_the_reference_cannot_answer_is_a_usage_error():
-    query = dict(SAMPLED, sql="SELECT min(usage_user) FROM cpu SAMPLE BY 1m", params=[])
+    query = dataclasses.replace(SAMPLED, sql="SELECT min(usage_user) FROM cpu SAMPLE BY 1m", params=())
     with pytest.raises(UsageError, match="single-groupby-1-1-1"):
         ReferenceData.generate(make_spec(seed=1, scale=2, timestamp_start="2016-01-01T00:00:00Z",
                                          timestamp_end="2016-01-01T00:01:00Z", log_interval="10s")).expected(query)
@@ -240,7 +241,7 @@ def test_answer_checker_keeps_the_mismatches_of_the_answers_it_is_given():
     assert str(checker.error()) == "1 of 2 query answers differ from the reference (the first: query type single-groupby-1-1-1)"
 
 
-def pandas_answer(data: pd.DataFrame, query: dict, fields: str) -> Answer:
+def pandas_answer(data: pd.DataFrame, query: Query, fields: str) -> Answer:
     """The same queries answered the plain pandas way (boolean masks, groupby), as a second opinion on the
     reference where the server test does not reach: a data set cut mid-epoch by a row limit."""
     shape = shape_of(query)

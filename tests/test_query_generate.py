@@ -7,17 +7,17 @@ import io
 import json
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 
+from harness.tsbs import cpu_only
 from harness.errors import UsageError
 from harness.tsbs.gotime import go_duration_string, rfc3339_seconds
 from harness.tsbs.queries import QUERY_TYPES, Query, generate_queries, query_type_refusal
 from harness.tsbs.query_file import read_jsonl, write_jsonl
-from harness.queries.sql import http_sql, pgwire_sql
+from harness.queries.wire_sql import http_sql, pgwire_sql
+from conftest import GOLDEN_DIR
 
-GOLDEN_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "tsbs-golden"
 SEED7_FILE = "queries_cpu-only_seed7_scale10_12h.jsonl.gz"
 
 
@@ -198,11 +198,11 @@ FLAGS = dict(
     [
         (dict(query_type="cpu-max-all-2"), "invalid query type for use case 'cpu-only': 'cpu-max-all-2'"),
         (dict(use_case="iot"), "invalid use case specified: 'iot'"),
-        (dict(scale=0), "--scale"),
-        (dict(queries=-1), "--queries"),
-        (dict(seed=0), "--seed"),
-        (dict(seed=2**63), "--seed must fit"),
-        (dict(timestamp_end="2016-01-01"), "--timestamp-end: cannot parse"),
+        (dict(scale=0), "scale: "),
+        (dict(queries=-1), "queries: "),
+        (dict(seed=0), "seed: "),
+        (dict(seed=2**63), "seed: must fit"),
+        (dict(timestamp_end="2016-01-01"), "timestamp_end: cannot parse"),
         (dict(timestamp_end="2015-12-31T00:00:00Z"), "end time before start time"),
         (dict(query_type="cpu-max-all-32-24"), r"window 24h0m0s, interval 12h0m1s"),
         (dict(query_type="cpu-max-all-32-24", timestamp_end="2016-01-03T00:00:00Z"),
@@ -228,7 +228,7 @@ def test_tsbs_accepts_what_it_never_draws_for():
 
 def test_every_query_type_runs_on_questdb(questdb):
     """The HTTP SQL of each of the 16 types, as TSBS would send it, is accepted by a real QuestDB."""
-    questdb.client.create_cpu_table("cpu", "double")
+    questdb.client.create_table(cpu_only.schema("double", "cpu"))
     first_of_each_type = {}
     for query in read_jsonl(GOLDEN_DIR / "queries_cpu-only_seed123_scale4000_1d.jsonl.gz"):
         first_of_each_type.setdefault(query.query_type, query)
@@ -250,6 +250,6 @@ def test_the_queries_generate_command_writes_the_golden_file(tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "skipped (as TSBS refuses it): cpu-max-all-32-24" in result.stderr
-    golden = Path(__file__).resolve().parents[1].parent / "shared" / "tsbs-golden" / "queries_cpu-only_seed7_scale10_12h.jsonl.gz"
+    golden = GOLDEN_DIR / "queries_cpu-only_seed7_scale10_12h.jsonl.gz"
     expected = [json.loads(line) for line in gzip.open(golden, "rt")]
     assert [json.loads(line) for line in out.read_text().splitlines()] == expected

@@ -18,7 +18,7 @@ from questdb import Sender
 from harness.report import write_report
 from prerequisites import chromium_path, require
 from harness.results import load_results
-from harness.run import BenchOptions, run_bench
+from harness.bench import BenchOptions, run_bench
 from harness.timeseries import Sampler
 from harness.tsbs import cpu_only
 
@@ -82,7 +82,7 @@ def test_a_suspended_wal_apply_shows_a_rising_lag(questdb_factory):
 
 
 def cpu_only_spec():
-    from harness.tsbs.params import make_spec
+    from harness.tsbs.use_cases import make_spec
 
     return make_spec(seed=3, scale=1000, timestamp_end=None, row_limit=1_000)
 

@@ -16,9 +16,9 @@ import pytest
 
 from harness.errors import UsageError
 from harness.phase import PhaseRecord
+from harness.compare import comparison_table
 from harness.results import (
-    MIB, SCHEMA_VERSION, RunRecord, Validation, comparison_table, format_phase, load_results, system_info,
-    write_results,
+    MIB, SCHEMA_VERSION, RunRecord, Validation, format_phase, load_results, system_info, write_results,
 )
 
 

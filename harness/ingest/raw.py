@@ -13,7 +13,7 @@ import time
 
 from harness.errors import RunError
 from harness.phase import PhaseProgress
-from harness.ingest.senders import CONNECT_TIMEOUT_SECONDS
+from harness.ingest.sockets import CONNECT_TIMEOUT_SECONDS
 
 DEFAULT_WRITE_SIZE = 4 << 20
 # A peer that stops reading (but keeps the connection) must not hang the run forever.

@@ -7,16 +7,13 @@ become a ``questdb.Sender``, and how the client's errors become one-line ``RunEr
 from __future__ import annotations
 
 import re
-import socket
 from dataclasses import dataclass
 
 from questdb import QuestDBError, Sender
 
 from harness.errors import RunError, UsageError
+from harness.ingest.choices import ProtocolVersion, Transport
 
-TRANSPORTS = ("tcp", "http")
-PROTOCOL_VERSIONS = ("1", "2", "3", "auto")
-CONNECT_TIMEOUT_SECONDS = 5.0
 # The schemes a client configuration string may start with, and the port each uses without one.
 CONF_SCHEMES = {"tcp": 9009, "tcps": 9009, "http": 9000, "https": 9000}
 # The keys the questdb client documents for ILP over TCP/HTTP; it ignores any other key silently, so a
@@ -70,7 +67,7 @@ def redact_text(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class SenderTarget:
+class SenderSettings:
     """Where and how senders connect. ``conf`` (a full client configuration string) wins over the rest."""
 
     transport: str = "tcp"
@@ -83,12 +80,9 @@ class SenderTarget:
     retry_timeout_ms: int | None = None
 
     def __post_init__(self) -> None:
-        if self.transport not in TRANSPORTS:
-            raise UsageError(f"--transport must be one of {', '.join(TRANSPORTS)}, got {self.transport!r}")
-        if self.protocol_version not in PROTOCOL_VERSIONS:
-            raise UsageError(
-                f"--protocol-version must be one of {', '.join(PROTOCOL_VERSIONS)}, got {self.protocol_version!r}"
-            )
+        # Checked by the options layer already; a library caller's plain string becomes the enum here.
+        object.__setattr__(self, "transport", Transport(self.transport))
+        object.__setattr__(self, "protocol_version", ProtocolVersion(self.protocol_version))
         if self.conf is not None:
             parse_conf(self.conf)
 
@@ -116,45 +110,38 @@ class SenderTarget:
             return self.conf
         # The harness flushes explicitly after every chunk, so it can time each flush.
         conf = f"{self.transport}::addr={self.address};auto_flush=off;"
-        if self.protocol_version != "auto":
+        if self.protocol_version != ProtocolVersion.auto:
             conf += f"protocol_version={self.protocol_version};"
         if self.retry_timeout_ms is not None and self.transport == "http":
             conf += f"retry_timeout={self.retry_timeout_ms};"
         return conf
 
+    @property
+    def configured_protocol_version(self) -> str:
+        """The protocol version senders are told to use (``--conf``'s when given): a number, or auto."""
+        if self.conf is not None:
+            return dict(parse_conf(self.conf)[1]).get("protocol_version", "auto")
+        return str(self.protocol_version)
+
     def offline_protocol_version(self) -> int:
         """The protocol version a serialize-only run uses when no server is asked: what the client
         would pick, except that HTTP's negotiation is replaced by version 2 (binary doubles)."""
-        version = self.protocol_version
-        if self.conf is not None:
-            version = dict(parse_conf(self.conf)[1]).get("protocol_version", "auto")
+        version = self.configured_protocol_version
         if version != "auto":
             return int(version)
         return 1 if self.scheme.startswith("tcp") else 2
 
     def used(self) -> dict[str, str]:
         """What senders really use (``--conf`` wins over the separate options), as a record states it."""
-        version = self.protocol_version
-        if self.conf is not None:
-            version = dict(parse_conf(self.conf)[1]).get("protocol_version", "auto")
-        return {"transport": self.scheme, "sender_address": self.address, "protocol_version": str(version)}
+        return {"transport": str(self.scheme), "sender_address": self.address,
+                "protocol_version": self.configured_protocol_version}
 
     def public_conf_string(self) -> str:
         """The configuration string as it may be printed and recorded (secrets hidden)."""
         return redact_conf(self.conf_string())
 
 
-def check_listening(host: str, port: int, what: str) -> None:
-    """Fail within seconds, naming host:port, when nothing accepts connections there."""
-    try:
-        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_SECONDS):
-            pass
-    except OSError as exc:
-        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
-        raise RunError(f"nothing listening at {host}:{port} ({what}): {reason}") from None
-
-
-def open_sender(target: SenderTarget) -> Sender:
+def open_sender(target: SenderSettings) -> Sender:
     """A connected sender; connection errors become one line naming the address."""
     try:
         sender = Sender.from_conf(target.conf_string())

@@ -15,7 +15,8 @@ import threading
 
 from harness.errors import RunError
 from harness.queries.answer import Answer
-from harness.queries.sql import QueryShape, inline_params, one_line, query_field, shape_of
+from harness.queries.wire_sql import QueryShape, inline_params, one_line, shape_of
+from harness.tsbs.query_types import Query
 
 RELATIVE_TOLERANCE = 1e-9
 # A relative tolerance accepts nothing next to an exact zero, yet an average summed in another order can
@@ -114,7 +115,7 @@ def _differences(expected: list[tuple], actual: list[tuple]) -> list[tuple[int, 
     return differing
 
 
-def compare(query, actual: Answer, expected: Answer) -> str | None:
+def compare(query: Query, actual: Answer, expected: Answer) -> str | None:
     """None when ``actual`` equals ``expected``; else a readable multi-line description of how it differs."""
     shape = shape_of(query)
     rule = order_rule(shape)
@@ -137,8 +138,8 @@ def compare(query, actual: Answer, expected: Answer) -> str | None:
                      _differences(_sorted_rows(expected.rows, template), _sorted_rows(actual.rows, template))]
     if not problems and not differing:
         return None
-    query_type = query_field(query, "query_type")
-    sql = one_line(inline_params(query_field(query, "sql"), query_field(query, "params")))
+    query_type = query.query_type
+    sql = one_line(inline_params(query.sql, query.params))
     lines = [
         f"query type {query_type}: the answer differs from the reference",
         f"  SQL: {sql}",

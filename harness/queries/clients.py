@@ -27,7 +27,7 @@ import asyncpg
 
 from harness.errors import RunError, UsageError
 from harness.queries.answer import Answer, from_exec, from_records
-from harness.queries.sql import http_sql, pgwire_sql
+from harness.queries.wire_sql import http_sql, pgwire_sql
 from harness.tsbs.params import parse_rfc3339_ns
 
 PG_USER, PG_PASSWORD, PG_DATABASE = "admin", "quest", "qdb"

@@ -30,16 +30,16 @@ import pandas as pd
 
 from harness.errors import RunError, UsageError
 from harness.queries.answer import Answer
-from harness.queries.sql import QueryShape, query_field, shape_of
+from harness.queries.wire_sql import QueryShape, shape_of
 from harness.tsbs.cpu_only import (
     COLUMNS,
     DEFAULT_CHUNK_ROWS,
     FIELD_COLUMNS,
-    FIELD_TYPES,
     TAG_COLUMNS,
     TIMESTAMP_COLUMN,
     frames,
 )
+from harness.tsbs.choices import FieldType, choice
 from harness.tsbs.params import DatasetSpec
 
 _FIELD_INDEX = {name: index for index, name in enumerate(FIELD_COLUMNS)}
@@ -73,8 +73,7 @@ class ReferenceData:
     @classmethod
     def from_frames(cls, spec: DatasetSpec, fields: str, data: Iterable[pd.DataFrame]) -> ReferenceData:
         """Build from the generator's DataFrames of ``spec`` in order (e.g. the very frames being sent)."""
-        if fields not in FIELD_TYPES:
-            raise UsageError(f"--fields must be one of {', '.join(FIELD_TYPES)}, got {fields!r}")
+        fields = choice(FieldType, fields, "fields")
         scale, rows = spec.scale, spec.row_count
         epochs = -(-rows // scale)
         values = np.full((len(FIELD_COLUMNS), epochs * scale), np.nan)
@@ -132,7 +131,7 @@ class ReferenceData:
         end = max(first, end)
         if shape.sample_by_micros is None:
             if not shape.select_all:
-                raise UsageError(f"query type {query_field(query, 'query_type')}: the reference answers only "
+                raise UsageError(f"query type {query.query_type}: the reference answers only "
                                  f"SELECT * without SAMPLE BY")
             return self._filtered_rows(shape, hosts, first, end)
         return self._sampled(shape, hosts, first, end)

@@ -17,22 +17,25 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from harness.errors import RunError, UsageError
+from harness.http_exec import QuestDBSql
 from harness.metrics import QueryRunMetrics
-from harness.options import FieldType, check_options, coerce_choices, option
+from harness.option_groups import DataSetOptions, EndpointOptions, MetricsOptions, ProgressOptions, RecordOptions
+from harness.options import check_options, coerce_choices, option
 from harness.phase import PhaseRecord
-from harness.queries.check import AnswerChecker
 from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, QueryFailed
 from harness.queries.generate import QuerySetOptions, skipped_types
 from harness.queries.stats import QueryProgress, QueryStats, format_slowdown, format_summary
-from harness.results import RunRecord
-from harness.run import EndpointOptions, Run, metered
-from harness.sql import QuestDBSql
-from harness.tsbs import params
-from harness.tsbs.queries import QUERY_TYPES, Query, generate_queries
+from harness.results import IngestBeside, QueryCheck, QueryFigures, RunRecord
+from harness.session import Run, metered
+from harness.tsbs import params, use_cases
+from harness.tsbs.query_types import QUERY_TYPES, Query
 from harness.tsbs.query_file import read_jsonl
+
+if TYPE_CHECKING:
+    from harness.queries.check import AnswerChecker
 
 MISMATCHES_SHOWN = 3
 TABLE = "cpu"  # TSBS's queries name it
@@ -44,7 +47,8 @@ class Protocol(StrEnum):
 
 
 @dataclass
-class QueriesRunOptions(EndpointOptions, QuerySetOptions):
+class QueriesRunOptions(MetricsOptions, ProgressOptions, QuerySetOptions, DataSetOptions, RecordOptions,
+                        EndpointOptions):
     """Every option of a query run. The data set flags (seed, scale, time range, log interval, fields) name
     both the generated queries and, for ``--check``, the data set the table holds (as ``bench`` took them)."""
 
@@ -52,12 +56,9 @@ class QueriesRunOptions(EndpointOptions, QuerySetOptions):
                            "--generate.", argument=True)
     generate: bool = option(False, "Generate the queries (with the generate flags) instead of reading FILE.",
                             flags=("--generate",))
-    query_type: str | None = option("all", "With --generate: one of " + ", ".join(QUERY_TYPES) + "; or all.")
-    log_interval: str = option(params.DEFAULT_LOG_INTERVAL, "The data set's time between epochs (for --check).")
-    fields: FieldType = option(FieldType.double, "The data set's field type (for --check).")
     protocol: Protocol = option(Protocol.pgwire, "pgwire (asyncpg, statements prepared and bound) or http (/exec).")
     pg_port: int = option(8812, "PGWire port.", min=1, max=65535)
-    workers: int = option(1, "Concurrent connections, one query at a time each.", min=1)
+    workers: int = option(1, "Workers: connections, one query at a time each.", min=1)
     max_queries: int = option(0, "Run at most this many queries, burn-in included (0: all).", min=0)
     burn_in: int = option(0, "Queries run first and not counted.", min=0)
     query_types: str | None = option(None, "Only these query types (comma-separated).")
@@ -65,15 +66,10 @@ class QueriesRunOptions(EndpointOptions, QuerySetOptions):
                             min_open=True)
     check: bool = option(False, "Compare every answer with the NumPy reference of the data set; a difference "
                                 "fails the run.", flags=("--check",))
-    reporting_period: float = option(10.0, "Seconds between progress lines (0: none).", min=0)
     under_load: bool = option(False, "Query while ingesting: `bench --send --stream` appends --load-rows rows of "
                                      "the data set's hosts after --timestamp-end to table cpu (ILP/HTTP) while "
                                      "the queries run; both are reported and recorded.", flags=("--under-load",))
     load_rows: int = option(1_000_000, "With --under-load: rows the concurrent ingest sends.", min=1)
-    metrics_port: int | None = option(None, "Serve Prometheus metrics (query latency by type, failures) on this "
-                                            "port during the run.", min=1, max=65535)
-    metrics_linger: float = option(0.0, "Seconds to keep serving metrics after the run, for a final scrape.",
-                                   min=0)
     load_workers: int | None = option(None, "With --under-load: the ingest's sender threads (default: one).",
                                       min=1)
     queries_only_after: bool = option(False, "With --under-load: once the ingest has finished, run the same "
@@ -97,6 +93,8 @@ class QueriesRunOptions(EndpointOptions, QuerySetOptions):
             raise UsageError("--queries-only-after is the at-rest baseline of an --under-load run: add --under-load")
         if self.under_load and self.check:
             raise UsageError("--under-load changes what lastpoint answers while it runs: run --check without it")
+        if self.check and self.use_case != use_cases.DEFAULT:
+            raise UsageError(f"--check has reference answers for {use_cases.DEFAULT}'s data set only")
         if self.check and self.seed is None:
             raise UsageError("--check needs the data set's --seed (and --scale, --timestamp-start/-end as loaded)")
 
@@ -107,8 +105,7 @@ def load_queries(options: QueriesRunOptions) -> list[Query]:
         seed = options.seed or params.random_seed()
         if options.seed is None:
             options.seed = seed
-        queries = list(generate_queries(options.use_case, seed, options.scale, options.timestamp_start,
-                                        options.timestamp_end, options.queries, options.query_type or "all"))
+        queries = list(options.generated(seed))
     else:
         queries = read_jsonl(options.file)
     if options.query_types:
@@ -132,7 +129,8 @@ def run_queries(options: QueriesRunOptions, out: TextIO | None = None) -> RunRec
     run = Run(RunRecord(kind="queries", mode=options.mode, parameters=dataclasses.asdict(options),
                         seed=options.seed), options, out)
     metrics = QueryRunMetrics(run.record.run_id, _metric_labels(options), options.metrics_port,
-                              options.metrics_linger, query_types=QUERY_TYPES, failure_kinds=FAILURE_KINDS)
+                              options.metrics_linger, query_types=QUERY_TYPES, failure_kinds=FAILURE_KINDS,
+                              host=options.metrics_host)
     with metered(run, metrics):
         _query_phases(options, run, metrics)
     return run.record
@@ -156,6 +154,8 @@ def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics
     run.record.server = {"questdb_version": questdb.server_version()}
     checker = None
     if options.check:
+        from harness.queries.check import AnswerChecker  # the reference's numpy and pandas: only to check
+
         checker = AnswerChecker(_reference(options, questdb, run))
     stats = QueryStats(metrics)
     run.say(f"Running {len(queries)} queries ({options.burn_in} burn-in) over {options.protocol} with "
@@ -195,7 +195,7 @@ def _at_rest(options: QueriesRunOptions, queries: list[Query], run: Run) -> Quer
     finally:
         run.record.phases["queries_at_rest"] = PhaseRecord(stats.counted, 0, round(time.perf_counter() - started, 6),
                                                            time.process_time() - cpu_started)
-        run.record.queries["at_rest"] = _statistics(stats)
+        run.record.queries.at_rest = stats.figures()
     run.say(format_summary(stats.summary(), stats.labels, options.workers))
     return stats
 
@@ -205,13 +205,13 @@ class IngestLoad:
     set's time range, so the queried windows keep their answers; its record is written beside the run's."""
 
     def __init__(self, options: QueriesRunOptions, run: Run):
-        from harness.run import BenchOptions
+        from harness.bench import BenchOptions
 
         path = run.record.path
         self.results = path.with_name(path.stem + "-ingest.json")
         self.bench = BenchOptions(
             send=True, stream=True, keep_table=True, transport="http", seed=options.seed, scale=options.scale,
-            timestamp_start=options.timestamp_end, row_count=options.load_rows, log_interval=options.log_interval,
+            timestamp_start=options.range_end(), row_count=options.load_rows, log_interval=options.log_interval,
             fields=options.fields, workers=options.load_workers, host=options.host, http_port=options.http_port,
             results=str(self.results), reporting_period=options.reporting_period)
         self.run = run
@@ -221,7 +221,7 @@ class IngestLoad:
         self._thread = threading.Thread(target=self._ingest, name="ingest-load", daemon=True)
 
     def _ingest(self) -> None:
-        from harness.run import run_bench
+        from harness.bench import run_bench
 
         try:
             self.record = run_bench(self.bench, out=_Prefixed(self.run.out, "ingest: "))
@@ -239,26 +239,25 @@ class IngestLoad:
         self._thread.join()
         overlap = max(0.0, min(self.ended, queries_ended) - max(self.started, queries_started))
         send = self.record.phases.get("send") if self.record else None
-        self.summary = {
-            "results": str(self.results), "rows": self.bench.row_count, "workers": self.bench.workers or 1,
-            "status": self.record.status if self.record else "failed",
-            "error": None if self.error is None else str(self.error),
-            "send_rows_per_second": send.rows_per_second if send else None,
-            "ingest_seconds": round(self.ended - self.started, 3),
-            "queries_seconds": round(queries_ended - queries_started, 3),
-            # The share of the query run during which rows were arriving: below 1, some queries ran at rest.
-            "overlap_of_queries": round(overlap / (queries_ended - queries_started), 3)
+        self.summary = IngestBeside(
+            results=str(self.results), rows=self.bench.row_count, workers=self.bench.threads,
+            status=self.record.status if self.record else "failed",
+            error=None if self.error is None else str(self.error),
+            send_rows_per_second=send.rows_per_second if send else None,
+            ingest_seconds=round(self.ended - self.started, 3),
+            queries_seconds=round(queries_ended - queries_started, 3),
+            overlap_of_queries=round(overlap / (queries_ended - queries_started), 3)
             if queries_ended > queries_started else 0.0,
-        }
-        self.run.record.queries["under_load"] = self.summary
+        )
+        self.run.record.queries.under_load = self.summary
 
     def report(self) -> None:
         summary = self.summary
-        rate = summary["send_rows_per_second"]
-        self.run.say(f"Under load: the ingest sent {summary['rows']} rows in {summary['ingest_seconds']:.2f}s"
+        rate = summary.send_rows_per_second
+        self.run.say(f"Under load: the ingest sent {summary.rows} rows in {summary.ingest_seconds:.2f}s"
                      + (f" ({rate / 1e6:.3f} mil rows/sec while sending)" if rate else "")
-                     + f"; rows were arriving during {summary['overlap_of_queries']:.0%} of the query run "
-                       f"({summary['queries_seconds']:.2f}s). Ingest record: {summary['results']}")
+                     + f"; rows were arriving during {summary.overlap_of_queries:.0%} of the query run "
+                       f"({summary.queries_seconds:.2f}s). Ingest record: {summary.results}")
         if self.error is not None:
             raise RunError(f"the concurrent ingest failed: {self.error}")
 
@@ -286,8 +285,7 @@ class _Prefixed:
 def _reference(options: QueriesRunOptions, questdb: QuestDBSql, run: Run):
     from harness.queries.reference import ReferenceData
 
-    spec = params.make_spec(seed=options.seed, scale=options.scale, timestamp_start=options.timestamp_start,
-                            timestamp_end=options.timestamp_end, log_interval=options.log_interval)
+    spec = options.spec()
     started = time.perf_counter()
     reference = ReferenceData.generate(spec, str(options.fields))
     run.say(f"Reference: {spec.row_count} rows (seed {spec.seed}, scale {spec.scale}) in "
@@ -350,20 +348,10 @@ async def _worker(connection, work, options: QueriesRunOptions, stats: QueryStat
             checker(query, answer)
 
 
-def _statistics(stats: QueryStats) -> dict:
-    return {
-        "statistics": {name: figures.to_dict() for name, figures in stats.summary().items()},
-        "labels": dict(stats.labels),
-        "failures": stats.failures_dict(),
-        "failure_samples": list(stats.failure_samples),
-    }
-
-
 def _record_statistics(run: Run, stats: QueryStats, checker: AnswerChecker | None) -> None:
-    run.record.queries = _statistics(stats) | {
-        "check": None if checker is None else {"checked": checker.checked, "mismatches": len(checker.mismatches),
-                                                "first_mismatches": checker.mismatches[:MISMATCHES_SHOWN]},
-    }
+    check = None if checker is None else QueryCheck(checker.checked, len(checker.mismatches),
+                                                    checker.mismatches[:MISMATCHES_SHOWN])
+    run.record.queries = QueryFigures(**vars(stats.figures()), check=check)
 
 
 def _raise_failures(run: Run, passes: dict[str, QueryStats], checker: AnswerChecker | None, total: int) -> None:

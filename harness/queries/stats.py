@@ -13,44 +13,23 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
-from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from harness.results import ALL_QUERIES, LatencyStats, QueryPass
+
 PERCENTILES = (90.0, 95.0, 99.0, 99.9)
-ALL = "all queries"
 ERROR_SAMPLES = 5
 
 
-@dataclass
-class LatencyStats:
-    """One type's (or all queries') figures; times in milliseconds."""
-
-    count: int
-    min_ms: float
-    median_ms: float
-    mean_ms: float
-    max_ms: float
-    stddev_ms: float
-    sum_ms: float
-    p90_ms: float
-    p95_ms: float
-    p99_ms: float
-    p99_9_ms: float
-    seconds: float  # wall time from the first start to the last end
-    queries_per_second: float
-
-    @classmethod
-    def of(cls, latencies_seconds: list[float], first_start: float, last_end: float) -> LatencyStats:
-        ms = np.asarray(latencies_seconds, dtype=np.float64) * 1000.0
-        p90, p95, p99, p999 = np.percentile(ms, PERCENTILES)
-        seconds = max(last_end - first_start, 0.0)
-        return cls(len(ms), float(ms.min()), float(np.median(ms)), float(ms.mean()), float(ms.max()),
-                   float(ms.std()), float(ms.sum()), float(p90), float(p95), float(p99), float(p999),
-                   round(seconds, 6), len(ms) / seconds if seconds > 0 else 0.0)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+def latency_stats(latencies_seconds: list[float], first_start: float, last_end: float) -> LatencyStats:
+    """The figures of queries that took ``latencies_seconds``, run from ``first_start`` to ``last_end``."""
+    ms = np.asarray(latencies_seconds, dtype=np.float64) * 1000.0
+    p90, p95, p99, p999 = np.percentile(ms, PERCENTILES)
+    seconds = max(last_end - first_start, 0.0)
+    return LatencyStats(len(ms), float(ms.min()), float(np.median(ms)), float(ms.mean()), float(ms.max()),
+                        float(ms.std()), float(ms.sum()), float(p90), float(p95), float(p99), float(p999),
+                        round(seconds, 6), len(ms) / seconds if seconds > 0 else 0.0)
 
 
 class QueryStats:
@@ -95,27 +74,31 @@ class QueryStats:
         return sum(sum(kinds.values()) for kinds in self.failures.values())
 
     def summary(self) -> dict[str, LatencyStats]:
-        """Per type in the order first seen, then ``ALL``; empty when nothing was counted."""
+        """Per type in the order first seen, then ``ALL_QUERIES``; empty when nothing was counted."""
         with self._lock:
-            result = {query_type: LatencyStats.of(latencies, *self._spans[query_type])
+            result = {query_type: latency_stats(latencies, *self._spans[query_type])
                       for query_type, latencies in self.latencies.items()}
             if result:
                 everything = [latency for latencies in self.latencies.values() for latency in latencies]
                 first = min(span[0] for span in self._spans.values())
                 last = max(span[1] for span in self._spans.values())
-                result[ALL] = LatencyStats.of(everything, first, last)
+                result[ALL_QUERIES] = latency_stats(everything, first, last)
             return result
 
     def failures_dict(self) -> dict[str, dict[str, int]]:
         with self._lock:
             return {query_type: dict(kinds) for query_type, kinds in self.failures.items()}
 
+    def figures(self) -> QueryPass:
+        """The pass as its record holds it."""
+        return QueryPass(self.summary(), dict(self.labels), self.failures_dict(), list(self.failure_samples))
+
 
 def format_summary(summary: dict[str, LatencyStats], labels: dict[str, str], workers: int) -> str:
     """TSBS's end-of-run report, each type's line followed by ours (percentiles, queries/s)."""
-    if ALL not in summary:
+    if ALL_QUERIES not in summary:
         return "No query was counted."
-    overall = summary[ALL]
+    overall = summary[ALL_QUERIES]
     lines = [f"Run complete after {overall.count} queries with {workers} workers "
              f"(Overall query rate {overall.queries_per_second:.2f} queries/sec):"]
     for name, stats in summary.items():

@@ -18,40 +18,34 @@ the same rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
-import psutil
 
-from harness.errors import UsageError
-from harness.options import FieldType, SymbolDtype
+from harness.tsbs.choices import FieldType, SymbolDtype, choice
 from harness.tsbs.gorand_seed import seeded_source
+from harness.tsbs.hosts import (
+    DATACENTER_COUNTS, DATACENTER_OFFSETS, HOST_TAG_DRAWS, TAG_COLUMNS, Hosts, host_table, host_tag_columns,
+    timestamp_column,
+)
 from harness.tsbs.ilp_text import RowPrinter
 from harness.tsbs.kernel_cache import generator_kernels
-from harness.tsbs.params import CPU_ONLY, DatasetSpec
+from harness.tsbs.params import DatasetSpec
+from harness.tsbs.query_types import QUERY_TYPES
 from harness.tsbs.schema import TIMESTAMP_COLUMN, TableSchema
 
 # pandas is imported only where frames are made: `generate --fields long` prints text straight from the walk
-# (``text_jobs``) and starts about 0.2 s sooner without it.
+# (``text_jobs``) and starts sooner without it.
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.tsbs.use_cases import Chunk, TextJob
+
+NAME = "cpu-only"
 TABLE_NAME = "cpu"
-TAG_COLUMNS = (
-    "hostname",
-    "region",
-    "datacenter",
-    "rack",
-    "os",
-    "arch",
-    "team",
-    "service",
-    "service_version",
-    "service_environment",
-)
 FIELD_COLUMNS = (
     "usage_user",
     "usage_system",
@@ -65,71 +59,11 @@ FIELD_COLUMNS = (
     "usage_guest_nice",
 )
 COLUMNS = TAG_COLUMNS + FIELD_COLUMNS + (TIMESTAMP_COLUMN,)
-FIELD_SQL_TYPES = {FieldType.double: "DOUBLE", FieldType.long: "LONG"}
 
-FIELD_TYPES = tuple(FieldType)
-# category: pandas Categorical (int codes + a small dictionary of Arrow strings): the client reads it
-# without the GIL and each distinct string is encoded once. The others exist to compare against it.
-SYMBOL_DTYPES = tuple(SymbolDtype)
-# dataframe() costs ~2 ms per call whatever the rows (per-column set-up), so chunks should be large;
-# but a chunk's ILP copy must stay under glibc's 32 MiB mmap ceiling (100k rows ~ 34 MB of long ILP
-# is mmapped and zeroed anew every time). Measured on 2 cores, long, M rows/s: 20k 1.64, 50k 1.80,
-# 80k 1.85, 100k 1.40. 50k leaves room for double's longer lines.
+# dataframe() has a fixed cost per call whatever the rows (per-column set-up), so chunks should be large;
+# but a chunk's ILP copy must stay under glibc's 32 MiB mmap ceiling, above which it is mmapped and zeroed
+# anew for every chunk. 50k rows leaves room for double's longer lines.
 DEFAULT_CHUNK_ROWS = 50_000
-
-REGIONS = (
-    ("us-east-1", "abce"),
-    ("us-west-1", "ab"),
-    ("us-west-2", "abc"),
-    ("eu-west-1", "abc"),
-    ("eu-central-1", "ab"),
-    ("ap-southeast-1", "ab"),
-    ("ap-southeast-2", "ab"),
-    ("ap-northeast-1", "ac"),
-    ("sa-east-1", "abc"),
-)
-ARCHES = ("x64", "x86")
-OSES = ("Ubuntu16.10", "Ubuntu16.04LTS", "Ubuntu15.10")
-SERVICE_ENVIRONMENTS = ("production", "staging", "test")
-TEAMS = ("SF", "NYC", "LON", "CHI")
-RACK_COUNT = 100
-SERVICE_COUNT = 20
-SERVICE_VERSION_COUNT = 2
-
-DATACENTERS = tuple(region + letter for region, letters in REGIONS for letter in letters)
-DATACENTER_OFFSETS = np.cumsum([0] + [len(letters) for _, letters in REGIONS])[:-1].astype(np.int64)
-DATACENTER_COUNTS = np.array([len(letters) for _, letters in REGIONS], dtype=np.int64)
-
-# Columns of the host table's tag codes, as ``kernels.create_hosts`` fills them: every tag but hostname.
-HOST_TAG_DRAWS = len(TAG_COLUMNS) - 1
-
-
-@dataclass(frozen=True)
-class Hosts:
-    """The host table: per-host tag codes into each tag's values (tags never change for a host)."""
-
-    scale: int
-    codes: dict[str, np.ndarray]
-    values: dict[str, list[str]]
-
-    @cached_property
-    def categories(self) -> dict[str, pd.CategoricalDtype]:
-        """Each tag's values as a pandas categorical dtype, held as Arrow strings rather than Python str
-        objects: the client then serializes the column without taking the GIL, so serializer threads scale
-        (measured: 2.00 vs 1.79 M rows/s on 2 threads)."""
-        import pandas as pd
-
-        return {tag: pd.CategoricalDtype(pd.Index(values, dtype="string[pyarrow]"))
-                for tag, values in self.values.items()}
-
-    def strings(self, tag: str) -> list[str]:
-        """Every host's value of ``tag``, host by host."""
-        values = self.values[tag]
-        return [values[code] for code in self.codes[tag].tolist()]
-
-
-def _code_dtype(cardinality: int) -> type:
-    return np.int8 if cardinality < 2**7 else np.int16 if cardinality < 2**15 else np.int32
 
 
 class CpuOnlySimulator:
@@ -137,8 +71,6 @@ class CpuOnlySimulator:
     hands out the walk states of consecutive epochs."""
 
     def __init__(self, spec: DatasetSpec):
-        if spec.use_case != CPU_ONLY:
-            raise UsageError(f"unknown use case {spec.use_case!r}")
         self.spec = spec
         self._kernels = generator_kernels()
         self._words, self._cursor = seeded_source(spec.seed)
@@ -157,25 +89,6 @@ class CpuOnlySimulator:
         return values
 
 
-def host_table(scale: int, tag_codes: np.ndarray) -> Hosts:
-    category_values = {
-        "hostname": [f"host_{n}" for n in range(scale)],
-        "region": [region for region, _ in REGIONS],
-        "datacenter": list(DATACENTERS),
-        "rack": [str(n) for n in range(RACK_COUNT)],
-        "os": list(OSES),
-        "arch": list(ARCHES),
-        "team": list(TEAMS),
-        "service": [str(n) for n in range(SERVICE_COUNT)],
-        "service_version": [str(n) for n in range(SERVICE_VERSION_COUNT)],
-        "service_environment": list(SERVICE_ENVIRONMENTS),
-    }
-    codes = {"hostname": np.arange(scale, dtype=_code_dtype(scale))}
-    for column, tag in enumerate(TAG_COLUMNS[1:]):
-        codes[tag] = tag_codes[:, column].astype(_code_dtype(len(category_values[tag])))
-    return Hosts(scale, codes, category_values)
-
-
 def frames(
     spec: DatasetSpec,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
@@ -189,18 +102,16 @@ def frames(
     ``fields='long'`` gives TSBS's printed values (each state truncated to int64); ``'double'`` the
     walk states themselves. Tags, timestamps and row order are the same in both.
     """
-    check_frame_options(chunk_rows, fields, symbol_dtype)
     simulator = CpuOnlySimulator(spec)
     for first_row, values in _walk_chunks(simulator, chunk_rows, first_chunk_rows):
         yield _frame(spec, simulator.hosts, first_row, values, fields, symbol_dtype)
 
 
 def text_jobs(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS,
-              first_chunk_rows: int | None = None) -> Iterator[Callable[[], tuple[int, list]]]:
+              first_chunk_rows: int | None = None) -> Iterator[TextJob]:
     """TSBS's own bytes (``--fields long``) of the chunks ``frames`` would give, as jobs that each print
     one chunk (``ilp_text``) and return (rows, [its bytes]); the walk itself runs as the iterator advances,
     so a pool can print earlier chunks meanwhile (``ingest.ordered_write``)."""
-    check_frame_options(chunk_rows, FieldType.long, SymbolDtype.category)
     simulator = CpuOnlySimulator(spec)
     printer = RowPrinter(TABLE_NAME, {tag: simulator.hosts.strings(tag) for tag in TAG_COLUMNS}, FIELD_COLUMNS,
                          spec.start_ns, spec.interval_ns)
@@ -219,7 +130,6 @@ def _walk_chunks(simulator: CpuOnlySimulator, chunk_rows: int,
     spec = simulator.spec
     scale, total_rows = spec.scale, spec.row_count
     chunk_rows = min(chunk_rows, total_rows)  # a chunk larger than the run would only allocate emptiness
-    check_memory(scale, chunk_rows)
     first_chunk_rows = min(first_chunk_rows or chunk_rows, chunk_rows)
     pending: list[np.ndarray] = []  # value blocks not yet handed out, oldest first
     pending_rows = 0
@@ -240,7 +150,7 @@ def _walk_chunks(simulator: CpuOnlySimulator, chunk_rows: int,
 
 def chunks(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str = "double",
            symbol_dtype: str = "category", table: str = TABLE_NAME,
-           first_chunk_rows: int | None = None) -> Iterator[dict[str, pd.DataFrame]]:
+           first_chunk_rows: int | None = None) -> Iterator[Chunk]:
     """``frames`` as chunks of the ingest layer: each maps the table to its rows."""
     for frame in frames(spec, chunk_rows, fields, symbol_dtype, first_chunk_rows):
         yield {table: frame}
@@ -248,36 +158,9 @@ def chunks(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str 
 
 def schema(fields: str, table: str = TABLE_NAME) -> TableSchema:
     """The cpu table: 10 SYMBOL tags, 10 fields DOUBLE (``double``) or LONG (``long``)."""
-    if fields not in FIELD_TYPES:
-        raise UsageError(f"--fields must be one of {', '.join(FIELD_TYPES)}, got {fields!r}")
-    return TableSchema(table, TAG_COLUMNS, tuple((name, FIELD_SQL_TYPES[fields]) for name in FIELD_COLUMNS),
+    sql_type = choice(FieldType, fields, "fields").sql_type
+    return TableSchema(table, TAG_COLUMNS, tuple((name, sql_type) for name in FIELD_COLUMNS),
                        series_tags=("hostname",))
-
-
-# Bytes a host costs (walk states, tag codes, category codes) and a row of a chunk in flight (its values,
-# row index, tag codes, timestamps, plus pandas' copies), measured with margin.
-_BYTES_PER_HOST = 400
-_BYTES_PER_CHUNK_ROW = 600
-
-
-def check_memory(scale: int, chunk_rows: int, bytes_per_host: int = _BYTES_PER_HOST,
-                 bytes_per_chunk_row: int = _BYTES_PER_CHUNK_ROW) -> None:
-    """Refuse, in one line, a scale or chunk size this machine's free memory cannot hold (the costs per host
-    and per row are cpu-only's unless a use case gives its own)."""
-    needed = scale * bytes_per_host + chunk_rows * bytes_per_chunk_row
-    available = psutil.virtual_memory().available
-    if needed > available:
-        raise UsageError(f"--scale {scale} with chunks of {chunk_rows} rows needs about {needed / 2**30:.1f} GiB; "
-                         f"{available / 2**30:.1f} GiB of memory is available")
-
-
-def check_frame_options(chunk_rows: int, fields: str, symbol_dtype: str) -> None:
-    if chunk_rows <= 0:
-        raise UsageError(f"the chunk size must be a positive number of rows, got {chunk_rows}")
-    if fields not in FIELD_TYPES:
-        raise UsageError(f"--fields must be one of {', '.join(FIELD_TYPES)}, got {fields!r}")
-    if symbol_dtype not in SYMBOL_DTYPES:
-        raise UsageError(f"--symbol-dtype must be one of {', '.join(SYMBOL_DTYPES)}, got {symbol_dtype!r}")
 
 
 def _frame(
@@ -290,31 +173,48 @@ def _frame(
     row_index = np.arange(first_row, first_row + rows, dtype=np.int64)
     epoch, host = np.divmod(row_index, spec.scale)
     columns = host_tag_columns(hosts, host, symbol_dtype)
-    field_values = values.astype(np.int64) if fields == "long" else values
+    field_values = values.astype(np.int64) if fields == FieldType.long else values
     for position, field in enumerate(FIELD_COLUMNS):
         columns[field] = field_values[position]
     columns[TIMESTAMP_COLUMN] = timestamp_column(spec, epoch)
     return pd.DataFrame(columns, copy=False)
 
 
-def host_tag_columns(hosts: Hosts, host: np.ndarray, symbol_dtype: str) -> dict[str, object]:
-    """The ten host tags of rows of hosts ``host``, as columns of ``symbol_dtype``."""
-    return {tag: symbol_column(hosts.codes[tag][host], hosts.categories[tag], symbol_dtype) for tag in TAG_COLUMNS}
+@dataclass(frozen=True)
+class CpuOnly:
+    """cpu-only in the use-case registry (``harness.tsbs.use_cases``): one table, ``cpu``."""
+
+    name: str = NAME
+    measurements_per_host: int = 1
+    default_chunk_rows: int = DEFAULT_CHUNK_ROWS
+    renamable_table: bool = True
+    row_api: bool = True
+    # A host's walk states and tag codes, and a chunk row's values, row index, tag codes and timestamps
+    # with pandas' copies, with margin.
+    bytes_per_host: int = 400
+    bytes_per_chunk_row: int = 600
+
+    query_types: tuple[str, ...] = QUERY_TYPES
+
+    def tables(self, table: str | None = None) -> tuple[str, ...]:
+        return (table or TABLE_NAME,)
+
+    def schemas(self, fields: FieldType, table: str | None = None) -> list[TableSchema]:
+        return [schema(fields, table or TABLE_NAME)]
+
+    def chunks(self, spec: DatasetSpec, chunk_rows: int, fields: FieldType, symbol_dtype: SymbolDtype,
+               table: str | None = None, first_chunk_rows: int | None = None) -> Iterator[Chunk]:
+        return chunks(spec, chunk_rows, fields, symbol_dtype, table or TABLE_NAME, first_chunk_rows)
+
+    def table_rows(self, spec: DatasetSpec, rows: int | None = None, table: str | None = None) -> dict[str, int]:
+        return {table or TABLE_NAME: spec.row_count if rows is None else rows}
+
+    def text_jobs(self, spec: DatasetSpec, chunk_rows: int, fields: FieldType,
+                  first_chunk_rows: int | None = None) -> Iterator[TextJob] | None:
+        return text_jobs(spec, chunk_rows, first_chunk_rows) if fields == FieldType.long else None
+
+    def go_floats(self, fields: FieldType) -> bool:
+        return False  # TSBS prints cpu-only's fields as integers; doubles have no TSBS original
 
 
-def symbol_column(codes: np.ndarray, categories: pd.CategoricalDtype, symbol_dtype: str) -> object:
-    import pandas as pd
-
-    categorical = pd.Categorical.from_codes(codes, dtype=categories, validate=False)
-    return categorical if symbol_dtype == "category" else _as_strings(categorical, symbol_dtype)
-
-
-def timestamp_column(spec: DatasetSpec, epoch: np.ndarray) -> pd.DatetimeIndex:
-    import pandas as pd
-
-    timestamps_ns = spec.start_ns + epoch * spec.interval_ns
-    return pd.DatetimeIndex(timestamps_ns.view("datetime64[ns]")).tz_localize("UTC")
-
-
-def _as_strings(categorical: pd.Categorical, symbol_dtype: str) -> object:
-    return np.asarray(categorical, dtype=object) if symbol_dtype == "object" else categorical.astype(str(symbol_dtype))
+USE_CASE = CpuOnly()

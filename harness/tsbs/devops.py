@@ -31,20 +31,22 @@ import numba
 import numpy as np
 import pandas as pd
 
-from harness.errors import UsageError
-from harness.tsbs import cpu_only
-from harness.tsbs.cpu_only import DATACENTER_COUNTS, DATACENTER_OFFSETS, HOST_TAG_DRAWS, Hosts
-from harness.tsbs.devops_schema import MEASUREMENTS, TABLES, WALK, Measurement
+from harness.tsbs.choices import FieldType, SymbolDtype
+from harness.tsbs.devops_schema import MEASUREMENTS, TABLES, WALK, Measurement, schemas
 from harness.tsbs.gorand import GoRand, go_float64, go_int31n, go_int63n, go_norm_float64
+from harness.tsbs.hosts import (
+    DATACENTER_COUNTS, DATACENTER_OFFSETS, HOST_TAG_DRAWS, Hosts, host_table, host_tag_columns, symbol_column,
+    timestamp_column,
+)
 from harness.tsbs.kernels import draw_host_tags
-from harness.tsbs.params import DEVOPS, DatasetSpec
-from harness.tsbs.schema import TIMESTAMP_COLUMN
+from harness.tsbs.params import DatasetSpec
+from harness.tsbs.query_types import QUERY_TYPES
+from harness.tsbs.schema import TIMESTAMP_COLUMN, TableSchema
 
-USE_CASE = DEVOPS
-# Counted in rows of all tables (each gets ~1/9). Every dataframe() call costs the client set-up that grows
-# with the square of the columns (redis: 45), so chunks twice cpu-only's: measured on 2 cores, CPU seconds
-# for 720k rows to /dev/null, one thread: 50k 2.1, 100k 1.6, 200k 1.2-1.7; 100k keeps the widest table's
-# ILP (redis, ~900 bytes a line) near 10 MB and 20M rows' peak RSS near 300 MiB.
+NAME = "devops"
+# Counted in rows of all tables (each gets ~1/9). Every dataframe() call costs the client a set-up that
+# grows with the square of the columns (redis: 45), so chunks are twice cpu-only's; 100k rows keep the
+# widest table's ILP (redis, ~900 bytes a line) near 10 MB.
 DEFAULT_CHUNK_ROWS = 100_000
 
 # Distribution kinds: TSBS's ClampedRandomWalk, MonotonicRandomWalk and RandomWalk; MEM_CLAMPED is a
@@ -178,8 +180,6 @@ class DevopsSimulator:
     distribution states of consecutive epochs."""
 
     def __init__(self, spec: DatasetSpec):
-        if spec.use_case != USE_CASE:
-            raise UsageError(f"unknown use case {spec.use_case!r}")
         self.spec = spec
         self._rng = GoRand(spec.seed)
         scale = spec.scale
@@ -188,7 +188,7 @@ class DevopsSimulator:
         tag_codes = np.empty((scale, HOST_TAG_DRAWS), dtype=np.int64)
         _create_hosts(self._rng.words, self._rng.cursor, scale, DATACENTER_OFFSETS, DATACENTER_COUNTS, _INITIAL,
                       MEMORY_TOTALS, self._states, draws, tag_codes)
-        self.hosts: Hosts = cpu_only.host_table(scale, tag_codes)
+        self.hosts: Hosts = host_table(scale, tag_codes)
         self.memory_totals = draws[:, _MEM_TOTAL].copy()
         self.boot_times = draws[:, _BOOT_TIME].copy()
         self.tags = _measurement_tags(draws)
@@ -253,7 +253,7 @@ def _field_values(measurement: Measurement, states: np.ndarray, host: np.ndarray
             "available_percent": 100.0 * (available.astype(np.float64) / total_f),
             "buffered_percent": 100.0 * buffered.astype(np.float64) / total_f,
         }
-    walk_values = states.astype(np.int64) if fields == "long" else states
+    walk_values = states.astype(np.int64) if fields == FieldType.long else states
     columns = {}
     walks = iter(range(states.shape[0]))
     for name, kind in measurement.fields:
@@ -275,13 +275,12 @@ def _frame(simulator: DevopsSimulator, measurement: Measurement, first_row: int,
     spec = simulator.spec
     rows = states.shape[1]
     epoch, host = np.divmod(np.arange(first_row, first_row + rows, dtype=np.int64), spec.scale)
-    columns = cpu_only.host_tag_columns(simulator.hosts, host, symbol_dtype)
+    columns = host_tag_columns(simulator.hosts, host, symbol_dtype)
     for tag in measurement.tags:
         key = (measurement.table, tag)
-        columns[tag] = cpu_only.symbol_column(simulator.tags.codes[key][host], simulator.tags.categories[key],
-                                              symbol_dtype)
+        columns[tag] = symbol_column(simulator.tags.codes[key][host], simulator.tags.categories[key], symbol_dtype)
     columns.update(_field_values(measurement, states, host, epoch, simulator, fields))
-    columns[TIMESTAMP_COLUMN] = cpu_only.timestamp_column(spec, epoch)
+    columns[TIMESTAMP_COLUMN] = timestamp_column(spec, epoch)
     return pd.DataFrame(columns, copy=False)
 
 
@@ -298,10 +297,8 @@ def chunks(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str 
     """Chunks of ``chunk_rows`` consecutive rows of the data set (the last may be shorter; the first of
     ``first_chunk_rows`` if given and smaller), each mapping every table with rows in it to them, tables in
     TSBS's measurement order."""
-    cpu_only.check_frame_options(chunk_rows, fields, symbol_dtype)
     total_rows = spec.row_count
     chunk_rows = min(chunk_rows, total_rows)
-    check_memory(spec.scale, chunk_rows)
     first_chunk_rows = min(first_chunk_rows or chunk_rows, chunk_rows)
     simulator = DevopsSimulator(spec)
     scale = spec.scale
@@ -337,12 +334,41 @@ def frames(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str 
     return chunks(spec, chunk_rows, fields, symbol_dtype)
 
 
-# Bytes a host costs (87 states, draws, tag codes and strings) and a row of a chunk in flight (its
-# states, the widest table's columns, pandas' copies), measured with margin.
-_BYTES_PER_HOST = 2_000
-_BYTES_PER_CHUNK_ROW = 1_500
+@dataclass(frozen=True)
+class Devops:
+    """devops in the use-case registry (``harness.tsbs.use_cases``): nine measurement tables."""
+
+    name: str = NAME
+    measurements_per_host: int = len(MEASUREMENTS)
+    default_chunk_rows: int = DEFAULT_CHUNK_ROWS
+    renamable_table: bool = False
+    row_api: bool = False
+    # A host's 87 states, draws, tag codes and strings, and a chunk row's states, the widest table's columns
+    # and pandas' copies, with margin.
+    bytes_per_host: int = 2_000
+    bytes_per_chunk_row: int = 1_500
+
+    query_types: tuple[str, ...] = QUERY_TYPES  # TSBS's devops queries read its cpu table, as cpu-only's do
+
+    def tables(self, table: str | None = None) -> tuple[str, ...]:
+        return TABLES
+
+    def schemas(self, fields: FieldType, table: str | None = None) -> list[TableSchema]:
+        return schemas(fields)
+
+    def chunks(self, spec: DatasetSpec, chunk_rows: int, fields: FieldType, symbol_dtype: SymbolDtype,
+               table: str | None = None, first_chunk_rows: int | None = None) -> Iterator[dict[str, pd.DataFrame]]:
+        return chunks(spec, chunk_rows, fields, symbol_dtype, first_chunk_rows)
+
+    def table_rows(self, spec: DatasetSpec, rows: int | None = None, table: str | None = None) -> dict[str, int]:
+        return dict(zip(TABLES, table_rows_before(spec, spec.row_count if rows is None else rows)))
+
+    def text_jobs(self, spec: DatasetSpec, chunk_rows: int, fields: FieldType,
+                  first_chunk_rows: int | None = None) -> None:
+        return None  # devops's text goes through the client's serializer
+
+    def go_floats(self, fields: FieldType) -> bool:
+        return fields == FieldType.long  # TSBS prints mem's percentages in Go's float form
 
 
-def check_memory(scale: int, chunk_rows: int) -> None:
-    """Refuse, in one line, a scale or chunk size this machine's free memory cannot hold."""
-    cpu_only.check_memory(scale, chunk_rows, _BYTES_PER_HOST, _BYTES_PER_CHUNK_ROW)
+USE_CASE = Devops()

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.errors import UsageError
-from harness.options import FieldType
 from harness.tsbs import cpu_only
+from harness.tsbs.choices import FieldType, choice
+from harness.tsbs.hosts import TAG_COLUMNS
 from harness.tsbs.schema import TableSchema
 
 WALK, LONG, DOUBLE = "walk", "long", "double"
@@ -38,11 +38,11 @@ class Measurement:
 
     def sql_type(self, kind: str, fields: str) -> str:
         if kind == WALK:
-            return cpu_only.FIELD_SQL_TYPES[FieldType(fields)]
+            return choice(FieldType, fields, "fields").sql_type
         return "LONG" if kind == LONG else "DOUBLE"
 
     def schema(self, fields: str) -> TableSchema:
-        return TableSchema(self.table, cpu_only.TAG_COLUMNS + self.tags,
+        return TableSchema(self.table, TAG_COLUMNS + self.tags,
                            tuple((name, self.sql_type(kind, fields)) for name, kind in self.fields),
                            series_tags=("hostname",))
 
@@ -83,6 +83,4 @@ TABLES = tuple(measurement.table for measurement in MEASUREMENTS)
 
 def schemas(fields: str) -> list[TableSchema]:
     """The nine tables, in TSBS's measurement order."""
-    if fields not in tuple(FieldType):
-        raise UsageError(f"--fields must be one of {', '.join(FieldType)}, got {fields!r}")
     return [measurement.schema(fields) for measurement in MEASUREMENTS]

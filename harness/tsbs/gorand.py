@@ -18,7 +18,7 @@ import numpy as np
 
 from harness.tsbs._go_tables import ZIGGURAT_FN, ZIGGURAT_KN, ZIGGURAT_WN
 from harness.tsbs.gorand_seed import REGISTER_LENGTH, seeded_source
-from harness.tsbs.kernel_cache import use_source_keyed_cache
+from harness.tsbs.numba_cache import use_source_keyed_cache
 
 use_source_keyed_cache()  # before the first kernel below is defined
 

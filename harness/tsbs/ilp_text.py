@@ -3,8 +3,8 @@
 What `generate --fields long` writes for cpu-only: every value is a walk state truncated to an integer and
 every tag a host's fixed string, so a line is the host's precomputed prefix, the fields as ``name=<int>i``
 and the epoch's timestamp (the loop itself: ``kernels.print_rows``). Printed straight from the walk's
-arrays, a file that is only ever text costs no DataFrames and no pandas or client import (measured: several
-times the rate of DataFrames through the client, and a quarter of a second less start-up). The questdb
+arrays, a file that is only ever text costs no DataFrames and no pandas or client import (the rates are in
+docs/generator.md and results/reference/). The questdb
 client stays the serializer of everything sent or benchmarked and of doubles (their shortest round-trip
 digits); the tests hold both printers to TSBS's golden files and to each other.
 """

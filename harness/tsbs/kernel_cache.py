@@ -9,7 +9,7 @@ being TSBS's.
 
 The ahead-of-time module (numba's ``pycc``, built by ``python -m harness.tsbs.kernel_cache``, which
 ``make setup`` runs) holds ``kernels.EXPORTS``; loading it needs neither numba nor a compiler, which takes
-numba's import and start-up (about 0.35 s) off every `generate --fields long` of cpu-only. Without a
+numba's import and start-up off every `generate --fields long` of cpu-only. Without a
 build (no C compiler, or a kernel source edited since) the just-in-time kernels run: same bytes, slower
 start. This module imports numba only to build, or when there is no build.
 """
@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import importlib.machinery
 import importlib.util
-import os
 import shutil
 import sys
 import tempfile
@@ -29,30 +27,9 @@ import warnings
 from pathlib import Path
 from types import ModuleType
 
-# Every file whose code ends up inside a compiled kernel, and the one that says how to compile them.
-KERNEL_SOURCES = ("gorand.py", "gorand_seed.py", "_go_tables.py", "kernels.py", "devops.py", "kernel_cache.py")
+from harness.tsbs.numba_cache import kernel_folder
+
 AHEAD_OF_TIME_MODULE = "generator_kernels"
-_HERE = Path(__file__).resolve().parent
-
-
-def kernel_folder() -> Path:
-    """``<base>/kernels-<digest>``; the base is ``$NUMBA_CACHE_DIR`` when set (the client image fills it at
-    build time), else this package's ``__pycache__``."""
-    digest = hashlib.sha256()
-    for name in KERNEL_SOURCES:
-        digest.update((_HERE / name).read_bytes())
-    base = Path(os.environ.get("NUMBA_CACHE_DIR") or _HERE / "__pycache__")
-    return base / f"kernels-{digest.hexdigest()[:16]}"
-
-
-def use_source_keyed_cache() -> Path:
-    """Point numba's just-in-time cache at ``kernel_folder()``; called at import by every module that
-    defines kernels, before it defines one."""
-    import numba
-
-    folder = kernel_folder()
-    numba.config.CACHE_DIR = str(folder)
-    return folder
 
 
 def ahead_of_time_path(folder: Path | None = None) -> Path:
@@ -114,7 +91,7 @@ def build_ahead_of_time(folder: Path | None = None) -> Path:
 def _releasing_gil():
     """pycc compiles every export with default flags, under which its Python wrapper keeps the GIL during
     the call. The kernels are declared ``nogil`` and `generate` relies on it (a pool prints chunks while the
-    walk draws the next ones: 4.32M rows with 2 workers, median of 5, 0.83 s against 1.43 s holding it), so
+    walk draws the next ones; docs/generator.md gives the cost of holding it), so
     for the build pycc's flags release it, as numba's JIT does for ``nogil=True``; put back afterwards."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

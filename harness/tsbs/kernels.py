@@ -14,11 +14,11 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from harness.tsbs.gorand import go_float64, go_int31n, go_int63n, go_norm_float64
-from harness.tsbs.kernel_cache import use_source_keyed_cache
+from harness.tsbs.numba_cache import use_source_keyed_cache
 
 use_source_keyed_cache()  # before the first kernel below is defined
 
-# Columns of the host table's tag codes (``tag_codes``): cpu_only.TAG_COLUMNS after hostname, in order.
+# Columns of the host table's tag codes (``tag_codes``): hosts.TAG_COLUMNS after hostname, in order.
 _REGION, _DATACENTER, _RACK, _OS, _ARCH, _TEAM, _SERVICE, _SERVICE_VERSION, _SERVICE_ENVIRONMENT = range(9)
 
 # (name, numba signature) of every function exported by the ahead-of-time build: exact argument types,
@@ -82,7 +82,7 @@ def walk_epochs(words, cursor, states, advance_first, values):
 @intrinsic
 def _copy_bytes(typingctx, target, target_at, source, source_at, count):
     """``target[target_at:target_at + count] = source[source_at:...]`` as one memcpy (uint8 arrays that do
-    not overlap): numba's own slice assignment or a byte loop costs 4-5x more per line."""
+    not overlap): numba's own slice assignment or a byte loop costs several times more per line."""
     signature = types.void(target, target_at, source, source_at, count)
 
     def codegen(context, builder, sig, args):

@@ -1,8 +1,9 @@
-"""What data set to generate: TSBS's flags (use case, seed, scale, time range, interval), parsed and checked.
+"""What data set to generate: TSBS's flags (seed, scale, time range, interval, row limit), parsed and checked.
 
 Parsing follows the Go tool: timestamps are RFC 3339 (``time.Parse(time.RFC3339, ...)``), the interval
 is a Go duration (``time.ParseDuration``: ``10s``, ``1m30s``, ``500ms``). Every bad value raises
-``harness.errors.UsageError`` with one line naming the problem.
+``harness.errors.ParameterError`` naming the parameter and the problem. Which use case, and so how many
+rows a host gives per epoch, is the registry's to say (``harness.tsbs.use_cases.make_spec``).
 """
 
 from __future__ import annotations
@@ -12,12 +13,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from harness.errors import UsageError
+from harness.errors import ParameterError
 
-CPU_ONLY, DEVOPS = "cpu-only", "devops"
-USE_CASES = (CPU_ONLY, DEVOPS)
-# Rows each host prints per epoch: one per measurement it simulates.
-MEASUREMENTS_PER_HOST = {CPU_ONLY: 1, DEVOPS: 9}
 DEFAULT_TIMESTAMP_START = "2016-01-01T00:00:00Z"
 DEFAULT_TIMESTAMP_END = "2016-01-02T00:00:00Z"
 DEFAULT_LOG_INTERVAL = "10s"
@@ -42,17 +39,17 @@ _DURATION_UNITS_NS = {
 _DURATION_TERM = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
-def parse_rfc3339_ns(text: str, flag: str = "timestamp") -> int:
+def parse_rfc3339_ns(text: str, parameter: str = "timestamp") -> int:
     """Nanoseconds since the Unix epoch of an RFC 3339 timestamp, exactly (no float rounding)."""
     match = _RFC3339.match(text.strip())
     if not match:
-        raise UsageError(f"--{flag}: cannot parse {text!r} as an RFC 3339 timestamp (e.g. 2016-01-01T00:00:00Z)")
+        raise ParameterError(parameter, f"cannot parse {text!r} as an RFC 3339 timestamp (e.g. 2016-01-01T00:00:00Z)")
     year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
     fraction, zone = match.group(7), match.group(8)
     try:
         moment = datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
     except ValueError as exc:
-        raise UsageError(f"--{flag}: {text!r} is not a valid date and time ({exc})") from None
+        raise ParameterError(parameter, f"{text!r} is not a valid date and time ({exc})") from None
     seconds = int((moment - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds())
     nanos = int(fraction[1:].ljust(9, "0")) if fraction else 0
     if zone not in ("Z", "z"):
@@ -62,7 +59,7 @@ def parse_rfc3339_ns(text: str, flag: str = "timestamp") -> int:
     return seconds * 1_000_000_000 + nanos
 
 
-def parse_go_duration_ns(text: str, flag: str = "log-interval") -> int:
+def parse_go_duration_ns(text: str, parameter: str = "log_interval") -> int:
     """Nanoseconds of a Go duration string such as ``10s``, ``1m30s`` or ``1.5h``."""
     body = text.strip()
     sign = 1
@@ -83,7 +80,7 @@ def parse_go_duration_ns(text: str, flag: str = "log-interval") -> int:
             total += int(fraction) * scale // 10 ** len(fraction)
         position = match.end()
     if not body or position != len(body):
-        raise UsageError(f"--{flag}: cannot parse {text!r} as a duration (e.g. 10s, 1m, 500ms)")
+        raise ParameterError(parameter, f"cannot parse {text!r} as a duration (e.g. 10s, 1m, 500ms)")
     return sign * total
 
 
@@ -92,7 +89,8 @@ class DatasetSpec:
     """One TSBS data set: which rows, in which order, from which seed.
 
     ``row_limit`` caps the rows like TSBS's ``--max-data-points``: generation stops after that many
-    rows even inside an epoch. ``None`` means every epoch of the time range.
+    rows even inside an epoch. ``None`` means every epoch of the time range. ``measurements_per_host`` is
+    the rows a host gives per epoch (one per measurement its use case simulates).
     """
 
     use_case: str
@@ -102,6 +100,7 @@ class DatasetSpec:
     end_ns: int
     interval_ns: int
     row_limit: int | None = None
+    measurements_per_host: int = 1
 
     @property
     def epochs(self) -> int:
@@ -109,7 +108,7 @@ class DatasetSpec:
 
     @property
     def rows_per_epoch(self) -> int:
-        return self.scale * MEASUREMENTS_PER_HOST[self.use_case]
+        return self.scale * self.measurements_per_host
 
     @property
     def row_count(self) -> int:
@@ -124,7 +123,8 @@ def random_seed() -> int:
 
 def make_spec(
     *,
-    use_case: str = CPU_ONLY,
+    use_case: str,
+    measurements_per_host: int,
     seed: int | None = None,
     scale: int = 4000,
     timestamp_start: str = DEFAULT_TIMESTAMP_START,
@@ -134,32 +134,31 @@ def make_spec(
 ) -> DatasetSpec:
     """Check TSBS-style flags and build the spec; ``timestamp_end=None`` with a ``row_limit`` means
     "as many epochs as the rows need"."""
-    if use_case not in USE_CASES:
-        raise UsageError(f"--use-case: unknown use case {use_case!r} (supported: {', '.join(USE_CASES)})")
     if scale <= 0:
-        raise UsageError(f"--scale must be a positive number of hosts, got {scale}")
+        raise ParameterError("scale", f"must be a positive number of hosts, got {scale}")
     if seed is not None and not INT64_MIN <= seed <= INT64_MAX:
-        raise UsageError(f"--seed must fit in a signed 64-bit integer (as TSBS's), got {seed}")
+        raise ParameterError("seed", f"must fit in a signed 64-bit integer (as TSBS's), got {seed}")
     if row_limit is not None and row_limit <= 0:
-        raise UsageError(f"--row-count must be positive, got {row_limit}")
-    start_ns = parse_rfc3339_ns(timestamp_start, "timestamp-start")
+        raise ParameterError("row_limit", f"must be positive, got {row_limit}")
+    start_ns = parse_rfc3339_ns(timestamp_start, "timestamp_start")
     interval_ns = parse_go_duration_ns(log_interval)
     if not 0 < interval_ns <= INT64_MAX:
-        raise UsageError(f"--log-interval must be positive and under 292 years, got {log_interval!r}")
+        raise ParameterError("log_interval", f"must be positive and under 292 years, got {log_interval!r}")
     if timestamp_end is None:
         if row_limit is None:
-            raise UsageError("give --timestamp-end or a row count")
-        end_ns = start_ns + -(-row_limit // (scale * MEASUREMENTS_PER_HOST[use_case])) * interval_ns
+            raise ParameterError("timestamp_end", "give an end of the range or a row count")
+        end_ns = start_ns + -(-row_limit // (scale * measurements_per_host)) * interval_ns
     else:
-        end_ns = parse_rfc3339_ns(timestamp_end, "timestamp-end")
-    for flag, moment in (("timestamp-start", start_ns), ("timestamp-end", end_ns)):
+        end_ns = parse_rfc3339_ns(timestamp_end, "timestamp_end")
+    for parameter, moment in (("timestamp_start", start_ns), ("timestamp_end", end_ns)):
         if not 0 <= moment <= LATEST_TIMESTAMP_NS:
-            raise UsageError(f"--{flag} must lie between 1970-01-01 and 2262-04-11 (nanoseconds since 1970 in a "
-                             f"signed 64-bit integer)")
+            raise ParameterError(parameter, "must lie between 1970-01-01 and 2262-04-11 (nanoseconds since 1970 "
+                                            "in a signed 64-bit integer)")
     if end_ns <= start_ns:
-        raise UsageError(f"--timestamp-end ({timestamp_end}) must be after --timestamp-start ({timestamp_start})")
+        raise ParameterError("timestamp_end", f"{timestamp_end} must be after the start of the range "
+                                              f"({timestamp_start})")
     if (end_ns - start_ns) // interval_ns == 0:
-        raise UsageError(f"the time range is shorter than one --log-interval ({log_interval}): no rows")
+        raise ParameterError("log_interval", f"the time range is shorter than one interval ({log_interval}): no rows")
     if seed is None:
         seed = random_seed()
-    return DatasetSpec(use_case, seed, scale, start_ns, end_ns, interval_ns, row_limit)
+    return DatasetSpec(use_case, seed, scale, start_ns, end_ns, interval_ns, row_limit, measurements_per_host)

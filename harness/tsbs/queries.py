@@ -7,7 +7,7 @@ distinct ones), so ``query_type="all"`` re-seeds at the start of every type's bl
 
 The SQL keeps TSBS's ``$1``, ``$2`` placeholders; ``params`` holds their values in order (a host
 list for ``hostname IN $1``, RFC 3339 strings for timestamps), ``None`` for lastpoint, which TSBS
-writes without parameters. ``harness.queries.sql`` turns them into what the runner sends.
+writes without parameters. ``harness.queries.wire_sql`` turns them into what the runner sends.
 """
 
 from __future__ import annotations
@@ -15,32 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from harness.errors import UsageError
+from harness.errors import ParameterError
 from harness.tsbs.cpu_only import FIELD_COLUMNS
 from harness.tsbs.gorand import GoRand
 from harness.tsbs.gotime import TimeWindow, WindowTooLarge, check_window_fits, go_duration_string, rand_window
 from harness.tsbs.params import parse_rfc3339_ns
+from harness.tsbs.query_types import QUERY_TYPES, Query
+from harness.tsbs.use_cases import NAMES, get as use_case_named
 
-QUERY_USE_CASES = ("cpu-only", "devops")  # TSBS maps cpu-only onto the devops query matrix
-
-QUERY_TYPES = (
-    "single-groupby-1-1-1",
-    "single-groupby-1-1-12",
-    "single-groupby-1-8-1",
-    "single-groupby-5-1-1",
-    "single-groupby-5-1-12",
-    "single-groupby-5-8-1",
-    "cpu-max-all-1",
-    "cpu-max-all-8",
-    "double-groupby-1",
-    "double-groupby-5",
-    "double-groupby-all",
-    "high-cpu-all",
-    "high-cpu-1",
-    "lastpoint",
-    "groupby-orderby-limit",
-    "cpu-max-all-32-24",
-)
 
 CPU_METRICS = FIELD_COLUMNS  # the order TSBS takes the first N metrics in
 
@@ -49,27 +31,6 @@ _DOUBLE_GROUPBY_WINDOW_NS = 12 * _HOUR_NS
 _HIGH_CPU_WINDOW_NS = 12 * _HOUR_NS
 _MAX_ALL_WINDOW_NS = 8 * _HOUR_NS
 _GROUPBY_ORDERBY_LIMIT_WINDOW_NS = _HOUR_NS
-
-
-@dataclass(frozen=True)
-class Query:
-    """One generated query: TSBS's label and description, the placeholder SQL and its bind values."""
-
-    query_type: str
-    label: str
-    description: str
-    sql: str
-    params: tuple | None  # host lists are tuples of names; None when TSBS wrote no parameters
-
-    def to_json_dict(self) -> dict:
-        params = None if self.params is None else [list(p) if isinstance(p, tuple) else p for p in self.params]
-        return {
-            "query_type": self.query_type,
-            "label": self.label,
-            "description": self.description,
-            "sql": self.sql,
-            "params": params,
-        }
 
 
 @dataclass(frozen=True)
@@ -215,33 +176,36 @@ def query_type_refusal(query_type: str, scale: int, start_ns: int, end_ns: int) 
     except WindowTooLarge as exc:
         return f"{query_type}: {exc} (widen --timestamp-start/--timestamp-end)"
     if shape.hosts > scale:
+        # TSBS's own words, which name its flag (ours has the same name).
         return f"{query_type}: number of hosts ({shape.hosts}) larger than total hosts. See --scale ({scale})"
     return None
 
 
+def query_use_cases() -> tuple[str, ...]:
+    """The use cases TSBS has QuestDB queries for (it maps cpu-only onto the devops query matrix)."""
+    return tuple(name for name in NAMES if use_case_named(name).query_types)
+
+
 def _check_flags(use_case: str, seed: int, scale: int, queries: int, query_type: str) -> tuple[str, ...]:
-    if use_case not in QUERY_USE_CASES:
-        raise UsageError(
-            f"--use-case: invalid use case specified: {use_case!r} (supported: {', '.join(QUERY_USE_CASES)})"
-        )
+    supported = query_use_cases()
+    if use_case not in supported:
+        raise ParameterError("use_case", f"invalid use case specified: {use_case!r} (supported: {', '.join(supported)})")
     if query_type == "all":
         types = QUERY_TYPES
     elif query_type in _SHAPES:
         types = (query_type,)
     else:
-        raise UsageError(
-            f"--query-type: invalid query type for use case '{use_case}': '{query_type}' "
-            f"(choices: all, {', '.join(QUERY_TYPES)})"
-        )
+        raise ParameterError("query_type", f"invalid query type for use case '{use_case}': '{query_type}' "
+                                           f"(choices: all, {', '.join(QUERY_TYPES)})")
     if scale <= 0:
-        raise UsageError(f"--scale: scale cannot be 0 or negative, got {scale}")
+        raise ParameterError("scale", f"scale cannot be 0 or negative, got {scale}")
     if queries < 0:
-        raise UsageError(f"--queries must be zero or more, got {queries}")
+        raise ParameterError("queries", f"must be zero or more, got {queries}")
     if not -(2**63) <= seed < 2**63:
-        raise UsageError(f"--seed must fit a 64-bit signed integer, got {seed}")
+        raise ParameterError("seed", f"must fit a 64-bit signed integer, got {seed}")
     if seed == 0:
         # TSBS reads 0 as "seed from the clock"; a run must be repeatable, so the caller picks and prints one.
-        raise UsageError("--seed 0 means a clock seed in TSBS: give a non-zero seed")
+        raise ParameterError("seed", "0 means a clock seed in TSBS: give a non-zero seed")
     return types
 
 
@@ -256,25 +220,23 @@ def generate_queries(
 ) -> Iterator[Query]:
     """``queries`` queries of ``query_type`` (or of every type, each block freshly seeded, for "all").
 
-    A single type that TSBS would refuse for these flags raises ``UsageError`` with TSBS's reason.
+    A single type that TSBS would refuse for these flags raises ``ParameterError`` with TSBS's reason.
     With "all", such types are left out, as a TSBS run per type would have produced nothing for them;
     ``query_type_refusal`` tells which and why. All flags are checked before the first query is made.
     """
     types = _check_flags(use_case, seed, scale, queries, query_type)
-    start_ns = parse_rfc3339_ns(timestamp_start, "timestamp-start")
-    end_ns = parse_rfc3339_ns(timestamp_end, "timestamp-end")
+    start_ns = parse_rfc3339_ns(timestamp_start, "timestamp_start")
+    end_ns = parse_rfc3339_ns(timestamp_end, "timestamp_end")
     if end_ns < start_ns:
-        raise UsageError(
-            f"--timestamp-end ({timestamp_end}) is before --timestamp-start ({timestamp_start}): "
-            "end time before start time"
-        )
+        raise ParameterError("timestamp_end", f"{timestamp_end} is before the start ({timestamp_start}): "
+                                              "end time before start time")
     runnable = []
     for one_type in types:
         refusal = query_type_refusal(one_type, scale, start_ns, end_ns) if queries else None
         if refusal is None:
             runnable.append(one_type)
         elif query_type != "all":
-            raise UsageError(refusal)
+            raise ParameterError("query_type", refusal)
     return _generate(runnable, seed, scale, start_ns, end_ns, queries)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.errors import UsageError
-from harness.tsbs.queries import Query
+from harness.tsbs.query_types import Query
 
 _KEYS = ("query_type", "label", "description", "sql", "params")
 

@@ -1,4 +1,4 @@
-"""harness.sql against a real QuestDB (the pinned version): SQL over /exec, the cpu table, schema checks, counts, WAL."""
+"""harness.http_exec against a real QuestDB (the pinned version): SQL over /exec, the cpu table, schema checks, counts, WAL."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from questdb import Sender, TimestampNanos
 
 from harness.errors import RunError, UsageError
 from harness.versions import questdb_version
-from harness.sql import QuestDBQueryError, QuestDBSql
+from harness.http_exec import QuestDBQueryError, QuestDBSql
 from harness.tsbs import cpu_only
 
 TABLE = "cpu_test"
@@ -64,7 +64,7 @@ def test_ping_to_a_closed_port_names_host_and_port():
 @pytest.mark.parametrize("fields,field_type", [("double", "DOUBLE"), ("long", "LONG")])
 def test_create_cpu_table(client, fields, field_type):
     assert client.table_columns(TABLE) is None
-    client.create_cpu_table(TABLE, fields)
+    client.create_table(cpu_only.schema(fields, TABLE))
     expected = [(tag, "SYMBOL") for tag in cpu_only.TAG_COLUMNS]
     expected += [(field, field_type) for field in cpu_only.FIELD_COLUMNS]
     expected.append(("timestamp", "TIMESTAMP"))
@@ -74,23 +74,23 @@ def test_create_cpu_table(client, fields, field_type):
                                f"where table_name = '{TABLE}'")
     assert rows == [["timestamp", "DAY", True]]
     assert client.wal_state(TABLE)["suspended"] is False
-    client.check_cpu_schema(TABLE, fields)
+    client.check_schema(cpu_only.schema(fields, TABLE))
     assert client.count(TABLE) == 0
     with pytest.raises(QuestDBQueryError, match="already exists"):
-        client.create_cpu_table(TABLE, fields)
+        client.create_table(cpu_only.schema(fields, TABLE))
 
 
 def test_drop_table_is_idempotent(client):
-    client.create_cpu_table(TABLE, "double")
+    client.create_table(cpu_only.schema("double", TABLE))
     client.drop_table(TABLE)
     assert client.table_columns(TABLE) is None
     client.drop_table(TABLE)
 
 
 def test_schema_check_refuses_the_other_field_type(client):
-    client.create_cpu_table(TABLE, "double")
+    client.create_table(cpu_only.schema("double", TABLE))
     with pytest.raises(UsageError) as failure:
-        client.check_cpu_schema(TABLE, "long")
+        client.check_schema(cpu_only.schema("long", TABLE))
     message = str(failure.value)
     assert f"table {TABLE}" in message and "usage_user is DOUBLE, needs LONG" in message
     assert "and 7 more" in message and "--keep-table" in message
@@ -99,7 +99,7 @@ def test_schema_check_refuses_the_other_field_type(client):
 def test_schema_check_refuses_missing_columns_and_a_plain_timestamp(client):
     client.exec(f"create table {TABLE} (hostname STRING, usage_user DOUBLE, timestamp TIMESTAMP)")
     with pytest.raises(UsageError) as failure:
-        client.check_cpu_schema(TABLE, "double")
+        client.check_schema(cpu_only.schema("double", TABLE))
     message = str(failure.value)
     assert "hostname is STRING, needs SYMBOL" in message and "region is missing" in message
 
@@ -109,23 +109,23 @@ def test_schema_check_wants_the_designated_timestamp(client):
     columns += [f"{field} DOUBLE" for field in cpu_only.FIELD_COLUMNS]
     client.exec(f"create table {TABLE} ({', '.join(columns)}, timestamp TIMESTAMP)")
     with pytest.raises(UsageError, match="timestamp is not the designated timestamp"):
-        client.check_cpu_schema(TABLE, "double")
+        client.check_schema(cpu_only.schema("double", TABLE))
 
 
 def test_schema_check_of_a_missing_table(client):
     with pytest.raises(UsageError, match=f"table {TABLE} does not exist"):
-        client.check_cpu_schema(TABLE, "double")
+        client.check_schema(cpu_only.schema("double", TABLE))
 
 
 def test_bad_names_and_field_types_are_usage_errors(client):
     with pytest.raises(UsageError, match="invalid table name"):
         client.count("cpu'; drop table cpu; --")
-    with pytest.raises(UsageError, match="--fields must be one of double, long"):
-        client.create_cpu_table(TABLE, "float")
+    with pytest.raises(UsageError, match="fields: must be one of double, long"):
+        client.create_table(cpu_only.schema("float", TABLE))
 
 
 def test_wait_for_count_sees_wal_rows_arrive(client):
-    client.create_cpu_table(TABLE, "double")
+    client.create_table(cpu_only.schema("double", TABLE))
     insert_rows(client, TABLE, 1000)
     waited = client.wait_for_count(TABLE, 1000, timeout=60)
     assert waited >= 0
@@ -135,7 +135,7 @@ def test_wait_for_count_sees_wal_rows_arrive(client):
 
 
 def test_wait_for_count_of_rows_sent_over_ilp(questdb, client):
-    client.create_cpu_table(TABLE, "long")
+    client.create_table(cpu_only.schema("long", TABLE))
     with Sender.from_conf(f"tcp::addr={questdb.host}:{questdb.ilp_port};protocol_version=1;") as sender:
         for index in range(500):
             sender.row(TABLE, symbols={"hostname": f"host_{index % 7}"}, columns={"usage_user": index},
@@ -145,7 +145,7 @@ def test_wait_for_count_of_rows_sent_over_ilp(questdb, client):
 
 
 def test_wait_for_count_timeout_states_both_counts(client):
-    client.create_cpu_table(TABLE, "double")
+    client.create_table(cpu_only.schema("double", TABLE))
     insert_rows(client, TABLE, 100)
     client.wait_for_count(TABLE, 100, timeout=60)
     with pytest.raises(RunError) as failure:
@@ -155,7 +155,7 @@ def test_wait_for_count_timeout_states_both_counts(client):
 
 
 def test_wait_for_count_fails_fast_on_excess_rows(client):
-    client.create_cpu_table(TABLE, "double")
+    client.create_table(cpu_only.schema("double", TABLE))
     insert_rows(client, TABLE, 100)
     client.wait_for_count(TABLE, 100, timeout=60)
     # A timeout this long would hang the test if the excess were not seen at the first poll.
@@ -169,7 +169,7 @@ def test_wait_for_count_fails_fast_on_a_suspended_wal(questdb_factory):
     # Suspending a table's WAL by SQL needs dev mode, so this test runs a server of its own.
     server = questdb_factory(extra_env={"QDB_DEV_MODE_ENABLED": "true"})
     client = server.client
-    client.create_cpu_table(TABLE, "double")
+    client.create_table(cpu_only.schema("double", TABLE))
     client.exec(f"alter table {TABLE} suspend wal with 24, 'disk full, as the test says'")
     insert_rows(client, TABLE, 10)
     with pytest.raises(RunError) as failure:

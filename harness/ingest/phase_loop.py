@@ -23,11 +23,10 @@ from questdb import QuestDBError, Sender, TimestampNanos
 
 from harness.errors import RunError
 from harness.ingest.ilp import Chunk, append_frame, chunk_rows, new_buffer
-from harness.ingest.senders import SenderTarget, one_line, open_sender
+from harness.ingest.senders import SenderSettings, one_line, open_sender
 from harness.phase import PhaseProgress, PhaseRecord
-from harness.tsbs.cpu_only import FIELD_COLUMNS, TAG_COLUMNS, TIMESTAMP_COLUMN
+from harness.tsbs.schema import TIMESTAMP_COLUMN
 
-OPS = ("dataframe", "iterrows", "itertuples")
 
 
 class Worker:
@@ -48,21 +47,27 @@ class Worker:
 
 
 def _rows_of(chunk: pd.DataFrame, op: str) -> Iterator[tuple[dict, dict, TimestampNanos]]:
-    """Row-by-row access as a Python user without the dataframe API would write it."""
+    """Row-by-row access as a Python user without the dataframe API would write it: the frame's numeric
+    columns are its fields, the timestamp its designated one, every other column a tag."""
+    names = [name for name in chunk.columns if name != TIMESTAMP_COLUMN]
+    fields = [name for name in names if pd.api.types.is_numeric_dtype(chunk[name].dtype)]
+    tags = [name for name in names if name not in fields]
     if op == "iterrows":
         for _, row in chunk.iterrows():
             yield (
-                {tag: row[tag] for tag in TAG_COLUMNS},
-                {name: _python_number(row[name]) for name in FIELD_COLUMNS},
+                {tag: row[tag] for tag in tags},
+                {name: _python_number(row[name]) for name in fields},
                 TimestampNanos(row[TIMESTAMP_COLUMN].value),
             )
     else:
-        tags, fields = len(TAG_COLUMNS), len(FIELD_COLUMNS)
+        positions = {name: position for position, name in enumerate(chunk.columns)}
+        tag_at, field_at = [positions[tag] for tag in tags], [positions[name] for name in fields]
+        timestamp_at = positions[TIMESTAMP_COLUMN]
         for row in chunk.itertuples(index=False, name=None):
             yield (
-                dict(zip(TAG_COLUMNS, row[:tags])),
-                {name: _python_number(value) for name, value in zip(FIELD_COLUMNS, row[tags : tags + fields])},
-                TimestampNanos(row[-1].value),
+                {tag: row[position] for tag, position in zip(tags, tag_at)},
+                {name: _python_number(row[position]) for name, position in zip(fields, field_at)},
+                TimestampNanos(row[timestamp_at].value),
             )
 
 
@@ -101,7 +106,7 @@ class SendWorker(Worker):
     # Between two attempts while the server is away: short against a restart, long against a busy loop.
     RESEND_PAUSE_SECONDS = 0.5
 
-    def __init__(self, op: str, target: SenderTarget, progress: PhaseProgress, index: int,
+    def __init__(self, op: str, target: SenderSettings, progress: PhaseProgress, index: int,
                  resend_for: float | None = None):
         self.op = op
         self.target = target

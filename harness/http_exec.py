@@ -1,4 +1,4 @@
-"""QuestDB's SQL over its HTTP ``/exec`` endpoint: DDL, schema checks, counts, server version.
+"""The HTTP ``/exec`` client: QuestDB's SQL over its HTTP endpoint: DDL, schema checks, counts, server version.
 
 Owns every SQL statement the harness sends. Uses only the standard library, so it also serves tests
 and tools that run without the ingestion client. Errors become one-line ``RunError`` (the server is
@@ -15,7 +15,6 @@ import urllib.parse
 import urllib.request
 
 from harness.errors import RunError, UsageError
-from harness.tsbs.cpu_only import schema as cpu_schema
 from harness.tsbs.schema import TableSchema
 
 PING_TIMEOUT_SECONDS = 5.0
@@ -117,10 +116,6 @@ class QuestDBSql:
         self.exec(f"create table '{_checked(schema.table)}' ({columns}) "
                   f"timestamp({schema.timestamp}) partition by DAY WAL{keys}")
 
-    def create_cpu_table(self, table: str, fields: str) -> None:
-        """The TSBS cpu table: 10 SYMBOL tags, 10 DOUBLE or LONG fields, designated timestamp, WAL."""
-        self.create_table(cpu_schema(fields, table))
-
     def check_schema(self, schema: TableSchema, dedup: bool = False) -> None:
         """Raise UsageError unless the table exists and can take rows of ``schema`` as they are: every
         column of the schema there with its type, the timestamp designated, and (``dedup``) deduplication
@@ -148,9 +143,6 @@ class QuestDBSql:
                 f"table {schema.table} exists with a schema incompatible with this run ({shown}); "
                 f"drop it or run without --keep-table"
             )
-
-    def check_cpu_schema(self, table: str, fields: str) -> None:
-        self.check_schema(cpu_schema(fields, table))
 
     def deduplicates(self, table: str) -> bool:
         """Whether the table has DEDUP UPSERT KEYS on."""

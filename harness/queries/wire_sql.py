@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from harness.errors import UsageError
 from harness.tsbs.params import parse_rfc3339_ns
+from harness.tsbs.query_types import Query
 
 AGGREGATES = ("max", "avg")
 _PLACEHOLDER = re.compile(r"\$(\d+)")
@@ -34,11 +35,6 @@ _STATEMENT = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _UNIT_MICROS = {"s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000, "d": 86_400_000_000}
-
-
-def query_field(query, name: str):
-    """``query[name]`` for the golden JSON object, ``query.name`` for the generator's ``Query``."""
-    return query[name] if isinstance(query, dict) else getattr(query, name)
 
 
 def _sql_literal(value) -> str:
@@ -63,14 +59,14 @@ def inline_params(sql: str, params: list | None) -> str:
     return _PLACEHOLDER.sub(replace, sql)
 
 
-def http_sql(query) -> str:
+def http_sql(query: Query) -> str:
     """The fully substituted SQL TSBS puts in the ``/exec?query=`` of an HTTP query."""
-    return inline_params(query_field(query, "sql"), query_field(query, "params"))
+    return inline_params(query.sql, query.params)
 
 
-def pgwire_sql(query) -> tuple[str, list]:
+def pgwire_sql(query: Query) -> tuple[str, list]:
     """(SQL with the host lists inlined and the other placeholders renumbered, the values to bind)."""
-    sql, params = query_field(query, "sql"), query_field(query, "params") or []
+    sql, params = query.sql, query.params or []
     numbers: dict[int, str] = {}
     bound: list = []
     for number, value in enumerate(params, start=1):
@@ -128,11 +124,11 @@ def _timestamp_micros(value, query_type: str) -> int:
     return parse_rfc3339_ns(value, "query timestamp") // 1000
 
 
-def shape_of(query) -> QueryShape:
+def shape_of(query: Query) -> QueryShape:
     """Parse the query's SQL and bind its parameters."""
-    query_type = query_field(query, "query_type")
-    params = query_field(query, "params") or []
-    sql = one_line(query_field(query, "sql"))
+    query_type = query.query_type
+    params = query.params or []
+    sql = one_line(query.sql)
     unsupported = UsageError(f"query type {query_type}: the reference cannot answer {sql!r}")
     match = _STATEMENT.match(sql)
     if not match or match.group("table").lower() != "cpu":

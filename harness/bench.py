@@ -1,0 +1,200 @@
+"""The ``bench`` command: TSBS DataFrames generated, serialized and (``--send``) sent, the count validated,
+the run recorded. ``run_bench(BenchOptions(...))`` is what ``python -m harness bench`` calls and what
+tests and notebooks call directly.
+
+The options compose the shared groups (``harness.option_groups``); the phases are ``harness.bench_phases``;
+the run's lifecycle is the session's (``harness.session``); the data set is the use case's
+(``harness.tsbs.use_cases``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import pprint
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TextIO
+
+from harness.bench_phases import bench_phases
+from harness.errors import UsageError
+from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
+from harness.ingest.senders import SenderSettings, parse_conf, redact_conf
+from harness.metrics import RunMetrics
+from harness.option_groups import (
+    DataSetOptions, FrameOptions, MetricsOptions, ProgressOptions, RecordOptions, ServerOptions,
+)
+from harness.options import check_options, coerce_choices, option
+from harness.results import RunRecord, load_results
+from harness.session import Run, metered, sampled
+from harness.tsbs import params, use_cases
+from harness.tsbs.schema import TableSchema
+from harness.tsbs.use_cases import Chunk, UseCase
+
+DEFAULT_CHUNK_ROWS = 10_000  # the original benchmark's --worker-chunk-row-count
+# Exactly-once runs let the client itself retry a failed request this long (a blip), and re-send the chunk
+# on a new connection after that, counting it, until --retry-timeout.
+CLIENT_RETRY_TIMEOUT_MS = 2_000
+
+
+@dataclass
+class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetOptions, RecordOptions, ServerOptions):
+    """Every option of a benchmark run; the defaults are the original benchmark's."""
+
+    row_count: int = option(10_000_000, "Rows to generate (ignored when --timestamp-end is given).", min=1)
+    workers: int | None = option(None, "Workers: threads, each with its own buffer and connection. Default: one, "
+                                       "on a single thread as the original's single-threaded run.", min=1)
+    worker_chunk_row_count: int = option(DEFAULT_CHUNK_ROWS, "Rows per chunk (dealt round-robin to workers; one "
+                                                             "flush each).", min=1)
+    send: bool = option(False, "After serializing, send to the target.", flags=("--send",))
+    stream: bool = option(False, "Generate chunks while sending (bounded memory); skips the serialize-only phase "
+                                 "when sending.", flags=("--stream",))
+    op: Op = option(Op.dataframe, "dataframe (Sender.dataframe), iterrows or itertuples (Sender.row per row).")
+    transport: Transport = option(Transport.tcp, "ILP transport.")
+    protocol_version: ProtocolVersion = option(ProtocolVersion.auto, "ILP protocol version: 1 (text), 2 (binary "
+                                                                     "doubles), 3, or auto.")
+    conf: str | None = option(None, "A full client configuration string (auth, TLS, auto-flush...); overrides "
+                                    "--transport/--protocol-version/--ilp-port for sending. Secrets are recorded "
+                                    "as ***.")
+    exactly_once: bool = option(False, "Every row exactly once, whatever the server does: HTTP only; the table "
+                                       "deduplicates, each chunk is one transaction, and a chunk whose flush "
+                                       "failed is sent again until --retry-timeout.", flags=("--exactly-once",))
+    retry_timeout: float = option(60.0, "With --exactly-once: seconds a chunk may keep failing (server down) "
+                                        "before the run fails.", min=0, min_open=True)
+    flush_timeout: float = option(60.0, "Seconds one flush may take before the run fails (a server that stopped "
+                                        "reading: ILP over TCP has no timeout of its own).", min=0, min_open=True)
+    resume: str | None = option(None, "Continue the --exactly-once run this results file records (it died: client "
+                                      "killed, machine rebooted) from the last chunk the server acknowledged; "
+                                      "every other option comes from the file.")
+    first_chunk: int = option(0, "Chunks of the data set already in the table (set by --resume).", cli=False)
+    write_ilp: str | None = option(None, "Also write the serialized ILP to this file (not timed).")
+    verbose: bool = option(False, "Print every parameter before the run.", flags=("--verbose",))
+
+    def __post_init__(self) -> None:
+        coerce_choices(self)
+
+    @property
+    def threads(self) -> int:
+        """Worker threads the phases run: ``workers``, or the one of the single-threaded run."""
+        return self.workers or 1
+
+    @property
+    def use_case_entry(self) -> UseCase:
+        return use_cases.get(self.use_case)
+
+    @property
+    def sender_transport(self) -> str:
+        """The transport senders use: the scheme of ``conf`` when given (it wins), else ``transport``."""
+        return parse_conf(self.conf)[0] if self.conf is not None else str(self.transport)
+
+    @property
+    def mode(self) -> str:
+        """What the run does, in a few words; it also names the default results file."""
+        kind = ("sink" if self.target == Target.sink else "send") if self.send else "serialize"
+        threads = f"{self.workers}w" if self.workers else "1t"
+        use_case = "" if self.use_case == use_cases.DEFAULT else f"{self.use_case}-"
+        return f"{use_case}{kind}-{self.op}-{self.fields}-{threads}"
+
+    def check(self) -> None:
+        check_options(self)
+        use_case = self.use_case_entry
+        if self.op != Op.dataframe and self.workers is not None:
+            raise UsageError(f"--op {self.op} is the single-threaded row-by-row baseline: it takes no --workers")
+        if self.target == Target.sink and self.sender_transport != "tcp":
+            raise UsageError("--target sink takes ILP over TCP only (the sink never answers HTTP)")
+        if self.table is not None and not use_case.renamable_table:
+            raise UsageError(f"--table names a one-table use case's table; {use_case.name} writes its own tables "
+                             f"({', '.join(use_case.tables())})")
+        if self.op != Op.dataframe and not use_case.row_api:
+            raise UsageError(f"--op {self.op} is cpu-only's row-by-row baseline; {use_case.name} sends with "
+                             f"--op dataframe")
+        use_cases.check_memory(use_case, self.scale, min(self.worker_chunk_row_count, self.row_count))
+        if self.write_ilp is not None:
+            folder = os.path.dirname(os.path.abspath(self.write_ilp))
+            if os.path.isdir(self.write_ilp) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+                raise UsageError(f"--write-ilp: cannot write {self.write_ilp}")
+        if self.exactly_once and (self.sender_transport != "http" or self.target != Target.questdb):
+            raise UsageError("--exactly-once needs --transport http to QuestDB: ILP over TCP has no "
+                             "acknowledgements, so a chunk's fate after a failure is unknowable")
+
+    def dataset(self) -> params.DatasetSpec:
+        return self.spec(None if self.timestamp_end else self.row_count, rows_set_the_end=True)
+
+    def chunks(self, spec: params.DatasetSpec) -> Iterator[Chunk]:
+        """The data set in chunks of ``worker_chunk_row_count`` rows, each mapping its table to its rows."""
+        chunks = self.use_case_entry.chunks(spec, self.worker_chunk_row_count, self.fields, self.symbol_dtype,
+                                            self.table)
+        # The chunks before first_chunk are generated all the same: later ones depend on the PRNG's state.
+        return itertools.islice(chunks, self.first_chunk, None)
+
+    def schemas(self) -> list[TableSchema]:
+        return self.use_case_entry.schemas(self.fields, self.table)
+
+    def table_rows(self, spec: params.DatasetSpec) -> dict[str, int]:
+        """Rows of the whole data set per table."""
+        return self.use_case_entry.table_rows(spec, table=self.table)
+
+    def sender_settings(self) -> SenderSettings:
+        return SenderSettings(self.transport, self.protocol_version, self.host, self.ilp_port, self.http_port,
+                              self.conf, CLIENT_RETRY_TIMEOUT_MS if self.exactly_once else None)
+
+
+def bench_parameters(options: BenchOptions, spec: params.DatasetSpec, target: SenderSettings) -> dict:
+    values = dataclasses.asdict(options)
+    # What was really used: --conf wins over --transport and --protocol-version, and its secrets are never
+    # recorded.
+    values.update(target.used())
+    if options.conf is not None:
+        values["conf"] = redact_conf(options.conf)
+    values.update(seed=spec.seed, row_count=spec.row_count, timestamp_start_ns=spec.start_ns,
+                  interval_ns=spec.interval_ns)
+    return values
+
+
+def resumed_options(path: str) -> BenchOptions:
+    """The options of the run recorded in ``path``, set to continue it where the server's acknowledgements
+    end (``first_chunk``) into the same table and results file."""
+    (record,) = load_results([path])
+    parameters = record.parameters
+    if record.kind != "bench" or not parameters.get("exactly_once"):
+        raise UsageError(f"--resume: {path} is not an --exactly-once bench run: only such a run resumes exactly")
+    if record.status == "ok":
+        raise UsageError(f"--resume: the run in {path} finished: nothing to resume")
+    if record.acknowledged_chunks is None:
+        raise UsageError(f"--resume: {path} records no acknowledged chunks: the run never reached its send phase")
+    if "***" in str(parameters.get("conf")):
+        raise UsageError("--resume: the run used a --conf with secrets, which are never recorded")
+    names = {field.name for field in dataclasses.fields(BenchOptions)} - {"resume", "results", "first_chunk"}
+    values = {name: parameters[name] for name in names if name in parameters}
+    values.update(seed=record.seed, keep_table=True, send=True, results=path, first_chunk=record.acknowledged_chunks)
+    return BenchOptions(**values)
+
+
+def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord:
+    """Run one benchmark; returns its record (also written as JSON). Raises UsageError/RunError."""
+    out = out or sys.stdout
+    if options.resume is not None:
+        options = resumed_options(options.resume)
+    options.check()
+    target = options.sender_settings()
+    spec = options.dataset()
+    parameters = bench_parameters(options, spec, target)
+    run = Run(RunRecord(kind="bench", mode=options.mode, parameters=parameters, seed=spec.seed), options, out)
+    if options.verbose:
+        run.say("Running with params:")
+        run.say(pprint.pformat(dict(sorted(parameters.items())), indent=4))
+    elif options.seed is None:
+        run.say(f"seed: {spec.seed}")
+    metrics = RunMetrics(run.record.run_id, _metric_labels(parameters), options.metrics_port,
+                         options.metrics_linger, workers=options.threads, host=options.metrics_host)
+    with metered(run, metrics), sampled(options, run, metrics.phases):
+        bench_phases(options, spec, target, run, metrics)
+    return run.record
+
+
+def _metric_labels(parameters: dict) -> dict:
+    """The run's info labels, from what the record says was used."""
+    labels = {key: str(parameters[key]) for key in ("transport", "fields", "scale", "seed", "op", "target")}
+    return {**labels, "workers": str(parameters["workers"] or 1), "protocol": str(parameters["protocol_version"])}

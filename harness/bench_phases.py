@@ -1,0 +1,132 @@
+"""The phases of a ``bench`` run, one small function each: generate (every chunk in memory first, as the
+original benchmark does), serialize, write the ILP to a file, send, validate. Each records itself in the
+run (``harness.session.Run``) and feeds the run's metrics.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from harness.errors import RunError, UsageError
+from harness.ingest.ilp import write_ilp
+from harness.ingest.ordered_write import default_workers
+from harness.ingest.phase_loop import (
+    ChunkStream, PhaseFailed, SendWorker, SerializeWorker, deal_round_robin, run_phase,
+)
+from harness.phase import PhaseRecord
+from harness.progress import ProgressPrinter
+from harness.session import checkpoints, recorded_if_interrupted
+from harness.tables import connect, server_state, validate
+
+if TYPE_CHECKING:
+    from harness.bench import BenchOptions
+    from harness.http_exec import QuestDBSql
+    from harness.ingest.senders import SenderSettings
+    from harness.metrics import RunMetrics
+    from harness.session import Run
+    from harness.tsbs.params import DatasetSpec
+    from harness.tsbs.use_cases import Chunk
+
+
+def bench_phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, run: Run,
+                 metrics: RunMetrics) -> None:
+    """Every phase the options ask for, in order."""
+    questdb, rows_before = None, {}
+    if options.send:
+        questdb, rows_before = connect(options, target, run, options.schemas(), options.exactly_once)
+    threads = options.threads
+    chunks = None if options.stream else generate_phase(options, spec, run, metrics)
+
+    def work():
+        if chunks is not None:
+            return deal_round_robin(chunks, threads, options.first_chunk)
+        return ChunkStream(options.chunks(spec), threads, first_index=options.first_chunk)
+
+    protocol_version = target.offline_protocol_version()
+    if not (options.stream and options.send):
+        serialize_phase(options, protocol_version, work(), run, metrics, spec.row_count)
+    if options.write_ilp:
+        write_ilp_phase(options, chunks if chunks is not None else options.chunks(spec), protocol_version, run)
+    if options.send:
+        sent, last_flush = send_phase(options, target, work(), run, metrics, spec.row_count, questdb)
+        if questdb is not None:
+            metrics.set_phase("validate")
+            whole = options.table_rows(spec)
+            expected = {table: before + sent.tables.get(table, whole[table]) for table, before in rows_before.items()}
+            if options.first_chunk:  # resumed: chunks sent again replaced themselves; the whole set is there
+                expected = whole
+            validate(questdb, options, expected, last_flush, run)
+
+
+def generate_phase(options: BenchOptions, spec: DatasetSpec, run: Run, metrics: RunMetrics) -> list[Chunk]:
+    """Every chunk in memory before the timed phases, as the original benchmark does."""
+    metrics.set_phase("generate")
+    cpu_started, started = time.process_time(), time.perf_counter()
+    chunks = list(options.chunks(spec))
+    seconds = time.perf_counter() - started
+    run.phase("generate", None, PhaseRecord(spec.row_count, 0, seconds, time.process_time() - cpu_started))
+    run.say(f"Generated:\n  {spec.row_count} rows in {seconds:.2f}s: {spec.row_count / seconds / 1e6:.2f} "
+            f"mil rows/sec.")
+    return chunks
+
+
+def serialize_phase(options: BenchOptions, protocol_version: int, work, run: Run, metrics: RunMetrics,
+                    total_rows: int) -> None:
+    metrics.set_phase("serialize")
+    threads = options.threads
+    progress = metrics.new_phase("serialize", threads)
+    workers = [SerializeWorker(options.op, protocol_version) for _ in range(threads)]
+    with ProgressPrinter(progress, total_rows, options.reporting_period, run.out), \
+            recorded_if_interrupted(run, progress):
+        record = run_phase(progress, workers, work)
+    run.phase("serialize", "Serialized", record)
+
+
+def send_phase(options: BenchOptions, target: SenderSettings, work, run: Run, metrics: RunMetrics,
+               total_rows: int, questdb: QuestDBSql | None = None) -> tuple[PhaseRecord, float]:
+    """Send every chunk, one connection per worker; returns the phase and when its last flush ended."""
+    metrics.set_phase("send")
+    threads = options.threads
+    progress = metrics.new_phase("send", threads, options.first_chunk)
+    senders: list[SendWorker] = []
+    try:
+        for index in range(threads):
+            senders.append(SendWorker(options.op, target, progress, index,
+                                      options.retry_timeout if options.exactly_once else None))
+    except BaseException:
+        for sender in senders:
+            sender.close()
+        raise
+    try:
+        with ProgressPrinter(progress, total_rows, options.reporting_period, run.out), \
+                recorded_if_interrupted(run, progress), checkpoints(run, progress):
+            record = run_phase(progress, senders, work, options.flush_timeout)
+    except PhaseFailed as failure:
+        run.phase("send", None, failure.record)
+        # TCP has no acknowledgements: what was flushed is an upper bound of what the server received.
+        bound = " (over TCP: an upper bound of what arrived)" if target.scheme.startswith("tcp") else ""
+        server = f"; {server_state(questdb, options.schemas())}" if questdb is not None else ""
+        unsent = total_rows - failure.record.rows
+        # Without dedup a second attempt cannot fill the gap without doubling what arrived: say both sides.
+        gap = "" if options.exactly_once or questdb is None else (
+            f"; {unsent} of the {total_rows} rows were never sent: the table is incomplete, and sending the "
+            f"data set again would double the rows that arrived (--exactly-once makes a re-send safe)")
+        raise RunError(f"{failure}; {failure.record.rows} rows were sent (flushed) before the failure{bound}"
+                       f"{gap}{server}") from None
+    last_flush = time.perf_counter()
+    run.phase("send", "Sent", record)
+    if options.exactly_once:
+        run.say(f"  Re-sent: {record.resent_chunks} chunks after failed flushes; "
+                f"{record.outage_seconds:.1f}s spent waiting for the server.")
+    return record, last_flush
+
+
+def write_ilp_phase(options: BenchOptions, chunks, protocol_version: int, run: Run) -> None:
+    """Write the serialized ILP to a file, outside every timed phase."""
+    try:
+        with open(options.write_ilp, "wb", buffering=8 << 20) as out:
+            rows, nbytes = write_ilp(chunks, out, protocol_version, default_workers())
+    except OSError as exc:
+        raise UsageError(f"--write-ilp: cannot write {options.write_ilp}: {exc.strerror}") from None
+    run.say(f"Wrote ILP:\n  {rows} rows, {nbytes / 2**20:.2f} MiB to {options.write_ilp}")

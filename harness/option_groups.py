@@ -1,0 +1,113 @@
+"""The option groups commands compose: each flag declared once, with one default and one help text.
+
+A command's options class inherits the groups it takes (``class BenchOptions(DataSetOptions, ServerOptions,
+...)``); ``harness.options.add_command`` turns the result into its typer command. Groups hold settings only;
+what a run does with them is the session's (``harness.session``) and the commands' own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.ingest.choices import Target
+from harness.options import option
+from harness.tsbs import params, use_cases
+from harness.tsbs.choices import FieldType, SymbolDtype
+
+USE_CASE_HELP = "TSBS use case: " + ", ".join(use_cases.NAMES) + "."
+
+
+@dataclass
+class EndpointOptions:
+    """The server's address: what every command that talks to QuestDB takes."""
+
+    host: str = option("localhost", "Server host.")
+    http_port: int = option(9000, "HTTP port (ILP/HTTP, /exec: DDL, validation and HTTP queries).", min=1,
+                            max=65535)
+
+
+@dataclass
+class RecordOptions:
+    """Where a run's record goes."""
+
+    results: str | None = option(None, "Results JSON path. Default: results/<UTC time>-<mode>.json.")
+    results_dir: str = option("results", "Folder of default results paths.", cli=False)
+    report: bool = option(False, "Also write the HTML run report beside the results file (as `harness report` "
+                                 "does).", flags=("--report",))
+
+
+@dataclass
+class ProgressOptions:
+    reporting_period: float = option(10.0, "Seconds between progress lines (0: none).", min=0)
+
+
+@dataclass
+class MetricsOptions:
+    """The run's own Prometheus endpoint."""
+
+    metrics_port: int | None = option(None, "Serve Prometheus metrics on this port during the run.", min=1,
+                                      max=65535)
+    metrics_linger: float = option(0.0, "Seconds to keep serving metrics after the run, for a final scrape.",
+                                   min=0)
+    metrics_host: str | None = option(None, "Address the metrics endpoint binds (default: $HARNESS_METRICS_HOST, "
+                                            "else 127.0.0.1). 0.0.0.0 shows the run to the whole network.")
+
+
+@dataclass
+class ServerOptions(EndpointOptions):
+    """Where an ingest run sends and the table it fills."""
+
+    target: Target = option(Target.questdb, "questdb (DDL and validation) or sink (a no-op socat sink: no DDL, "
+                                            "no validation).")
+    ilp_port: int = option(9009, "ILP/TCP port.", min=1, max=65535)
+    table: str | None = option(None, "Table name of a one-table use case (cpu-only: default cpu).")
+    keep_table: bool = option(False, "Do not drop the table: append, after checking its schema.",
+                              flags=("--keep-table",))
+    validation_query_timeout: float = option(120.0, "Seconds to wait for all rows to become visible.", min=0,
+                                             min_open=True)
+    sample_interval: float = option(1.0, "Seconds between the samples of the record's time series (rows, bytes, "
+                                         "client CPU, server WAL); 0: none.", min=0)
+    server_metrics_port: int = option(9003, "QuestDB's /metrics port (its min HTTP server), sampled for the WAL's "
+                                            "written and applied rows and apply lag.", min=1, max=65535)
+
+
+@dataclass
+class DataSetRangeOptions:
+    """Which TSBS data set: use case, seed, hosts and time range (tsbs_generate_data's and
+    tsbs_generate_queries's flags)."""
+
+    use_case: str = option(use_cases.DEFAULT, USE_CASE_HELP)
+    seed: int | None = option(None, "PRNG seed, as TSBS's --seed. Default: random, printed and recorded.")
+    scale: int = option(4000, "Number of hosts (TSBS --scale).", min=1)
+    timestamp_start: str = option(params.DEFAULT_TIMESTAMP_START, "First epoch (RFC 3339).")
+    timestamp_end: str | None = option(None, "End of the time range, exclusive (RFC 3339). Default: "
+                                             f"{params.DEFAULT_TIMESTAMP_END}; bench: as far as --row-count needs.")
+
+    def range_end(self) -> str:
+        """The end of the range, its default filled in."""
+        return self.timestamp_end or params.DEFAULT_TIMESTAMP_END
+
+
+@dataclass
+class DataSetOptions(DataSetRangeOptions):
+    """A data set's rows as well as its range: the interval between epochs and how fields are typed."""
+
+    log_interval: str = option(params.DEFAULT_LOG_INTERVAL, "Time between epochs (Go duration).")
+    fields: FieldType = option(FieldType.double, "double: the walk states (DOUBLE columns); long: TSBS's integer "
+                                                 "values (LONG columns), as tsbs_generate_data prints them.")
+
+    def spec(self, row_limit: int | None = None, rows_set_the_end: bool = False) -> params.DatasetSpec:
+        """The data set these flags name, its first ``row_limit`` rows; with ``rows_set_the_end`` and no
+        --timestamp-end the range ends where those rows do."""
+        end = self.timestamp_end if self.timestamp_end or rows_set_the_end else params.DEFAULT_TIMESTAMP_END
+        return use_cases.make_spec(use_case=self.use_case, seed=self.seed, scale=self.scale,
+                                   timestamp_start=self.timestamp_start, timestamp_end=end,
+                                   log_interval=self.log_interval, row_limit=row_limit)
+
+
+@dataclass
+class FrameOptions:
+    """How the data set's DataFrames hold their tags."""
+
+    symbol_dtype: SymbolDtype = option(SymbolDtype.category, "Tag column dtype of the DataFrames (category is the "
+                                                             "fast one).")

@@ -1,0 +1,86 @@
+"""The tables a run fills: the target checked before anything is sent, each table prepared (dropped and
+created, or kept after a schema check), the counts read back until they are exact, and what the server
+says of a table after a failed send.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from harness.errors import RunError
+from harness.http_exec import QuestDBSql
+from harness.ingest.choices import Target
+from harness.ingest.sockets import check_listening
+from harness.results import TableCount, Validation
+from harness.tsbs.schema import TableSchema
+
+if TYPE_CHECKING:
+    from harness.ingest.senders import SenderSettings
+    from harness.option_groups import ServerOptions
+    from harness.session import Run
+
+
+def connect(options: ServerOptions, target: SenderSettings | None, run: Run, schemas: list[TableSchema],
+            dedup: bool = False) -> tuple[QuestDBSql | None, dict[str, int]]:
+    """Check the target answers before anything is sent; for QuestDB, record its version and prepare the
+    tables. Returns the SQL client (None for the sink) and the rows each table already holds."""
+    if options.target == Target.sink:
+        if target is not None:
+            check_listening(*target.endpoint(), "the no-op sink")
+        return None, {}
+    questdb = QuestDBSql(options.host, options.http_port)
+    questdb.ping()
+    if target is not None:
+        check_listening(*target.endpoint(), f"QuestDB ILP over {target.scheme}")
+    run.record.server = {"questdb_version": questdb.server_version()}
+    return questdb, {schema.table: prepare_table(questdb, schema, options.keep_table, run, dedup)
+                     for schema in schemas}
+
+
+def prepare_table(questdb: QuestDBSql, schema: TableSchema, keep_table: bool, run: Run, dedup: bool = False) -> int:
+    """Drop and create the table, or (``keep_table``) check the existing one; returns its row count."""
+    table = schema.table
+    exists = questdb.table_columns(table) is not None
+    if keep_table and exists:
+        questdb.check_schema(schema, dedup)
+        rows = questdb.count(table)
+        run.say(f"Kept table {table} ({rows} rows)")
+        return rows
+    if exists:
+        questdb.drop_table(table)
+        run.say(f"Dropped table {table}")
+    elif not keep_table:
+        run.say(f"Table {table} does not exist")
+    questdb.create_table(schema, dedup)
+    run.say(f"Created table {table}{' (deduplicating)' if dedup else ''}")
+    return 0
+
+
+def validate(questdb: QuestDBSql, options: ServerOptions, expected: dict[str, int], last_flush: float,
+             run: Run) -> None:
+    """Wait until each table holds exactly its expected rows; record the counts read back and the time
+    it took after the last flush."""
+    for table, rows in expected.items():
+        questdb.wait_for_count(table, rows, options.validation_query_timeout)
+    since_flush = time.perf_counter() - last_flush
+    tables = {table: TableCount(rows, questdb.count(table)) for table, rows in expected.items()}
+    run.record.validation = Validation(sum(expected.values()), sum(count.visible for count in tables.values()),
+                                       round(since_flush, 3), tables if len(tables) > 1 else {})
+    for table, rows in expected.items():
+        run.say(f"Validated:\n  {rows} rows visible in table {table} {since_flush:.2f}s after the last flush.")
+
+
+def server_state(questdb: QuestDBSql, schemas: list[TableSchema]) -> str:
+    """What the server says after a failed send: rows visible per table and, where its WAL apply stopped,
+    the server's own reason (a full disk shows here, while the client only saw a reset connection)."""
+    try:
+        states = []
+        for schema in schemas:
+            wal = questdb.wal_state(schema.table) or {}
+            reason = wal.get("errorMessage") or wal.get("errorTag")
+            suspended = f", WAL apply suspended: {reason or 'no reason given'}" if wal.get("suspended") else ""
+            states.append(f"{schema.table}: {questdb.count(schema.table)} rows visible{suspended}")
+        return "server says " + "; ".join(states)
+    except RunError as exc:
+        return f"the server does not answer ({exc})"

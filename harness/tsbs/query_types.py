@@ -1,0 +1,48 @@
+"""TSBS's query types and what one generated query is: the names of the devops query types
+(``tsbs_generate_queries --use-case=cpu-only|devops``) in TSBS's order, which a use case's ``query_types``
+lists, and ``Query``, which ``harness.tsbs.queries`` generates and query files hold. Light on purpose: a query
+run that reads its queries from a file imports this, not the generator (Go's PRNG, numba)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+QUERY_TYPES = (
+    "single-groupby-1-1-1",
+    "single-groupby-1-1-12",
+    "single-groupby-1-8-1",
+    "single-groupby-5-1-1",
+    "single-groupby-5-1-12",
+    "single-groupby-5-8-1",
+    "cpu-max-all-1",
+    "cpu-max-all-8",
+    "double-groupby-1",
+    "double-groupby-5",
+    "double-groupby-all",
+    "high-cpu-all",
+    "high-cpu-1",
+    "lastpoint",
+    "groupby-orderby-limit",
+    "cpu-max-all-32-24",
+)
+
+
+@dataclass(frozen=True)
+class Query:
+    """One generated query: TSBS's label and description, the placeholder SQL and its bind values."""
+
+    query_type: str
+    label: str
+    description: str
+    sql: str
+    params: tuple | None  # host lists are tuples of names; None when TSBS wrote no parameters
+
+    def to_json_dict(self) -> dict:
+        params = None if self.params is None else [list(p) if isinstance(p, tuple) else p for p in self.params]
+        return {
+            "query_type": self.query_type,
+            "label": self.label,
+            "description": self.description,
+            "sql": self.sql,
+            "params": params,
+        }
