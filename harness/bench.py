@@ -115,6 +115,9 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetOptions
             folder = os.path.dirname(os.path.abspath(self.write_ilp))
             if os.path.isdir(self.write_ilp) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
                 raise UsageError(f"--write-ilp: cannot write {self.write_ilp}")
+        if self.exactly_once and not use_case.unique_keys:
+            raise UsageError(f"--exactly-once deduplicates rows by their series and timestamp; {use_case.name}'s "
+                             f"rows are not unique by them (TSBS clears some rows' tags)")
         if self.exactly_once and (self.sender_transport != "http" or self.target != Target.questdb):
             raise UsageError("--exactly-once needs --transport http to QuestDB: ILP over TCP has no "
                              "acknowledgements, so a chunk's fate after a failure is unknowable")

@@ -23,7 +23,7 @@ GOLDEN = GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
 BENCH = ["bench", "--send", "--row-count", "1000", "{server}", "--results", "{tmp}/r.json"]
 CASES = [
     # generate
-    (["generate", "--use-case", "iot"], 2, "--use-case"),
+    (["generate", "--use-case", "trucks"], 2, "--use-case"),
     (["generate", "--scale", "0"], 2, "--scale"),
     (["generate", "--scale", "-5"], 2, "--scale"),
     (["generate", "--scale", "1e9"], 2, "--scale"),

@@ -104,7 +104,7 @@ def test_replay_of_a_tsbs_devops_file_validates_nine_tables(tmp_path, devops_que
 @pytest.mark.parametrize("args,fragment", [
     (["bench", "--use-case", "devops", "--table", "mine"], "--table"),
     (["bench", "--use-case", "devops", "--op", "iterrows"], "--op iterrows"),
-    (["bench", "--use-case", "iot"], "--use-case"),
+    (["bench", "--use-case", "trucks"], "--use-case"),
     (["generate", "--use-case", "devops-generic"], "--use-case"),
 ])
 def test_options_that_make_no_sense_for_devops_end_in_one_line(args, fragment):

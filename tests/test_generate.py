@@ -207,7 +207,7 @@ def test_rfc3339(text, nanos):
         (["--log-interval", "ten seconds"], "--log-interval"),
         (["--scale", "0"], "--scale"),
         (["--scale", "-3"], "--scale"),
-        (["--use-case", "iot"], "unknown use case"),
+        (["--use-case", "trucks"], "unknown use case"),
         (["--timestamp-start", "2016/01/01"], "--timestamp-start"),
         (["--timestamp-end", "tomorrow"], "--timestamp-end"),
         (["--fields", "float"], "--fields"),

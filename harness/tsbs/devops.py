@@ -343,6 +343,7 @@ class Devops:
     default_chunk_rows: int = DEFAULT_CHUNK_ROWS
     renamable_table: bool = False
     row_api: bool = False
+    unique_keys: bool = True
     # A host's 87 states, draws, tag codes and strings, and a chunk row's states, the widest table's columns
     # and pandas' copies, with margin.
     bytes_per_host: int = 2_000

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 _MODULES = {
     "cpu-only": "harness.tsbs.cpu_only",
     "devops": "harness.tsbs.devops",
+    "iot": "harness.tsbs.iot",
 }
 NAMES = tuple(_MODULES)
 DEFAULT = "cpu-only"
@@ -49,6 +50,8 @@ class UseCase(Protocol):
     renamable_table: bool
     # Whether rows may go row by row through the client's row API (the iterrows/itertuples baselines).
     row_api: bool
+    # Whether every row is unique by its series tags and timestamp: what --exactly-once's deduplication keys.
+    unique_keys: bool
     # Memory a host and a row of a chunk in flight cost, with margin (``check_memory``).
     bytes_per_host: int
     bytes_per_chunk_row: int
