@@ -23,10 +23,7 @@ with warnings.catch_warnings():
 
 from harness.ingest.ordered_write import SerializeJob, write_in_order
 from harness.tsbs.schema import TIMESTAMP_COLUMN
-
-# One chunk of a data set: table name -> that table's consecutive rows (cpu-only: one table; devops:
-# one per measurement).
-Chunk = dict[str, pd.DataFrame]
+from harness.tsbs.use_cases import Chunk
 
 TEXT_PROTOCOL = 1
 
