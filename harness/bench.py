@@ -95,7 +95,8 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetOptions
         kind = ("sink" if self.target == Target.sink else "send") if self.send else "serialize"
         threads = f"{self.workers}w" if self.workers else "1t"
         use_case = "" if self.use_case == use_cases.DEFAULT else f"{self.use_case}-"
-        return f"{use_case}{kind}-{self.op}-{self.fields}-{threads}"
+        order = "-sorted" if self.time_ordered else ""
+        return f"{use_case}{kind}-{self.op}-{self.fields}-{threads}{order}"
 
     def check(self) -> None:
         check_options(self)

@@ -6,8 +6,10 @@ run (``harness.session.Run``) and feeds the run's metrics.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from harness.arrival import ArrivalTally, arrival_lines
 from harness.errors import RunError, UsageError
 from harness.ingest.ilp import write_ilp
 from harness.ingest.ordered_write import default_workers
@@ -40,12 +42,16 @@ def bench_phases(options: BenchOptions, spec: DatasetSpec, target: SenderSetting
     # case whose draws drop rows, iot, counts them by running its simulation).
     whole = options.table_rows(spec)
     total_rows = sum(whole.values())
-    chunks = None if options.stream else generate_phase(options, total_rows, run, metrics, spec)
+    # Tallied where the chunks are made once: generated up front, or streamed to the one phase that runs.
+    tally = ArrivalTally()
+    run.record.arrival = tally.tables
+    chunks = None if options.stream else generate_phase(options, total_rows, run, metrics,
+                                                        tally.watch(options.chunks(spec)))
 
     def work():
         if chunks is not None:
             return deal_round_robin(chunks, threads, options.first_chunk)
-        return ChunkStream(options.chunks(spec), threads, first_index=options.first_chunk)
+        return ChunkStream(tally.watch(options.chunks(spec)), threads, first_index=options.first_chunk)
 
     protocol_version = target.offline_protocol_version()
     if not (options.stream and options.send):
@@ -54,6 +60,8 @@ def bench_phases(options: BenchOptions, spec: DatasetSpec, target: SenderSetting
         write_ilp_phase(options, chunks if chunks is not None else options.chunks(spec), protocol_version, run)
     if options.send:
         sent, last_flush = send_phase(options, target, work(), run, metrics, total_rows, questdb)
+        if late := arrival_lines(tally.tables):
+            run.say("Arrived out of order (behind a row sent before them to the same table):\n" + "\n".join(late))
         if questdb is not None:
             metrics.set_phase("validate")
             expected = {table: before + sent.tables.get(table, whole[table]) for table, before in rows_before.items()}
@@ -62,11 +70,11 @@ def bench_phases(options: BenchOptions, spec: DatasetSpec, target: SenderSetting
             validate(questdb, options, expected, last_flush, run)
 
 
-def generate_phase(options: BenchOptions, rows: int, run: Run, metrics: RunMetrics, spec: DatasetSpec) -> list[Chunk]:
+def generate_phase(options: BenchOptions, rows: int, run: Run, metrics: RunMetrics, made: Iterable[Chunk]) -> list[Chunk]:
     """Every chunk (``rows`` rows in all) in memory before the timed phases, as the original benchmark does."""
     metrics.set_phase("generate")
     cpu_started, started = time.process_time(), time.perf_counter()
-    chunks = list(options.chunks(spec))
+    chunks = list(made)
     seconds = time.perf_counter() - started
     run.phase("generate", None, PhaseRecord(rows, 0, seconds, time.process_time() - cpu_started))
     run.say(f"Generated:\n  {rows} rows in {seconds:.2f}s: {rows / seconds / 1e6:.2f} mil rows/sec.")

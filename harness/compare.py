@@ -39,6 +39,13 @@ def comparison_table(records: list[RunRecord]) -> str:
     if query_runs:
         others = [record for record in records if record.kind != "queries"]
         return "\n\n".join(([comparison_table(others)] if others else []) + [query_comparison_table(query_runs)])
+    # Out-of-order figures where they say something: a run that sent late rows or sorted its data.
+    if any(record.shows_arrival for record in records):
+        return _ingest_table(records) + "\n\n" + arrival_table(records)
+    return _ingest_table(records)
+
+
+def _ingest_table(records: list[RunRecord]) -> str:
     header = ("file", "date", "mode", "target", "op", "fields", "transport", "proto", "workers", "cpus", "rows",
               "serialize Mrows/s", "send Mrows/s", "send cores", "MiB/s", "visible s", "status", "vs first")
     table = []
@@ -73,10 +80,34 @@ def comparison_table(records: list[RunRecord]) -> str:
             record.status,
             " ".join(ratios) or "-",
         ))
-    widths = [max(len(cell) for cell in column) for column in zip(header, *table)]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in (header, *table)]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
+    return _plain_table(header, table)
+
+
+def arrival_table(records: list[RunRecord]) -> str:
+    """Ingest runs' out-of-order figures side by side: per table the share of rows sent behind a newer one
+    (``harness.arrival``), then what the server says it cost over the run (its O3 commits, rows the WAL apply
+    wrote to disk per row applied, the apply's largest lag in transactions) and the time to visible."""
+    header = ("file", "mode", "sorted", "workers", "late rows (share, up to s)", "send Mrows/s", "O3 commits",
+              "disk rows/row", "most txns behind", "visible s")
+    rows = []
+    for record in records:
+        series = record.timeseries
+        arrival = record.arrival or {}
+        late = ", ".join(f"{table} {figures.late_share:.2%} ({figures.max_late_seconds:g}s)"
+                         for table, figures in arrival.items()) or "-"
+        o3 = series.server_increase("o3_commits") if series else None
+        disk = series.disk_rows_per_applied_row() if series else None
+        behind = series.most_transactions_behind() if series else None
+        send = record.phases.get("send")
+        visible = record.validation.time_to_visible_seconds if record.validation else None
+        rows.append((
+            record.path.name if record.path else "-", record.mode,
+            "yes" if record.parameters.get("time_ordered") else "no", str(record.parameters.get("workers") or 1),
+            late, f"{send.rows_per_second / 1e6:.2f}" if send else "-",
+            f"{o3:.0f}" if o3 is not None else "-", f"{disk:.2f}" if disk is not None else "-",
+            f"{behind:.0f}" if behind is not None else "-", f"{visible:.2f}" if visible is not None else "-",
+        ))
+    return _plain_table(header, rows)
 
 
 def _plain_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:

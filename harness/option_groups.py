@@ -95,6 +95,9 @@ class DataSetOptions(DataSetRangeOptions):
     log_interval: str = option(params.DEFAULT_LOG_INTERVAL, "Time between epochs (Go duration).")
     fields: FieldType = option(FieldType.double, "double: the walk states (DOUBLE columns); long: TSBS's integer "
                                                  "values (LONG columns), as tsbs_generate_data prints them.")
+    time_ordered: bool = option(False, "Each table's rows in time order (iot: TSBS sends some late, and this "
+                                       "sorts them in bounded memory; the same rows): to measure what the late "
+                                       "ones cost.", flags=("--sort",))
 
     def spec(self, row_limit: int | None = None, rows_set_the_end: bool = False) -> params.DatasetSpec:
         """The data set these flags name, its first ``row_limit`` rows; with ``rows_set_the_end`` and no
@@ -102,7 +105,8 @@ class DataSetOptions(DataSetRangeOptions):
         end = self.timestamp_end if self.timestamp_end or rows_set_the_end else params.DEFAULT_TIMESTAMP_END
         return use_cases.make_spec(use_case=self.use_case, seed=self.seed, scale=self.scale,
                                    timestamp_start=self.timestamp_start, timestamp_end=end,
-                                   log_interval=self.log_interval, row_limit=row_limit)
+                                   log_interval=self.log_interval, row_limit=row_limit,
+                                   time_ordered=self.time_ordered)
 
 
 @dataclass

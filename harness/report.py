@@ -97,6 +97,16 @@ def _summary(record: RunRecord) -> str:
                                      f"{validation.time_to_visible_seconds:.2f} s after the last write"))
         phases.extend((f"  table {table}", f"{count.visible} of {count.expected} rows visible")
                       for table, count in validation.tables.items())
+    if record.shows_arrival:
+        phases.extend((f"  arrived late in {table}", f"{figures.late_rows} of {figures.rows} rows "
+                                                     f"({figures.late_share:.2%}), up to {figures.max_late_seconds:g} s")
+                      for table, figures in (record.arrival or {}).items())
+        series = record.timeseries
+        o3 = series.server_increase("o3_commits") if series else None
+        disk = series.disk_rows_per_applied_row() if series else None
+        if o3 is not None:
+            phases.append(("  server, out of order", f"{o3:.0f} O3 commits"
+                           + (f", {disk:.2f} rows written to disk per row applied" if disk is not None else "")))
     system = record.system or {}
     machine = [(key, system[key]) for key in ("cpu_model", "cpu_count", "cpu_affinity", "memory_total_bytes",
                                               "kernel", "hostname", "date_utc") if key in system]

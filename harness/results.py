@@ -48,6 +48,19 @@ class Validation:
 
 
 @dataclass
+class TableArrival:
+    """One table's rows as they arrived in time (``harness.arrival``)."""
+
+    rows: int = 0
+    late_rows: int = 0  # rows behind the newest timestamp sent to the table before them
+    max_late_seconds: float = 0.0  # how far behind the latest of them was
+
+    @property
+    def late_share(self) -> float:
+        return self.late_rows / self.rows if self.rows else 0.0
+
+
+@dataclass
 class LatencyStats:
     """One query type's (or all queries') figures; times in milliseconds."""
 
@@ -145,6 +158,8 @@ class RunRecord:
     server: dict | None = None
     phases: dict[str, PhaseRecord] = field(default_factory=dict)
     validation: Validation | None = None
+    # Ingest runs: per table, the rows sent behind a newer one (harness.arrival).
+    arrival: dict[str, TableArrival] | None = None
     # Chunks of the data set, counted from the first, that the server acknowledged: where --resume goes on.
     acknowledged_chunks: int | None = None
     # Second by second (harness.timeseries): rows and bytes per phase and worker, client CPU, server WAL.
@@ -154,6 +169,12 @@ class RunRecord:
     status: str = "running"
     error: str | None = None
     path: Path | None = field(default=None, compare=False)  # where it was read from or written to
+
+    @property
+    def shows_arrival(self) -> bool:
+        """Whether the order its rows arrived in is worth showing: some came late, or it sorted them."""
+        return bool(self.parameters.get("time_ordered")
+                    or any(figures.late_rows for figures in (self.arrival or {}).values()))
 
     def to_dict(self) -> dict:
         values = dataclasses.asdict(self)
@@ -169,11 +190,13 @@ class RunRecord:
         if validation:
             tables = {name: TableCount(**count) for name, count in validation.pop("tables", {}).items()}
             validation = Validation(**validation, tables=tables)
+        arrival = values.pop("arrival", None)
+        arrival = {table: TableArrival(**figures) for table, figures in arrival.items()} if arrival else None
         timeseries = values.pop("timeseries", None)
         timeseries = TimeSeries.from_dict(timeseries) if timeseries else None
         queries = values.pop("queries", None)
         queries = QueryFigures.from_dict(queries) if queries else None
-        return cls(**values, phases=phases, validation=validation, timeseries=timeseries, queries=queries)
+        return cls(**values, phases=phases, validation=validation, arrival=arrival, timeseries=timeseries, queries=queries)
 
 
 def format_phase(title: str, phase: PhaseRecord) -> str:

@@ -5,7 +5,7 @@ the same the progress lines, the metrics and the record read), the client proces
 (psutil), the QuestDB process's too where it runs on this machine (found by the port it listens on),
 and, where QuestDB's ``/metrics`` answers, the server's WAL counters: rows written to the WAL,
 rows applied to the tables, and the sequencer and writer transaction numbers (their difference is the
-apply lag). Counts are cumulative, so rates come from differences and the last sample equals the totals.
+apply lag), the out-of-order commits and the rows the WAL apply wrote to disk. Counts are cumulative, so rates come from differences and the last sample equals the totals.
 Past ``max_samples`` every other sample is dropped and the interval doubles: a long run keeps a bounded
 series over its whole length.
 """
@@ -31,6 +31,10 @@ SERVER_SERIES = {
     "questdb_wal_apply_written_rows_total": "wal_applied_rows",
     "questdb_wal_apply_seq_txn": "sequencer_txn",
     "questdb_wal_apply_writer_txn": "writer_txn",
+    # What out-of-order rows cost the server: commits that merged rows into the past, and rows it wrote
+    # to disk while applying the WAL (more than were applied when merges rewrote partitions).
+    "questdb_o3_commits_total": "o3_commits",
+    "questdb_wal_apply_physically_written_rows_total": "wal_physically_written_rows",
 }
 SERVER_TIMEOUT_SECONDS = 0.5
 
@@ -61,6 +65,26 @@ class TimeSeries:
         values = dict(values)
         samples = [Sample(**sample) for sample in values.pop("samples", [])]
         return cls(**values, samples=samples)
+
+
+    def server_increase(self, key: str) -> float | None:
+        """How much a cumulative server counter (``SERVER_SERIES``) grew from the run's first sample to its
+        last; None where the server was sampled fewer than twice."""
+        values = [sample.server[key] for sample in self.samples if sample.server and key in sample.server]
+        return values[-1] - values[0] if len(values) >= 2 else None
+
+    def disk_rows_per_applied_row(self) -> float | None:
+        """Rows the WAL apply wrote to disk per row it applied over the run: above 1 where out-of-order rows
+        made it rewrite what was already in the table."""
+        applied = self.server_increase("wal_applied_rows")
+        disk = self.server_increase("wal_physically_written_rows")
+        return disk / applied if disk is not None and applied else None
+
+    def most_transactions_behind(self) -> float | None:
+        """The WAL apply's largest lag over the run: transactions committed but not yet applied."""
+        lags = [sample.server["sequencer_txn"] - sample.server["writer_txn"] for sample in self.samples
+                if sample.server and {"sequencer_txn", "writer_txn"} <= sample.server.keys()]
+        return max(lags) if lags else None
 
 
 def server_metrics(url: str) -> dict[str, float]:

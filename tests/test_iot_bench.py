@@ -64,6 +64,43 @@ def test_a_streamed_send_is_exact_in_both_tables(questdb, tmp_path, devnull):
     assert 80_000 < sum(counts.values()) < 100_000
 
 
+def late_lines(lines: list[bytes]) -> dict[str, int]:
+    """Per table, the golden file's lines behind a newer line of the same table before them."""
+    newest, late = {}, {table: 0 for table in TABLES}
+    for line in lines:
+        table, stamp = line.split(b",", 1)[0].decode(), int(line.rsplit(b" ", 1)[1])
+        late[table] += stamp < newest.get(table, stamp)
+        newest[table] = max(newest.get(table, stamp), stamp)
+    return late
+
+
+def test_sent_as_tsbs_orders_it_and_sorted_the_same_rows_arrive(questdb, tmp_path, devnull):
+    """As sent, the record counts the late rows TSBS's file holds (counted here from the file itself) and the
+    server reports out-of-order commits; sorted (``--sort``), no late row and the same rows in the tables."""
+    late = late_lines(gzip.open(GOLDEN).read().splitlines())
+    assert sum(late.values()) > 500
+    fingerprints, records = [], {}
+    for time_ordered in (False, True):
+        record = run_bench(BenchOptions(send=True, host=questdb.host, ilp_port=questdb.ilp_port,
+                                        http_port=questdb.http_port, server_metrics_port=questdb.min_port,
+                                        worker_chunk_row_count=500, workers=1, time_ordered=time_ordered,
+                                        results=str(tmp_path / f"{time_ordered}.json"), reporting_period=0,
+                                        **GOLDEN_FLAGS), out=devnull)
+        assert record.status == "ok" and record.validation.visible_rows == 6513
+        fingerprints.append({table: fingerprint(questdb.client, table) for table in TABLES})
+        records[time_ordered] = record
+    assert fingerprints[0] == fingerprints[1]
+    as_sent, ordered = records[False], records[True]
+    assert {table: figures.late_rows for table, figures in as_sent.arrival.items()} == late
+    assert {table: figures.late_rows for table, figures in ordered.arrival.items()} == {table: 0 for table in TABLES}
+    assert ordered.mode.endswith("-sorted") and ordered.parameters["time_ordered"] is True
+    assert as_sent.timeseries.server_increase("o3_commits") > 0
+    assert ordered.timeseries.server_increase("o3_commits") == 0
+    compared = run_cli("compare", str(as_sent.path), str(ordered.path))
+    assert compared.returncode == 0 and "O3 commits" in compared.stdout
+    assert f"readings {late['readings'] / 3253:.2%}" in compared.stdout
+
+
 @pytest.mark.parametrize("args, fragment", [
     (["--exactly-once", "--transport", "http"], "not unique"),
     (["--table", "trucks"], "--table"),
@@ -74,6 +111,13 @@ def test_what_iot_cannot_do_is_refused_in_one_line(args, fragment):
                      "--ilp-port", "1", *args)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert fragment in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("use_case", ["cpu-only", "devops"])
+def test_sort_is_refused_where_rows_are_in_time_order_already(use_case):
+    result = run_cli("generate", "--use-case", use_case, "--sort", "--scale", "2", "--file", "-")
+    assert result.returncode == 2 and result.stderr == f"error: --sort: {use_case}'s rows are in time order as " \
+                                                       f"TSBS writes them: nothing to sort\n"
 
 
 def test_the_registry_knows_iot():

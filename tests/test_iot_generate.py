@@ -4,6 +4,7 @@ growth and the DataFrames against the same lines."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import math
@@ -16,6 +17,7 @@ import pytest
 
 from harness.errors import UsageError
 from harness.tsbs import iot
+from harness.tsbs.iot_kernels import _EPOCH
 from harness.tsbs.iot_schema import FIELDS, NUMERIC_TAGS, STRING_TAGS, TABLES, schemas
 from harness.tsbs.params import DatasetSpec, parse_go_duration_ns, parse_rfc3339_ns
 from harness.tsbs.schema import TIMESTAMP_COLUMN
@@ -102,6 +104,39 @@ def test_text_is_the_same_for_any_chunk_size():
         assert text_of(spec, chunk_rows) == golden, chunk_rows
     first_small = b"".join(job()[1][0].tobytes() for job in iot.text_jobs(spec, 500, first_chunk_rows=3))
     assert first_small == golden
+
+
+def timestamp_of(line: bytes) -> int:
+    return int(line.rsplit(b" ", 1)[1])
+
+
+def test_sorted_is_tsbs_file_in_time_order_for_any_chunk_size():
+    """``--sort``: TSBS's own lines, stably sorted by timestamp (both tables together), whatever the chunks."""
+    spec, _, golden = golden_case()
+    expected = b"".join(sorted(golden.splitlines(keepends=True), key=timestamp_of))
+    ordered = dataclasses.replace(spec, time_ordered=True)
+    for chunk_rows in (1, 10, 999, 10**6):
+        assert text_of(ordered, chunk_rows) == expected, chunk_rows
+    first_small = b"".join(job()[1][0].tobytes() for job in iot.text_jobs(ordered, 500, first_chunk_rows=3))
+    assert first_small == expected
+
+
+def test_sorting_holds_back_only_the_late_lines():
+    """The sort waits for a line only while an earlier one may still come (the simulation's held-back
+    points and batches): far fewer lines than the data set are ever waiting."""
+    spec = dataclasses.replace(iot_spec(3, 10, "2016-01-01T00:00:00Z", "2016-01-02T00:00:00Z", "10s"),
+                               time_ordered=True)
+    simulator = iot.IotSimulator(spec)
+    lines, most_waiting, seen, horizon = 0, 0, [], 0
+    while not simulator.finished:
+        records = simulator.next_records(1000)
+        assert (records[:, _EPOCH] >= horizon).all()  # the horizon promised no earlier line would come
+        seen.append(records)
+        lines += len(records)
+        horizon = simulator.horizon()
+        seen = [chunk[chunk[:, _EPOCH] >= horizon] for chunk in seen]
+        most_waiting = max(most_waiting, sum(len(chunk) for chunk in seen))
+    assert lines > 150_000 and 0 < most_waiting < 5_000
 
 
 def test_held_back_queues_grow_without_changing_the_lines():

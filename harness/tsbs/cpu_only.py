@@ -190,6 +190,7 @@ class CpuOnly:
     renamable_table: bool = True
     row_api: bool = True
     unique_keys: bool = True
+    in_time_order: bool = True
     # A host's walk states and tag codes, and a chunk row's values, row index, tag codes and timestamps
     # with pandas' copies, with margin.
     bytes_per_host: int = 400

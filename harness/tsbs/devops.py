@@ -344,6 +344,7 @@ class Devops:
     renamable_table: bool = False
     row_api: bool = False
     unique_keys: bool = True
+    in_time_order: bool = True
     # A host's 87 states, draws, tag codes and strings, and a chunk row's states, the widest table's columns
     # and pandas' copies, with margin.
     bytes_per_host: int = 2_000

@@ -42,6 +42,7 @@ class Iot:
     # TSBS clears a line's name now and then, and nameless lines share timestamps: (name, timestamp) would
     # merge them.
     unique_keys: bool = False
+    in_time_order: bool = False  # TSBS holds some points and batches back: they arrive late
     # A truck's states and choices, and a chunk line's record, frame columns and pandas' copies, with margin.
     bytes_per_host: int = 400
     bytes_per_chunk_row: int = 800

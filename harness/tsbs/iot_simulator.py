@@ -44,8 +44,9 @@ import numpy as np
 from harness.errors import ParameterError
 from harness.tsbs.gorand import GoRand
 from harness.tsbs.iot_kernels import (
-    _BATCH_SIZE, _BATCHES_HEAD, _CHOICE_COUNTS, _COUNTERS, _ENTRIES_HEAD, _FIELD_COUNTS, _FINISHED, _KIND,
-    _MAX_POINTS, _NEEDS_ROOM, _RECORD_COLUMNS, _STATE, _STATE_COLUMNS, _VALUE_SCALES, _create_trucks, _simulate,
+    _BATCH_SIZE, _BATCHES_COUNT, _BATCHES_HEAD, _CHOICE_COUNTS, _COUNTERS, _CURRENT_LENGTH, _CURRENT_POSITION,
+    _ENTRIES_COUNT, _ENTRIES_HEAD, _EPOCH, _EPOCHS_TICKED, _FIELD_COUNTS, _FINISHED, _KIND, _MAX_POINTS,
+    _NEEDS_ROOM, _RECORD_COLUMNS, _STATE, _STATE_COLUMNS, _VALUE_SCALES, _create_trucks, _simulate,
 )
 from harness.tsbs.iot_schema import ALL_TAGS, TABLES
 from harness.tsbs.params import DatasetSpec
@@ -93,6 +94,20 @@ class IotSimulator:
                 self._grow_queues()
         return out[:filled]
 
+    def horizon(self) -> int:
+        """The earliest epoch a line still to come can have: the stream's current epoch, or an earlier one
+        of a point or batch held back (or of the batch being printed). Lines before it are final."""
+        counters = self._counters
+        if self.finished:
+            return np.iinfo(np.int64).max
+        earliest = int(counters[_EPOCHS_TICKED])
+        pending = [self._current[counters[_CURRENT_POSITION]:counters[_CURRENT_LENGTH], _EPOCH]]
+        entries = (counters[_ENTRIES_HEAD] + np.arange(counters[_ENTRIES_COUNT])) % self._entries.shape[0]
+        pending.append(self._entries[entries, _EPOCH])
+        for batch in (counters[_BATCHES_HEAD] + np.arange(counters[_BATCHES_COUNT])) % self._batches.shape[0]:
+            pending.append(self._batches[batch, :self._batch_lengths[batch], _EPOCH])
+        return min([earliest, *(int(epochs.min()) for epochs in pending if len(epochs))])
+
     def _grow_queues(self) -> None:
         """Double both ring buffers, oldest item first at index 0."""
         counters = self._counters
@@ -117,14 +132,40 @@ def max_points(spec: DatasetSpec) -> int:
 
 def record_chunks(simulator: IotSimulator, chunk_rows: int, first_chunk_rows: int | None) -> Iterator[np.ndarray]:
     """Records of consecutive chunks of ``chunk_rows`` lines (the first of ``first_chunk_rows`` if given and
-    smaller; the last may be shorter)."""
+    smaller; the last may be shorter), in TSBS's order, or in time order if the spec says ``time_ordered``."""
     if chunk_rows <= 0:
         raise ParameterError("chunk_rows", f"must be a positive number of rows, got {chunk_rows}")
     lines = min(first_chunk_rows or chunk_rows, chunk_rows)
+    if simulator.spec.time_ordered:
+        yield from _time_ordered_chunks(simulator, chunk_rows, lines)
+        return
     while not simulator.finished:
         records = simulator.next_records(lines)
         if len(records):
             yield records
+        lines = chunk_rows
+
+
+def _time_ordered_chunks(simulator: IotSimulator, chunk_rows: int, lines: int) -> Iterator[np.ndarray]:
+    """The same lines sorted by epoch (a stable sort: TSBS's order within an epoch), in bounded memory: lines
+    wait only until no line still to come can be earlier (``IotSimulator.horizon``), so what is held is the
+    late lines' span, not the data set."""
+    waiting = np.empty((0, _RECORD_COLUMNS), dtype=np.int64)
+    ready: list[np.ndarray] = []
+    ready_lines = 0
+    while not simulator.finished or ready_lines:
+        if not simulator.finished and ready_lines < lines:
+            waiting = np.concatenate([waiting, simulator.next_records(chunk_rows)])
+            final = waiting[:, _EPOCH] < simulator.horizon()
+            if final.any():
+                done = waiting[final]
+                ready.append(done[np.argsort(done[:, _EPOCH], kind="stable")])
+                ready_lines += len(done)
+                waiting = waiting[~final]
+            continue
+        merged = np.concatenate(ready)
+        yield merged[:lines]
+        ready, ready_lines = [merged[lines:]], len(merged) - min(lines, len(merged))
         lines = chunk_rows
 
 

@@ -52,6 +52,8 @@ class UseCase(Protocol):
     row_api: bool
     # Whether every row is unique by its series tags and timestamp: what --exactly-once's deduplication keys.
     unique_keys: bool
+    # Whether TSBS writes each table's rows in time order (iot's arrive partly late; ``--sort`` orders them).
+    in_time_order: bool
     # Memory a host and a row of a chunk in flight cost, with margin (``check_memory``).
     bytes_per_host: int
     bytes_per_chunk_row: int
@@ -91,9 +93,12 @@ def get(name: str) -> UseCase:
 
 def make_spec(*, use_case: str = DEFAULT, **flags: Any) -> DatasetSpec:
     """``params.make_spec`` for the use case called ``use_case`` (``flags``: seed, scale, timestamp_start,
-    timestamp_end, log_interval, row_limit)."""
-    return params.make_spec(use_case=str(use_case), measurements_per_host=get(use_case).measurements_per_host,
-                            **flags)
+    timestamp_end, log_interval, row_limit, time_ordered)."""
+    chosen = get(use_case)
+    if flags.get("time_ordered") and chosen.in_time_order:
+        raise ParameterError("time_ordered", f"{chosen.name}'s rows are in time order as TSBS writes them: "
+                                             f"nothing to sort")
+    return params.make_spec(use_case=str(use_case), measurements_per_host=chosen.measurements_per_host, **flags)
 
 
 def memory_needed(use_case: UseCase, scale: int, chunk_rows: int) -> int:
