@@ -178,3 +178,24 @@ def test_what_iot_queries_cannot_do_is_refused_in_one_line(args, fragment, tmp_p
     result = run_cli("queries", "run", "--generate", "--http-port", "1", "--results", str(tmp_path / "r.json"), *args)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert fragment in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_order_rules_of_the_iot_types():
+    """daily-activity is held to day order (rows of one day in any order), avg-daily-driving-session to its
+    exact order, the rest compared as sets of rows."""
+    from harness.queries.answer import Answer
+    from harness.queries.check import compare
+    from harness.tsbs.query_types import Query
+
+    reference = IotReference(None, {})
+    daily, sessions, load = (Query(query_type, "", "", "SELECT 1", None)
+                             for query_type in ("daily-activity", "avg-daily-driving-session", "avg-load"))
+    day, next_day = 1451606400000000, 1451692800000000
+    expected = Answer(["fleet", "model", "day", "daily_activity"],
+                      [("East", "H-2", day, 1.0), ("West", "H-2", day, 2.0), ("East", "H-2", next_day, 3.0)])
+    same_day_swapped = Answer(expected.columns, [expected.rows[1], expected.rows[0], expected.rows[2]])
+    days_swapped = Answer(expected.columns, [expected.rows[2], expected.rows[0], expected.rows[1]])
+    assert compare(daily, same_day_swapped, expected, reference.order_rule(daily)) is None
+    assert "not in day order" in compare(daily, days_swapped, expected, reference.order_rule(daily))
+    assert compare(sessions, same_day_swapped, expected, reference.order_rule(sessions)) is not None
+    assert compare(load, days_swapped, expected, reference.order_rule(load)) is None
