@@ -1,0 +1,193 @@
+"""An ILP file (ours or ``tsbs_generate_data``'s, gzip'd or not) read in bounded pieces of whole lines.
+
+Owns reading for ``replay``: the file is read into a fixed pool of buffers (``IlpFile``), each piece cut at
+its last newline and the partial line after it carried into the next piece, so memory stays the pool's
+whatever the file's size. Lines are counted on the way (one ``count`` of ``\\n`` a piece) and, only where the
+file's use case has several tables, lines per table. The first piece is read before anything else happens:
+its first line tells the fields' type and, with the tables it names, the use case; the last line is checked
+when the file ends, without holding the file. A sender returns each buffer (``release``) once written.
+"""
+
+from __future__ import annotations
+
+import gzip
+import queue
+import re
+import threading
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from harness.errors import UsageError
+
+# One ILP line as TSBS writes it: measurement[,tag=value...] field=value[,field=value...] timestamp
+ILP_LINE = re.compile(rb"^[^ ,=]+(,[^ ,=]+=[^ ,]+)* [^ ,=]+=[^ ,]+(,[^ ,=]+=[^ ,]+)* \d+$")
+# How often a reader waiting for a free buffer looks whether the send has stopped.
+WAIT_SECONDS = 0.1
+
+
+@dataclass
+class Piece:
+    """Whole lines at the start of ``buffer``: ``size`` bytes, ``rows`` lines, split by table where the file's
+    use case has several tables."""
+
+    buffer: bytearray
+    size: int
+    rows: int
+    table_rows: dict[str, int] | None = None
+
+
+def measurement(line: bytes | bytearray) -> str:
+    """The table an ILP line names: its text before the first comma or space."""
+    return bytes(re.match(rb"[^ ,]*", line).group()).decode(errors="replace")
+
+
+def _count_tables(buffer: bytearray, size: int, tables: tuple[str, ...]) -> dict[str, int]:
+    # A piece starts at a line's start; every other line starts right after a newline of the piece.
+    return {table: buffer.count(b"\n" + table.encode() + b",", 0, size) + buffer.startswith(table.encode() + b",", 0, size)
+            for table in tables}
+
+
+class IlpFile:
+    """An ILP file opened for reading in pieces of whole lines of at most ``piece_size`` bytes (a buffer that a
+    longer line does not fit doubles until it does), into a pool of ``buffers`` buffers; ``first_piece`` reads the first one, ``pieces``
+    yields it and then the rest. Read errors, an empty file and a first or last line that is not ILP are
+    UsageErrors naming the file."""
+
+    def __init__(self, path: str, piece_size: int, buffers: int):
+        self.path = path
+        self.gzipped = path.endswith(".gz")
+        try:
+            self._source = gzip.open(path, "rb") if self.gzipped else open(path, "rb", buffering=0)
+        except OSError as exc:
+            raise UsageError(f"cannot read ILP file {path!r}: {exc.strerror or exc}") from None
+        self._free: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
+        for _ in range(buffers):
+            self._free.put(bytearray(piece_size))
+        self._carry = b""
+        self._ended = False
+        self._first: tuple[bytearray, int] | None = None
+        self._last_line = b""
+        # The file's use case, told from its first piece, and its tables: counted per piece where there
+        # are several.
+        self.use_case = ""
+        self.tables: tuple[str, ...] = ()
+        self.stopped = threading.Event()
+
+    def __enter__(self) -> IlpFile:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._source.close()
+
+    def release(self, buffer: bytearray) -> None:
+        """A piece's buffer is free again (its bytes were written, or never will be)."""
+        self._free.put(buffer)
+
+    def stop(self) -> None:
+        """Stop reading: ``pieces`` ends instead of waiting for a buffer."""
+        self.stopped.set()
+
+    def first_piece(self) -> bytes:
+        """Read the first piece (before anything is sent, so that a small file is checked whole before a table
+        is touched); its first line, checked to be ILP."""
+        buffer = self._free.get()
+        size = self._read(buffer)
+        if not buffer[:size].strip() and not self._carry.strip():
+            raise UsageError(f"ILP file {self.path!r} is empty")
+        first_line = bytes(buffer[: buffer.find(b"\n")]) if size else self._carry
+        self._check("first", first_line)
+        if self._ended:
+            self._check_end()
+        self._first = buffer, size
+        return first_line
+
+    def first_table_lines(self, tables: tuple[str, ...]) -> dict[str, int]:
+        """Lines per table of the first piece, for the tables given."""
+        buffer, size = self._first
+        return _count_tables(buffer, size, tables)
+
+    def pieces(self) -> Iterator[Piece]:
+        """The file's pieces in order, the first included, lines counted (per table of ``tables`` where there
+        are several); ends early once ``stop`` was called."""
+        tables = self.tables if len(self.tables) > 1 else ()
+        buffer, size = self._first
+        while size:
+            self._check_tables(buffer)
+            yield Piece(buffer, size, buffer.count(b"\n", 0, size),
+                        _count_tables(buffer, size, tables) if tables else None)
+            buffer = self._take()
+            if buffer is None:
+                return
+            size = self._read(buffer)
+            if self._ended:
+                self._check_end()
+        self.release(buffer)
+
+    def _take(self) -> bytearray | None:
+        while not self.stopped.is_set():
+            try:
+                return self._free.get(timeout=WAIT_SECONDS)
+            except queue.Empty:
+                continue
+        return None
+
+    def _read(self, buffer: bytearray) -> int:
+        """Fill ``buffer`` with the carried partial line and what follows it; the size of the whole lines at
+        its start (the rest is carried; 0 at the end of the file). A line longer than the buffer grows it
+        (no view of it is alive while reading)."""
+        filled = len(self._carry)
+        while not self._ended:
+            buffer[:filled] = self._carry
+            filled = self._fill(buffer, filled)
+            end = buffer.rfind(b"\n", 0, filled) + 1
+            if end or self._ended:
+                break
+            self._carry = bytes(buffer[:filled])
+            buffer.extend(bytes(len(buffer)))  # one line fills the buffer: make room for the rest of it
+        else:
+            return 0
+        self._carry = bytes(buffer[end:filled])
+        if end:
+            # The piece's last line that is not empty: the file's last line if the file ends here.
+            stop = end - 1
+            while stop > 0 and buffer[stop - 1] == 0x0A:
+                stop -= 1
+            self._last_line = bytes(buffer[buffer.rfind(b"\n", 0, stop) + 1: stop])
+        return end
+
+    def _fill(self, buffer: bytearray, filled: int) -> int:
+        try:
+            with memoryview(buffer) as view:
+                while filled < len(buffer):
+                    window = view[filled:]
+                    got = self._source.readinto(window)
+                    window.release()
+                    if not got:
+                        self._ended = True
+                        break
+                    filled += got
+        except (OSError, EOFError, zlib.error) as exc:
+            raise UsageError(f"cannot read ILP file {self.path!r}: {getattr(exc, 'strerror', None) or exc}") from None
+        return filled
+
+    def _check_end(self) -> None:
+        """At the end of the file: its last line is ILP and ends with a newline."""
+        if self._carry.strip():
+            self._check("last", self._carry)
+            raise UsageError(f"ILP file {self.path!r} does not end with a newline: truncated?")
+        self._check("last", self._last_line)
+
+    def _check_tables(self, buffer: bytearray) -> None:
+        """A piece's first and last lines name tables of the file's use case (told from its first piece): a
+        file that holds more is refused where it shows, not left to a validation that cannot match."""
+        for line in (buffer[:256], self._last_line):
+            table = measurement(line)
+            if self.tables and table not in self.tables:
+                raise UsageError(f"ILP file {self.path!r} names table {table!r} after its first piece, which told "
+                                 f"a {self.use_case} file (tables {', '.join(self.tables)}); a larger --write-size "
+                                 f"lets the first piece show every table")
+
+    def _check(self, which: str, line: bytes) -> None:
+        if not ILP_LINE.match(line):
+            raise UsageError(f"ILP file {self.path!r}: its {which} line is not ILP ({line[:80]!r})")
