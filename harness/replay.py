@@ -65,7 +65,7 @@ def run_replay(options: ReplayOptions, out: TextIO | None = None) -> RunRecord:
 
 def _replay(options: ReplayOptions, ilp: IlpFile, out: TextIO) -> RunRecord:
     fields = ilp_field_type(ilp.first_piece())
-    use_case = use_cases.ilp_file_use_case(ilp.first_table_lines(use_cases.known_tables()))
+    use_case = use_cases.ilp_file_use_case(ilp.first_table_lines())
     if use_case is None:
         raise UsageError(f"ILP file {options.path!r} names measurements of no use case "
                          f"(known: {', '.join(use_cases.known_tables())})")

@@ -10,6 +10,7 @@ when the file ends, without holding the file. A sender returns each buffer (``re
 
 from __future__ import annotations
 
+import collections
 import gzip
 import queue
 import re
@@ -37,9 +38,12 @@ class Piece:
     table_rows: dict[str, int] | None = None
 
 
+_MEASUREMENT = re.compile(rb"[^ ,]*")
+
+
 def measurement(line: bytes | bytearray) -> str:
     """The table an ILP line names: its text before the first comma or space."""
-    return bytes(re.match(rb"[^ ,]*", line).group()).decode(errors="replace")
+    return bytes(_MEASUREMENT.match(line).group()).decode(errors="replace")
 
 
 def _count_tables(buffer: bytearray, size: int, tables: tuple[str, ...]) -> dict[str, int]:
@@ -102,10 +106,11 @@ class IlpFile:
         self._first = buffer, size
         return first_line
 
-    def first_table_lines(self, tables: tuple[str, ...]) -> dict[str, int]:
-        """Lines per table of the first piece, for the tables given."""
+    def first_table_lines(self) -> dict[str, int]:
+        """Lines per table the first piece names (told from its lines alone, so that telling a cpu-only
+        file imports no other use case)."""
         buffer, size = self._first
-        return _count_tables(buffer, size, tables)
+        return dict(collections.Counter(measurement(line) for line in bytes(buffer[:size]).split(b"\n") if line))
 
     def pieces(self) -> Iterator[Piece]:
         """The file's pieces in order, the first included, lines counted (per table of ``tables`` where there
