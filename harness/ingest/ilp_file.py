@@ -2,10 +2,10 @@
 
 Owns reading for ``replay``: the file is read into a fixed pool of buffers (``IlpFile``), each piece cut at
 its last newline and the partial line after it carried into the next piece, so memory stays the pool's
-whatever the file's size. Lines are counted on the way (one ``count`` of ``\\n`` a piece) and, only where the
-file's use case has several tables, lines per table. The first piece is read before anything else happens:
-its first line tells the fields' type and, with the tables it names, the use case; the last line is checked
-when the file ends, without holding the file. A sender returns each buffer (``release``) once written.
+whatever the file's size. Lines are counted on the way (``count_lines``: newlines, and lines per table only
+where the file's use case has several tables). The first piece is read before anything else happens: its
+first line tells the fields' type and, with the tables it names, the use case; the last line is checked when
+the file ends, without holding the file. A sender returns each buffer (``release``) once written.
 """
 
 from __future__ import annotations
@@ -19,10 +19,13 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from harness.errors import UsageError
 
 # One ILP line as TSBS writes it: measurement[,tag=value...] field=value[,field=value...] timestamp
 ILP_LINE = re.compile(rb"^[^ ,=]+(,[^ ,=]+=[^ ,]+)* [^ ,=]+=[^ ,]+(,[^ ,=]+=[^ ,]+)* \d+$")
+NEWLINE = ord("\n")
 # How often a reader waiting for a free buffer looks whether the send has stopped.
 WAIT_SECONDS = 0.1
 
@@ -46,10 +49,20 @@ def measurement(line: bytes | bytearray) -> str:
     return bytes(_MEASUREMENT.match(line).group()).decode(errors="replace")
 
 
-def _count_tables(buffer: bytearray, size: int, tables: tuple[str, ...]) -> dict[str, int]:
-    # A piece starts at a line's start; every other line starts right after a newline of the piece.
-    return {table: buffer.count(b"\n" + table.encode() + b",", 0, size) + buffer.startswith(table.encode() + b",", 0, size)
-            for table in tables}
+def count_lines(buffer: bytearray, size: int, tables: tuple[str, ...] = ()) -> tuple[int, dict[str, int] | None]:
+    """Lines of the whole lines at the start of ``buffer`` and, for ``tables`` (where given), lines per table.
+    numpy compares the bytes several times faster than ``bytearray.count`` and lets the senders' threads run
+    meanwhile; a table's lines are those whose first bytes are its name and a comma."""
+    data = np.frombuffer(buffer, np.uint8, size)
+    if not tables:
+        return int(np.count_nonzero(data == NEWLINE)), None
+    ends = np.flatnonzero(data == NEWLINE)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    prefixes = [np.frombuffer(table.encode() + b",", np.uint8) for table in tables]
+    width = max(len(prefix) for prefix in prefixes)
+    heads = data[np.minimum(starts[:, None] + np.arange(width), size - 1)]  # each line's first bytes
+    return len(ends), {table: int(np.count_nonzero((heads[:, :len(prefix)] == prefix).all(axis=1)))
+                       for table, prefix in zip(tables, prefixes)}
 
 
 class IlpFile:
@@ -119,8 +132,7 @@ class IlpFile:
         buffer, size = self._first
         while size:
             self._check_tables(buffer)
-            yield Piece(buffer, size, buffer.count(b"\n", 0, size),
-                        _count_tables(buffer, size, tables) if tables else None)
+            yield Piece(buffer, size, *count_lines(buffer, size, tables))
             buffer = self._take()
             if buffer is None:
                 return
