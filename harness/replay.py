@@ -22,7 +22,7 @@ from harness.options import check_options, coerce_choices, option
 from harness.phase import PhaseProgress
 from harness.results import RunRecord
 from harness.session import Run, sampled
-from harness.tables import connect, server_state, validate
+from harness.tables import connect, prepare_table, server_state, validate
 from harness.tsbs import use_cases
 from harness.tsbs.choices import FieldType
 from harness.tsbs.schema import TableSchema
@@ -80,6 +80,23 @@ def _replay(options: ReplayOptions, ilp: IlpFile, out: TextIO) -> RunRecord:
     with run:
         schemas = use_case.schemas(fields, options.table)
         questdb, rows_before = connect(options, None, run, schemas)
+
+        def widen(table: str) -> tuple[str, ...]:
+            """A later piece names ``table``: the use case that holds it and every table before, its new
+            tables made ready before the piece goes out (cpu-only's cpu is devops's)."""
+            wider = use_cases.ilp_file_use_case({**dict.fromkeys(ilp.tables, 1), table: 1})
+            if wider is None or options.table is not None:
+                raise UsageError(f"ILP file {options.path!r} names table {table!r} after its first piece, which "
+                                 f"told a {ilp.use_case} file" + (" (--table renames its one table)" if wider else ""))
+            for schema in wider.schemas(fields):
+                if schema.table not in rows_before and questdb is not None:
+                    rows_before[schema.table] = prepare_table(questdb, schema, options.keep_table, run)
+            schemas[:] = wider.schemas(fields)
+            run.record.parameters["use_case"] = ilp.use_case = wider.name
+            run.say(f"  {options.path} names {table}: a {wider.name} file")
+            return wider.tables()
+
+        ilp.widen = widen
         progress = PhaseProgress("send", options.workers)
         with sampled(options, run, {"send": progress}):
             cpu_started = time.process_time()
@@ -101,8 +118,9 @@ def expected_rows(progress: PhaseProgress, schemas: list[TableSchema], rows_befo
     """Rows each table holds once what was sent is visible: those it had, and the lines sent that name it
     (all of them where the file has one table, which ``--table`` may rename)."""
     if len(schemas) == 1:
-        return {schemas[0].table: rows_before[schemas[0].table] + progress.rows}
-    return {schema.table: rows_before[schema.table] + progress.table_rows.get(schema.table, 0) for schema in schemas}
+        return {schemas[0].table: rows_before.get(schemas[0].table, 0) + progress.rows}
+    return {schema.table: rows_before.get(schema.table, 0) + progress.table_rows.get(schema.table, 0)
+            for schema in schemas}
 
 
 def sent_before_failure(questdb: QuestDBSql | None, options: ReplayOptions, progress: PhaseProgress,

@@ -175,3 +175,27 @@ def test_small_file_errors_come_before_a_run(tmp_path, devnull):
         run_replay(ReplayOptions(path=str(cut), target="sink", results_dir=str(tmp_path / "results")), out=devnull)
     assert not isinstance(raised.value, RunError)
     assert not (tmp_path / "results").exists()
+
+
+def test_a_devops_file_whose_first_piece_is_all_cpu_widens_to_devops(tmp_path, questdb, devnull):
+    """TSBS's devops file at a large scale begins with more cpu lines than a piece holds: told a cpu-only
+    file at first, the replay takes the other eight tables on where they appear, before they go out."""
+    data = gzip.open(FILES["devops"]).read()
+    assert data.index(b"\ndiskio,") > 1024  # the first piece names cpu alone
+    record = run_replay(ReplayOptions(path=str(FILES["devops"]), host=questdb.host, ilp_port=questdb.ilp_port,
+                                      http_port=questdb.http_port, results_dir=str(tmp_path), workers=2,
+                                      write_size=1024), out=devnull)
+    expected = table_lines(data)
+    assert record.status == "ok" and record.parameters["use_case"] == "devops" and len(expected) == 9
+    assert record.phases["send"].tables == expected
+    assert {table: questdb.client.count(table) for table in expected} == expected
+
+
+def test_a_table_of_another_use_case_half_way_ends_the_run(tmp_path, socat_sink):
+    cpu, iot = (gzip.open(FILES[name]).read() for name in ("cpu-only", "iot"))
+    mixed = tmp_path / "mixed.ilp"
+    mixed.write_bytes(cpu + iot)
+    result = run_cli("replay", str(mixed), "--target", "sink", "--host", socat_sink.host, "--ilp-port",
+                     str(socat_sink.port), "--write-size", str(PIECE), "--results", str(tmp_path / "r.json"))
+    assert_one_line(result, 1, "after its first piece, which told a cpu-only file", "were written before the failure")
+    assert failed_record(tmp_path)["phases"]["send"]["rows"] <= len(cpu.splitlines())

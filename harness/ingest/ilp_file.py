@@ -16,7 +16,7 @@ import queue
 import re
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,12 +50,14 @@ def measurement(line: bytes | bytearray) -> str:
 
 
 def count_lines(buffer: bytearray, size: int, tables: tuple[str, ...] = ()) -> tuple[int, dict[str, int] | None]:
-    """Lines of the whole lines at the start of ``buffer`` and, for ``tables`` (where given), lines per table.
-    numpy compares the bytes several times faster than ``bytearray.count`` and lets the senders' threads run
-    meanwhile; a table's lines are those whose first bytes are its name and a comma."""
+    """Lines of the whole lines at the start of ``buffer`` and, for ``tables`` (where given), lines per table
+    (one table: all of them). numpy compares the bytes several times faster than ``bytearray.count`` and
+    lets the senders' threads run meanwhile; a table's lines are those whose first bytes are its name and a
+    comma."""
     data = np.frombuffer(buffer, np.uint8, size)
-    if not tables:
-        return int(np.count_nonzero(data == NEWLINE)), None
+    if len(tables) < 2:
+        rows = int(np.count_nonzero(data == NEWLINE))
+        return rows, ({tables[0]: rows} if tables else None)
     ends = np.flatnonzero(data == NEWLINE)
     starts = np.concatenate(([0], ends[:-1] + 1))
     prefixes = [np.frombuffer(table.encode() + b",", np.uint8) for table in tables]
@@ -86,9 +88,12 @@ class IlpFile:
         self._first: tuple[bytearray, int] | None = None
         self._last_line = b""
         # The file's use case, told from its first piece, and its tables: counted per piece where there
-        # are several.
+        # are several. ``widen`` is asked when a later piece names a table beyond them (TSBS's devops file
+        # at a large scale begins with more cpu lines than a piece holds): it returns the tables of the use
+        # case that holds them all, made ready, or raises.
         self.use_case = ""
         self.tables: tuple[str, ...] = ()
+        self.widen: Callable[[str], tuple[str, ...]] | None = None
         self.stopped = threading.Event()
 
     def __enter__(self) -> IlpFile:
@@ -126,13 +131,12 @@ class IlpFile:
         return dict(collections.Counter(measurement(line) for line in bytes(buffer[:size]).split(b"\n") if line))
 
     def pieces(self) -> Iterator[Piece]:
-        """The file's pieces in order, the first included, lines counted (per table of ``tables`` where there
-        are several); ends early once ``stop`` was called."""
-        tables = self.tables if len(self.tables) > 1 else ()
+        """The file's pieces in order, the first included, lines counted (per table of ``tables``); ends early
+        once ``stop`` was called."""
         buffer, size = self._first
         while size:
             self._check_tables(buffer)
-            yield Piece(buffer, size, *count_lines(buffer, size, tables))
+            yield Piece(buffer, size, *count_lines(buffer, size, self.tables))
             buffer = self._take()
             if buffer is None:
                 return
@@ -196,14 +200,17 @@ class IlpFile:
         self._check("last", self._last_line)
 
     def _check_tables(self, buffer: bytearray) -> None:
-        """A piece's first and last lines name tables of the file's use case (told from its first piece): a
-        file that holds more is refused where it shows, not left to a validation that cannot match."""
+        """A piece's first and last lines name tables of the file's use case, else the use case is widened
+        before the piece goes out. TSBS writes a measurement's lines for every host together, so a table
+        that appears shows at a piece's end (a file laid out otherwise fails its validation, counts read
+        back)."""
         for line in (buffer[:256], self._last_line):
             table = measurement(line)
             if self.tables and table not in self.tables:
-                raise UsageError(f"ILP file {self.path!r} names table {table!r} after its first piece, which told "
-                                 f"a {self.use_case} file (tables {', '.join(self.tables)}); a larger --write-size "
-                                 f"lets the first piece show every table")
+                if self.widen is None:
+                    raise UsageError(f"ILP file {self.path!r} names table {table!r} after its first piece, which "
+                                     f"told a {self.use_case} file (tables {', '.join(self.tables)})")
+                self.tables = self.widen(table)
 
     def _check(self, which: str, line: bytes) -> None:
         if not ILP_LINE.match(line):
