@@ -11,7 +11,6 @@ the file ends, without holding the file. A sender returns each buffer (``release
 from __future__ import annotations
 
 import collections
-import gzip
 import queue
 import re
 import threading
@@ -20,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from isal import igzip, isal_zlib
 
 from harness.errors import UsageError
 
@@ -77,7 +77,9 @@ class IlpFile:
         self.path = path
         self.gzipped = path.endswith(".gz")
         try:
-            self._source = gzip.open(path, "rb") if self.gzipped else open(path, "rb", buffering=0)
+            # ISA-L's gzip: the same format and errors as the standard library's, decompressed about three times
+            # as fast.
+            self._source = igzip.open(path, "rb") if self.gzipped else open(path, "rb", buffering=0)
         except OSError as exc:
             raise UsageError(f"cannot read ILP file {path!r}: {exc.strerror or exc}") from None
         self._free: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
@@ -188,7 +190,7 @@ class IlpFile:
                         self._ended = True
                         break
                     filled += got
-        except (OSError, EOFError, zlib.error) as exc:
+        except (OSError, EOFError, zlib.error, isal_zlib.error) as exc:
             raise UsageError(f"cannot read ILP file {self.path!r}: {getattr(exc, 'strerror', None) or exc}") from None
         return filled
 
