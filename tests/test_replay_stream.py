@@ -14,6 +14,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -199,3 +200,38 @@ def test_a_table_of_another_use_case_half_way_ends_the_run(tmp_path, socat_sink)
                      str(socat_sink.port), "--write-size", str(PIECE), "--results", str(tmp_path / "r.json"))
     assert_one_line(result, 1, "after its first piece, which told a cpu-only file", "were written before the failure")
     assert failed_record(tmp_path)["phases"]["send"]["rows"] <= len(cpu.splitlines())
+
+
+def test_a_reset_while_another_worker_is_blocked_ends_every_worker(tmp_path):
+    """Both connections stall (the peer reads neither) until every queue is full; then one is reset. The
+    other worker, blocked in a write, still gets the end once its peer reads again: the run ends in one
+    line instead of waiting for a worker that waits for a piece."""
+    data = gzip.open(BIG_GOLDEN).read()
+    large = tmp_path / "large.ilp"
+    with open(large, "wb") as out:
+        for _ in range(8):
+            out.write(data)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def stall_then_reset_one() -> None:
+        first, _ = listener.accept()
+        second, _ = listener.accept()
+        time.sleep(2)  # both writers blocked, their queues full
+        first.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        first.close()
+        time.sleep(0.5)
+        while second.recv(1 << 20):
+            pass
+        second.close()
+
+    peer = threading.Thread(target=stall_then_reset_one, daemon=True)
+    peer.start()
+    try:
+        result = run_cli("replay", str(large), "--target", "sink", "--host", "127.0.0.1", "--ilp-port", str(port),
+                         "--workers", "2", "--write-size", str(1 << 20), "--results", str(tmp_path / "r.json"),
+                         timeout=60)
+    finally:
+        listener.close()
+    assert_one_line(result, 1, f"writing to 127.0.0.1:{port} failed", "were written before the failure")
+    assert failed_record(tmp_path)["phases"]["send"]["bytes"] < large.stat().st_size

@@ -69,9 +69,9 @@ def count_lines(buffer: bytearray, size: int, tables: tuple[str, ...] = ()) -> t
 
 class IlpFile:
     """An ILP file opened for reading in pieces of whole lines of at most ``piece_size`` bytes (a buffer that a
-    longer line does not fit doubles until it does), into a pool of ``buffers`` buffers; ``first_piece`` reads the first one, ``pieces``
-    yields it and then the rest. Read errors, an empty file and a first or last line that is not ILP are
-    UsageErrors naming the file."""
+    longer line does not fit doubles until it does), into a pool of ``buffers`` buffers; ``first_piece``
+    reads the first one, ``pieces`` yields it and then the rest. Read errors, an empty file and a first or
+    last line that is not ILP are UsageErrors naming the file."""
 
     def __init__(self, path: str, piece_size: int, buffers: int):
         self.path = path
@@ -139,6 +139,8 @@ class IlpFile:
         while size:
             self._check_tables(buffer)
             yield Piece(buffer, size, *count_lines(buffer, size, self.tables))
+            if self._ended:
+                return
             buffer = self._take()
             if buffer is None:
                 return

@@ -78,13 +78,14 @@ def send_pieces(source: IlpFile, host: str, port: int, progress: PhaseProgress, 
             source.stop()
 
     def deal(index: int, piece: Piece | None) -> None:
-        """Hand a piece (None: the end) to a worker, unless the send has stopped."""
+        """Hand a piece to a worker, unless the send has stopped; the end (None) to every worker still
+        running, which makes room for it by draining its queue once the send has stopped."""
         while threads[index].is_alive():
             try:
                 queues[index].put(piece, timeout=WAIT_SECONDS)
                 return
             except queue.Full:
-                if stop.is_set():
+                if stop.is_set() and piece is not None:
                     break
         if piece is not None:  # never to be written
             source.release(piece.buffer)
