@@ -235,3 +235,21 @@ def test_a_reset_while_another_worker_is_blocked_ends_every_worker(tmp_path):
         listener.close()
     assert_one_line(result, 1, f"writing to 127.0.0.1:{port} failed", "were written before the failure")
     assert failed_record(tmp_path)["phases"]["send"]["bytes"] < large.stat().st_size
+
+
+def test_questdb_dropping_the_connection_half_way_is_stated_at_once(tmp_path, questdb):
+    """A line QuestDB cannot parse, a third of the way in: the server drops the connection, the next write
+    fails, and the error says what was written and what the server holds, without waiting for rows that
+    will never come."""
+    data = gzip.open(BIG_GOLDEN).read()
+    third = data.index(b"\n", len(data) // 3) + 1
+    broken = tmp_path / "broken.ilp"
+    broken.write_bytes(data[:third] + b"cpu,hostname=x usage_user=not-a-number 1451606400000000000\n" + data[third:])
+    result = run_cli("replay", str(broken), "--host", questdb.host, "--ilp-port", str(questdb.ilp_port),
+                     "--http-port", str(questdb.http_port), "--write-size", str(PIECE),
+                     "--results", str(tmp_path / "r.json"), timeout=60)
+    assert_one_line(result, 1, f"writing to {questdb.host}:{questdb.ilp_port} failed", "were written before the failure",
+                    "server says cpu: ")
+    sent = failed_record(tmp_path)["phases"]["send"]
+    assert 0 < sent["rows"] < len(data.splitlines())
+    assert questdb.client.count("cpu") <= data[:third].count(b"\n")

@@ -23,9 +23,13 @@ WRITE_TIMEOUT_SECONDS = 60.0
 
 
 class RawSendFailed(RunError):
-    def __init__(self, message: str, bytes_sent: int):
+    """A send that ended early. ``delivered``: every connection was closed in order after its last write
+    (the file failed, not a connection), so the server receives every byte written."""
+
+    def __init__(self, message: str, bytes_sent: int, delivered: bool = False):
         super().__init__(message)
         self.bytes_sent = bytes_sent
+        self.delivered = delivered
 
 
 # Pieces queued per worker beyond the one it is writing: enough to keep every connection busy while the
@@ -113,5 +117,5 @@ def send_pieces(source: IlpFile, host: str, port: int, progress: PhaseProgress, 
         raise
     seconds = time.perf_counter() - started
     if failures or read_failure:
-        raise RawSendFailed(failures[0] if failures else read_failure, sum(sent))
+        raise RawSendFailed(failures[0] if failures else read_failure, sum(sent), delivered=not failures)
     return seconds
