@@ -32,7 +32,8 @@ from harness.tsbs.schema import TableSchema
 class ReplayOptions(RecordOptions, ServerOptions):
     """An ILP file (ours or tsbs_generate_data's, gzip'd or not) sent raw over TCP."""
 
-    path: str | None = option(None, "ILP file (ours or tsbs_generate_data's; .gz is unzipped).", argument=True)
+    path: str | None = option(None, "ILP file (ours or tsbs_generate_data's; .gz is unzipped as it is read).",
+                               argument=True)
     write_size: int = option(raw.DEFAULT_WRITE_SIZE, "Bytes per piece read from the file and written to a socket "
                                                      "(whole lines); memory holds a few pieces per worker.", min=1)
     workers: int = option(1, "Workers: connections, one thread each; the file's pieces are dealt round-robin (as "

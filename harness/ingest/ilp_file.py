@@ -82,9 +82,10 @@ class IlpFile:
             self._source = igzip.open(path, "rb") if self.gzipped else open(path, "rb", buffering=0)
         except OSError as exc:
             raise UsageError(f"cannot read ILP file {path!r}: {exc.strerror or exc}") from None
+        # The pool: buffers made as they are first needed (a small file touches one), at most ``buffers``.
         self._free: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
-        for _ in range(buffers):
-            self._free.put(bytearray(piece_size))
+        self._piece_size = piece_size
+        self._unmade = buffers
         self._carry = b""
         self._ended = False
         self._first: tuple[bytearray, int] | None = None
@@ -115,7 +116,7 @@ class IlpFile:
     def first_piece(self) -> bytes:
         """Read the first piece (before anything is sent, so that a small file is checked whole before a table
         is touched); its first line, checked to be ILP."""
-        buffer = self._free.get()
+        buffer = self._take()
         size = self._read(buffer)
         if not buffer[:size].strip() and not self._carry.strip():
             raise UsageError(f"ILP file {self.path!r} is empty")
@@ -150,6 +151,13 @@ class IlpFile:
         self.release(buffer)
 
     def _take(self) -> bytearray | None:
+        """A free buffer, made if the pool has fewer than its number; None once stopped."""
+        try:
+            return self._free.get_nowait()
+        except queue.Empty:
+            if self._unmade:
+                self._unmade -= 1
+                return bytearray(self._piece_size)
         while not self.stopped.is_set():
             try:
                 return self._free.get(timeout=WAIT_SECONDS)
