@@ -2,7 +2,7 @@
 
 A reader that decodes rows (asyncpg's Records, psycopg's tuples) turns a batch of them into columns here
 (``rows_frame``); a reader that gets Arrow (CSV and Parquet over HTTP, connectorx) gathers record batches
-into chunks and converts them once (``ArrowChunks``). Either way the frame has: SYMBOL and string columns
+into chunks of ``chunk_rows`` rows and converts each once (``ArrowChunks``). Either way the frame has: SYMBOL and string columns
 as the driver's strings (Arrow's dictionary columns as ``category``), DOUBLE as float64 (NULL: NaN), LONG
 and the other integers as int64 (as nullable ``Int64`` where the chunk has a NULL), TIMESTAMP as
 datetime64[us, UTC] (QuestDB's microseconds), anything else as the driver gives it.
@@ -72,7 +72,8 @@ def arrow_frame(table: pa.Table, columns: Sequence[Column]) -> pd.DataFrame:
 
 
 class ArrowChunks:
-    """Record batches gathered into tables of at least ``chunk_rows`` rows (the last one may be smaller)."""
+    """Record batches (of any size) cut into tables of exactly ``chunk_rows`` rows (the last may be smaller);
+    the cuts are slices, not copies."""
 
     def __init__(self, chunk_rows: int):
         self.chunk_rows = chunk_rows
@@ -85,7 +86,12 @@ class ArrowChunks:
             pending.append(batch)
             rows += batch.num_rows
             if rows >= self.chunk_rows:
-                yield pa.Table.from_batches(pending)
-                pending, rows = [], 0
-        if pending:
+                table = pa.Table.from_batches(pending)
+                start = 0
+                while rows - start >= self.chunk_rows:
+                    yield table.slice(start, self.chunk_rows)
+                    start += self.chunk_rows
+                rest = table.slice(start)
+                pending, rows = rest.to_batches(), rest.num_rows
+        if rows:
             yield pa.Table.from_batches(pending)
