@@ -28,7 +28,7 @@ from harness.read.check import CheckFailed, DataSetCheck
 from harness.read.loop import PeakRss, read_frames
 from harness.read.plan import ReadPlan, plan_sql, plan_table
 from harness.read.connection import Endpoint
-from harness.read.protocols import ReadProtocol
+from harness.read.protocols import ReadProtocol, reader_class
 from harness.results import MIB, ReadFigures, RunRecord
 from harness.session import Run, metered, recorded_if_interrupted, sampled
 from harness.tsbs import use_cases
@@ -144,6 +144,7 @@ def _read_phase(options: ReadOptions, run: Run, metrics: ReadRunMetrics) -> None
     count = f" ({plan.expected_rows} rows)" if plan.expected_rows is not None else ""
     run.say(f"Reading {plan.what}{count} over {options.protocol} with {options.workers} worker(s), chunks of "
             f"{options.chunk_rows} rows")
+    reader_class(options.protocol)  # its driver's import is not the read's time
     progress = metrics.new_phase("read", options.workers)
     rows = chunks = 0
     first_rows = None

@@ -52,7 +52,13 @@ class Reader(Protocol):
         ...
 
 
+def reader_class(protocol: ReadProtocol) -> type:
+    """The reader class of ``protocol``, its module (and driver) imported: a read imports it before its timed
+    part."""
+    module, _, name = _READERS[ReadProtocol(protocol)].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def open_reader(protocol: ReadProtocol, endpoint: Endpoint) -> Reader:
     """A connected reader of ``protocol``."""
-    module, _, name = _READERS[ReadProtocol(protocol)].partition(":")
-    return getattr(importlib.import_module(module), name)(endpoint)
+    return reader_class(protocol)(endpoint)
