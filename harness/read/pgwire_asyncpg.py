@@ -17,12 +17,23 @@ from harness.read.frames import Column, rows_frame
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, PG_DATABASE, PG_PASSWORD, PG_USER, Endpoint, tcp_bytes_received
 
 
+def _micros(value: tuple) -> int:
+    return value[0]
+
+
+def _unused(value):
+    raise TypeError("read binds no timestamps")
+
+
 class AsyncpgReader:
     def __init__(self, endpoint: Endpoint):
         self._loop = asyncio.new_event_loop()
         self._connection = self._loop.run_until_complete(asyncpg.connect(
             host=endpoint.host, port=endpoint.pg_port, user=PG_USER, password=PG_PASSWORD, database=PG_DATABASE,
             timeout=CONNECT_TIMEOUT_SECONDS, statement_cache_size=0))
+        # TIMESTAMP as its wire integer (frames.PG_EPOCH_US): no datetime objects.
+        self._loop.run_until_complete(self._connection.set_type_codec(
+            "timestamp", schema="pg_catalog", encoder=_unused, decoder=_micros, format="tuple"))
         sock = self._connection._transport.get_extra_info("socket")
         self._fileno = sock.fileno() if sock is not None else -1
 

@@ -9,9 +9,20 @@ from collections.abc import Iterator, Sequence
 
 import pandas as pd
 import psycopg
+from psycopg.adapt import Loader
+from psycopg.pq import Format
 
 from harness.read.frames import Column, rows_frame
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, PG_DATABASE, PG_PASSWORD, PG_USER, Endpoint, tcp_bytes_received
+
+
+class _Micros(Loader):
+    """TIMESTAMP as its wire integer (``frames.PG_EPOCH_US``): no datetime objects."""
+
+    format = Format.BINARY
+
+    def load(self, data) -> int:
+        return int.from_bytes(data, "big", signed=True)
 
 
 class PsycopgReader:
@@ -19,6 +30,7 @@ class PsycopgReader:
         self._connection = psycopg.connect(host=endpoint.host, port=endpoint.pg_port, user=PG_USER,
                                            password=PG_PASSWORD, dbname=PG_DATABASE,
                                            connect_timeout=int(CONNECT_TIMEOUT_SECONDS), autocommit=True)
+        self._connection.adapters.register_loader("timestamp", _Micros)
 
     def frames(self, sql: str, columns: Sequence[Column], chunk_rows: int) -> Iterator[pd.DataFrame]:
         with self._connection.cursor(binary=True) as cursor:
