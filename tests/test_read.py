@@ -154,3 +154,30 @@ def test_a_server_killed_mid_read_ends_the_read_in_one_line(killable_questdb, tm
             pass
     message = str(failure.value)
     assert message.startswith(f"reading table cpu over {protocol} failed: ") and "\n" not in message
+
+
+def test_read_metrics_export_rows_and_bytes_of_the_read_phase():
+    from prometheus_client import generate_latest
+
+    from harness.metrics import ReadRunMetrics
+
+    metrics = ReadRunMetrics("r1", {"protocol": "asyncpg", "kind": "read"}, workers=2)
+    progress = metrics.new_phase("read", 2)
+    progress.add(1, 500, 12_345)
+    metrics.first_rows_seconds.labels("r1").set(0.25)
+    text = generate_latest(metrics.registry).decode()
+    assert 'harness_rows_total{phase="read",run_id="r1",worker="1"} 500.0' in text
+    assert 'harness_rows_total{phase="read",run_id="r1",worker="0"} 0.0' in text
+    assert 'harness_ilp_bytes_total{phase="read",run_id="r1",worker="1"} 12345.0' in text
+    assert 'harness_read_first_rows_seconds{run_id="r1"} 0.25' in text
+    assert 'harness_phase{phase="read",run_id="r1"} 1.0' in text and 'phase="send"' not in text
+
+
+def test_a_table_made_again_with_other_column_types_reads_right(questdb, tmp_path, devnull):
+    """QuestDB keeps compiled statements by their text: the same text over a table dropped and made again
+    with LONG for DOUBLE columns would read the new columns as the old type (once). Each read's text is its own."""
+    for fields, seed in (("double", 9), ("long", 10)):
+        data_set = dict(seed=seed, scale=10, row_count=500, fields=fields)
+        _load(questdb, tmp_path, **data_set)
+        record = run_read(read_options(questdb, tmp_path, protocol="asyncpg", check=True, **data_set), out=devnull)
+        assert record.status == "ok" and record.read.checked_rows == 500

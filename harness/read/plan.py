@@ -4,10 +4,16 @@ A table (whole, or ``[start, end)`` of its designated timestamp) is asked for it
 last timestamps over HTTP ``/exec`` first: an empty or missing table ends there in one line, and ``--workers
 N`` splits ``[first, last]`` into N time slices of equal length, read in parallel and put back in order.
 ``--sql`` is asked for its columns only (``limit 0``): a statement the server rejects ends there too.
+
+Every query a read sends starts with a comment naming the read (``/* harness read <id> */``): QuestDB 9.3.4
+keeps compiled statements by their text across connections, and one compiled before its table was
+dropped and made again with other column types reads the new columns as the old types (a DOUBLE's bits
+as a LONG), once. A text of its own is compiled anew.
 """
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 from harness.errors import RunError, UsageError
@@ -23,6 +29,12 @@ class ReadPlan:
     queries: list[str]  # one per worker, in the answer's order
     expected_rows: int | None  # the server's count of what the queries read (None: --sql)
     table: str | None = None
+
+
+def _fresh(queries: list[str]) -> list[str]:
+    """The queries, each a text the server has not compiled before."""
+    read = uuid.uuid4().hex[:12]
+    return [f"/* harness read {read} */ {sql}" for sql in queries]
 
 
 def _iso_us(ns: int) -> str:
@@ -41,7 +53,7 @@ def plan_sql(questdb: QuestDBSql, sql: str) -> ReadPlan:
     except QuestDBQueryError as exc:
         raise UsageError(f"--sql: {str(exc).rpartition(': ')[2]} (QuestDB rejected {statement!r})") from None
     columns = [Column(column["name"], column["type"]) for column in answer.get("columns", [])]
-    return ReadPlan("--sql", columns, [statement], None)
+    return ReadPlan("--sql", columns, _fresh([statement]), None)
 
 
 def plan_table(questdb: QuestDBSql, table: str, start_ns: int | None, end_ns: int | None, workers: int) -> ReadPlan:
@@ -71,10 +83,10 @@ def plan_table(questdb: QuestDBSql, table: str, start_ns: int | None, end_ns: in
     if workers == 1 or timestamp is None:
         if workers > 1:
             raise UsageError(f"--workers {workers} splits a table by its designated timestamp; {table} has none")
-        return ReadPlan(what, columns, [f"select * from '{table}'{where}"], int(count), table)
+        return ReadPlan(what, columns, _fresh([f"select * from '{table}'{where}"]), int(count), table)
     low = parse_rfc3339_ns(first, "min(timestamp)") // 1000
     high = parse_rfc3339_ns(last, "max(timestamp)") // 1000 + 1
     edges = [low + (high - low) * index // workers for index in range(workers + 1)]
     queries = [f"select * from '{table}' where {timestamp} >= '{_iso_us(begin * 1000)}' and "
                f"{timestamp} < '{_iso_us(end * 1000)}'" for begin, end in zip(edges, edges[1:])]
-    return ReadPlan(what, columns, queries, int(count), table)
+    return ReadPlan(what, columns, _fresh(queries), int(count), table)
