@@ -1,6 +1,8 @@
 """Which path from QuestDB into pandas is fastest: one cpu-only data set loaded once (``bench --send``), then
 read whole by every ``read`` protocol, alternated over rounds, for each worker count; medians, ratios to
-asyncpg, the client's CPU seconds per million rows (a script, not a test).
+asyncpg, the client's CPU seconds per million rows; with one worker also asyncpg's Records alone, without
+DataFrames (what the asyncpg seed measured), to split its decoding from the conversion (a script, not a
+test).
 
     .venv/bin/python benchmarks/read_protocols.py --row-count 10000000 --rounds 3 --workers 1,2 \\
         --out-dir results/reference/<date>-read
@@ -17,8 +19,10 @@ benchmark record goes to OUT_DIR/read-protocols.json and the table to OUT_DIR/su
 
 from __future__ import annotations
 
+import asyncio
 import io
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -30,6 +34,33 @@ from harness.benchmark_record import BenchmarkRecord, Measurement, benchmark_tab
 from harness.read.command import DEFAULT_CHUNK_ROWS
 from harness.read.protocols import ReadProtocol
 from harness.results import RunRecord, load_results, default_results_path
+
+
+RECORDS_ONLY = "asyncpg Records only"
+
+
+async def _records_only(host: str, pg_port: int, chunk_rows: int) -> tuple[float, float, int]:
+    """Table cpu read as `read --protocol asyncpg` reads it (a cursor, ``chunk_rows`` a fetch, timestamps as
+    integers), the Records dropped: (seconds, client CPU seconds, rows)."""
+    import asyncpg
+
+    from harness.read.connection import PG_DATABASE, PG_PASSWORD, PG_USER
+    from harness.read.pgwire_asyncpg import _micros, _unused
+
+    cpu_started, started = time.process_time(), time.perf_counter()
+    connection = await asyncpg.connect(host=host, port=pg_port, user=PG_USER, password=PG_PASSWORD,
+                                       database=PG_DATABASE, statement_cache_size=0)
+    await connection.set_type_codec("timestamp", schema="pg_catalog", encoder=_unused, decoder=_micros,
+                                    format="tuple")
+    rows = 0
+    try:
+        async with connection.transaction():
+            cursor = await connection.cursor(f"/* records only {started} */ select * from 'cpu'")
+            while batch := await cursor.fetch(chunk_rows):
+                rows += len(batch)
+    finally:
+        await connection.close()
+    return time.perf_counter() - started, time.process_time() - cpu_started, rows
 
 
 def main(rounds: int = typer.Option(3, min=1), row_count: int = typer.Option(10_000_000, min=1),
@@ -95,8 +126,18 @@ def main(rounds: int = typer.Option(3, min=1), row_count: int = typer.Option(10_
                                peak_rss_bytes=figures.peak_rss_bytes, extra=extra, run_record=str(run.path))
         return measure
 
+    def records_only(round_number: int) -> Measurement:
+        """asyncpg's Records alone, no DataFrame: the decoding the asyncpg seed measured, beside the whole path."""
+        seconds, cpu, rows = asyncio.run(_records_only(host, pg_port, chunk_rows))
+        print(f"round {round_number} 1w asyncpg Records only {rows / seconds / 1e6:6.3f} M rows/s  CPU "
+              f"{cpu / rows * 1e6:6.3f} s/M rows")
+        return Measurement(seconds=seconds, rows=rows, client_cpu_seconds=cpu,
+                           extra={"cpu_seconds_per_million_rows": cpu / rows * 1e6})
+
     groups = {f"{count} worker(s)": {str(protocol): read(protocol, count) for protocol in chosen}
               for count in worker_counts}
+    if 1 in worker_counts and ReadProtocol.asyncpg in chosen:
+        groups["1 worker(s)"][RECORDS_ONLY] = records_only
     record.comparisons.extend(alternate_groups(groups, rounds, parameters={
         name: {"workers": count} for name, count in zip(groups, worker_counts)}))
     path = write_record(record, out_dir / "read-protocols.json")
