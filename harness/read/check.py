@@ -24,6 +24,9 @@ from harness.read.frames import DOUBLE, LONG, STRING, TIMESTAMP, kind_of
 from harness.tsbs.schema import TableSchema
 
 LATE_INTERVALS = 16
+# The answer's rows gathered before a comparison: each comparison copies the data set's rows held ahead, so
+# small frames are compared in batches.
+COMPARE_ROWS = 50_000
 
 
 class CheckFailed(RunError):
@@ -107,6 +110,7 @@ class DataSetCheck:
         self._reference_until = None  # the newest timestamp generated so far
         self._exhausted = False
         self._compared_below = None  # every row before this timestamp is compared
+        self._fed = 0  # rows fed since the last comparison
         self.checked = 0
 
     def feed(self, frame: pd.DataFrame) -> None:
@@ -117,7 +121,10 @@ class DataSetCheck:
             raise CheckFailed(f"check: the answer has no column {missing[0]} (the data set's table has it)")
         piece = {name: _canonical(frame[name], kind) for name, kind in self.kinds.items()}
         self._actual.add(piece)
-        self._compare_below(int(piece[self.names[0]][-1]))
+        self._fed += len(frame)
+        if self._fed >= COMPARE_ROWS:
+            self._compare_below(int(piece[self.names[0]][-1]))
+            self._fed = 0
 
     def finish(self) -> None:
         self._compare_below(_END)

@@ -44,12 +44,16 @@ class _Worker(threading.Thread):
         try:
             reader = open_reader(self.protocol, self.endpoint)
             counted = reader.received_bytes() or 0  # what the connection's set-up took is not the answer's
-            for frame in reader.frames(self.sql, self.plan.columns, self.chunk_rows):
-                received = reader.received_bytes()
-                self.progress.add(self.index, len(frame), (received - counted) if received is not None else 0)
-                counted = received if received is not None else counted
-                if not self._put(frame):
-                    return
+            frames = reader.frames(self.sql, self.plan.columns, self.chunk_rows)
+            try:
+                for frame in frames:
+                    received = reader.received_bytes()
+                    self.progress.add(self.index, len(frame), (received - counted) if received is not None else 0)
+                    counted = received if received is not None else counted
+                    if not self._put(frame):
+                        return
+            finally:
+                frames.close()  # a read stopped early ends its query here, before its connection closes
             self._put(_DONE)
         except BaseException as exc:  # handed to the consumer, which says it in one line
             self._put(exc)

@@ -39,12 +39,18 @@ class AsyncpgReader:
 
     def frames(self, sql: str, columns: Sequence[Column], chunk_rows: int) -> Iterator[pd.DataFrame]:
         batches = self._batches(sql, chunk_rows)
-        while True:
-            try:
-                rows = self._loop.run_until_complete(batches.__anext__())
-            except StopAsyncIteration:
-                return
-            yield rows_frame(rows, columns)
+        try:
+            while True:
+                try:
+                    rows = self._loop.run_until_complete(batches.__anext__())
+                except StopAsyncIteration:
+                    return
+                yield rows_frame(rows, columns)
+        finally:
+            try:  # stopped early: end the cursor's transaction on this loop, not at garbage collection
+                self._loop.run_until_complete(batches.aclose())
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                pass  # a connection the server dropped: nothing to end
 
     async def _batches(self, sql: str, chunk_rows: int) -> AsyncIterator[list]:
         # A cursor is a portal read ``chunk_rows`` rows per Execute: PostgreSQL allows it in a transaction only.
