@@ -55,6 +55,8 @@ class MetricsOptions:
 
 @dataclass
 class PgwireOptions:
+    """The server's PostgreSQL wire protocol port: what a command that talks PGWire takes."""
+
     pg_port: int = option(8812, "PGWire port.", min=1, max=65535)
 
 

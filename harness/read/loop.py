@@ -1,7 +1,7 @@
 """The generic reader loop: one reader per worker, each on its own thread reading its time slice in chunks
 into a small queue of its own; the consumer takes the slices' frames in slice order, so the answer comes
-back whole and in order while at most ``QUEUE_DEPTH + 1`` chunks per worker are held (a worker ahead of
-the consumer waits). A worker's failure (server gone, query rejected) ends the read in one line naming the
+back whole and in order while at most ``QUEUE_DEPTH + 1`` chunks per worker, and the consumer's one, are
+held (a worker ahead of the consumer waits). A worker's failure (server gone, query rejected) ends the read in one line naming the
 protocol and the worker; the consumer's own (a ``--check`` difference, Ctrl-C) stops the workers.
 """
 
@@ -20,7 +20,7 @@ from harness.read.plan import ReadPlan
 from harness.read.connection import Endpoint
 from harness.read.protocols import ReadProtocol, open_reader
 
-QUEUE_DEPTH = 2  # chunks a worker may have read ahead of the consumer
+QUEUE_DEPTH = 1  # chunks a worker may have read ahead of the consumer
 POLL_SECONDS = 0.1
 JOIN_SECONDS = 5.0
 _DONE = object()
