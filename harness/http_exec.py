@@ -114,7 +114,7 @@ class QuestDBSql:
         columns = ", ".join(f"{name} {sql_type}" for name, sql_type in schema.columns)
         keys = f" DEDUP UPSERT KEYS({', '.join(schema.dedup_keys)})" if dedup else ""
         self.exec(f"create table '{_checked(schema.table)}' ({columns}) "
-                  f"timestamp({schema.timestamp}) partition by DAY WAL{keys}")
+                  f"timestamp({schema.timestamp}) partition by {schema.partition_by} WAL{keys}")
 
     def check_schema(self, schema: TableSchema, dedup: bool = False) -> None:
         """Raise UsageError unless the table exists and can take rows of ``schema`` as they are: every
@@ -144,10 +144,42 @@ class QuestDBSql:
                 f"drop it or run without --keep-table"
             )
 
+    def schema_difference(self, schema: TableSchema) -> str | None:
+        """The first way the existing table differs from ``schema`` as ``create_table`` makes it (a column
+        missing, of another type or extra, the designated timestamp, the partitioning, WAL), or None when
+        it is the same. Deduplication is not compared: a run sets it either way on the tables it makes."""
+        columns = self.table_columns(schema.table)
+        if columns is None:
+            return None
+        actual = {name.lower(): sql_type for name, sql_type in columns}
+        for name, wanted in schema.columns:
+            if name not in actual:
+                return f"it has no column {name} ({wanted})"
+            if actual[name] != wanted:
+                return f"its column {name} is {actual[name]}, the benchmark's is {wanted}"
+        extra = [name for name, _ in columns if name.lower() not in dict(schema.columns)]
+        if extra:
+            return f"it has a column {extra[0]} ({actual[extra[0].lower()]}) the benchmark's has not"
+        layout = self.table_layout(schema.table)
+        if str(layout.get("designatedTimestamp") or "").lower() != schema.timestamp:
+            return (f"its designated timestamp is {layout.get('designatedTimestamp') or 'none'}, the benchmark's "
+                    f"is {schema.timestamp}")
+        if layout.get("partitionBy") != schema.partition_by:
+            return f"it is partitioned by {layout.get('partitionBy')}, the benchmark's by {schema.partition_by}"
+        if not layout.get("walEnabled"):
+            return "it is not a WAL table, the benchmark's is"
+        return None
+
+    def table_layout(self, table: str) -> dict:
+        """The table's row of ``tables()`` (designatedTimestamp, partitionBy, walEnabled, dedup, ...), or {}."""
+        names, rows = self.query("select * from tables()")
+        # Table names are case-insensitive: matched here rather than by SQL equality.
+        layouts = (dict(zip(names, row)) for row in rows)
+        return next((layout for layout in layouts if str(layout.get("table_name")).lower() == table.lower()), {})
+
     def deduplicates(self, table: str) -> bool:
         """Whether the table has DEDUP UPSERT KEYS on."""
-        _, rows = self.query(f"select dedup from tables() where table_name = '{_checked(table)}'")
-        return bool(rows and rows[0][0])
+        return bool(self.table_layout(table).get("dedup"))
 
     def count(self, table: str) -> int:
         """Rows visible in the table now (for a WAL table: those the WAL apply job has committed)."""

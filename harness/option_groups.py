@@ -63,6 +63,9 @@ class ServerOptions(EndpointOptions):
     table: str | None = option(None, "Table name of a one-table use case (cpu-only: default cpu).")
     keep_table: bool = option(False, "Do not drop the table: append, after checking its schema.",
                               flags=("--keep-table",))
+    replace_table: bool = option(False, "Drop an existing table even when its schema is not the benchmark's (by "
+                                        "default the run refuses: such a table is not the harness's to drop).",
+                                 flags=("--replace-table",))
     validation_query_timeout: float = option(120.0, "Seconds to wait for all rows to become visible.", min=0,
                                              min_open=True)
     sample_interval: float = option(1.0, "Seconds between the samples of the record's time series (rows, bytes, "

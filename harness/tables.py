@@ -8,11 +8,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from harness.errors import RunError
+from harness.errors import RunError, UsageError
 from harness.http_exec import QuestDBSql
 from harness.ingest.choices import Target
 from harness.ingest.sockets import check_listening
 from harness.results import TableCount, Validation
+from harness.tsbs import use_cases
 from harness.tsbs.schema import TableSchema
 
 if TYPE_CHECKING:
@@ -34,12 +35,31 @@ def connect(options: ServerOptions, target: SenderSettings | None, run: Run, sch
     if target is not None:
         check_listening(*target.endpoint(), f"QuestDB ILP over {target.scheme}")
     run.record.server = {"questdb_version": questdb.server_version()}
+    # Every table is checked before any is touched: a use case of nine tables never drops three, then refuses.
+    for schema in schemas:
+        if options.keep_table:
+            if questdb.table_columns(schema.table) is not None:
+                questdb.check_schema(schema, dedup)
+        elif not options.replace_table:
+            refuse_foreign_table(questdb, schema)
     return questdb, {schema.table: prepare_table(questdb, schema, options.keep_table, run, dedup)
                      for schema in schemas}
 
 
+def refuse_foreign_table(questdb: QuestDBSql, schema: TableSchema) -> None:
+    """A table of the run's name whose schema is none the harness makes under that name (this run's, or
+    another use case's or field type's) is someone else's (Telegraf writes ``cpu`` too): refuse, naming
+    its first difference from this run's schema, rather than drop it."""
+    difference = questdb.schema_difference(schema)
+    if difference is not None and all(questdb.schema_difference(other) is not None
+                                      for other in use_cases.schemas_named(schema.table) if other != schema):
+        raise UsageError(f"table {schema.table} exists and is not the benchmark's: {difference}; nothing was "
+                         f"dropped (--replace-table drops it, --table names another table)")
+
+
 def prepare_table(questdb: QuestDBSql, schema: TableSchema, keep_table: bool, run: Run, dedup: bool = False) -> int:
-    """Drop and create the table, or (``keep_table``) check the existing one; returns its row count."""
+    """Drop and create the table, or (``keep_table``) check the existing one; returns its row count.
+    Whether an existing table may be dropped is the caller's check (``refuse_foreign_table``)."""
     table = schema.table
     exists = questdb.table_columns(table) is not None
     if keep_table and exists:
