@@ -59,8 +59,8 @@ class Run:
                 f"{type(error).__name__}: {error}"
         try:
             path = write_results(self.record)
-        except OSError as exc:
-            failure = RunError(f"cannot write the results file {self.record.path}: {exc.strerror or exc}")
+        except (RunError, UsageError) as exc:
+            failure = RunError(str(exc))
             if error is None:
                 raise failure from None
             self.say(f"error: {failure}")  # the run's own error is the one raised
@@ -71,7 +71,7 @@ class Run:
 
             try:
                 self.say(f"Report: {write_report([self.record], path.with_suffix('.html'))}")
-            except UsageError as exc:
+            except (UsageError, RunError) as exc:
                 self.say(f"error: {exc}")  # the run's own outcome stands
 
 
@@ -125,7 +125,10 @@ def checkpoints(run: Run, progress: PhaseProgress):
 
     def write() -> None:
         run.record.acknowledged_chunks = progress.done_below
-        write_results(run.record)
+        try:
+            write_results(run.record)
+        except (RunError, UsageError):
+            pass  # a full disk: the next checkpoint tries again, and the run's end says it in one line
 
     def loop() -> None:
         while not stop.wait(CHECKPOINT_SECONDS):
