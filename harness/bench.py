@@ -22,6 +22,7 @@ from harness.bench_phases import bench_phases
 from harness.errors import UsageError
 from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
 from harness.ingest.senders import SenderSettings, parse_conf, redact_conf
+from harness.limits import check_workers
 from harness.metrics import RunMetrics
 from harness.option_groups import (
     DataSetOptions, FrameOptions, MetricsOptions, ProgressOptions, RecordOptions, ServerOptions,
@@ -110,7 +111,10 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetOptions
         if self.op != Op.dataframe and not use_case.row_api:
             raise UsageError(f"--op {self.op} is cpu-only's row-by-row baseline; {use_case.name} sends with "
                              f"--op dataframe")
-        use_cases.check_memory(use_case, self.scale, min(self.worker_chunk_row_count, self.row_count))
+        chunk_rows = min(self.worker_chunk_row_count, self.row_count)
+        use_cases.check_memory(use_case, self.scale, chunk_rows)
+        # Each worker holds a chunk in flight and, sending, one connection.
+        check_workers("--workers", self.threads, int(self.send), chunk_rows * use_case.bytes_per_chunk_row)
         if self.write_ilp is not None:
             folder = os.path.dirname(os.path.abspath(self.write_ilp))
             if os.path.isdir(self.write_ilp) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):

@@ -17,6 +17,7 @@ from enum import StrEnum
 
 from harness.ingest.ordered_write import default_workers, write_in_order
 from harness.option_groups import DataSetOptions, FrameOptions
+from harness.limits import check_workers
 from harness.options import check_options, coerce_choices, option
 from harness.output_file import whole_file
 from harness.tsbs import use_cases
@@ -56,6 +57,9 @@ def run_generate(options: GenerateOptions) -> None:
     use_case = use_cases.get(spec.use_case)
     chunk_rows = options.chunk_rows or use_case.default_chunk_rows
     use_cases.check_memory(use_case, spec.scale, min(chunk_rows, spec.row_count))
+    # Each serializer thread has up to two chunks pending (``write_in_order``).
+    check_workers("--workers", options.workers or default_workers(), 0,
+                  2 * min(chunk_rows, spec.row_count) * use_case.bytes_per_chunk_row)
     workers = options.workers or default_workers()
     if options.file == "-":
         _say_seed(options, spec)

@@ -18,6 +18,7 @@ from typing import TextIO
 from harness.errors import RunError, UsageError
 from harness.ingest import raw
 from harness.option_groups import RecordOptions, ServerOptions
+from harness.limits import check_workers
 from harness.options import check_options, coerce_choices, option
 from harness.phase import PhaseProgress
 from harness.results import RunRecord
@@ -41,6 +42,7 @@ class ReplayOptions(RecordOptions, ServerOptions):
 
     def check(self) -> None:
         check_options(self)
+        check_workers("--workers", self.workers)
         if not self.path or not os.path.isfile(self.path) or not os.access(self.path, os.R_OK):
             raise UsageError(f"cannot read ILP file {self.path!r}")
 

@@ -111,6 +111,16 @@ CASES = [
     (BENCH + ["--results", "{tmp}"], 2, "directory"),
     (BENCH + ["--write-ilp", "{tmp}/garbage.ilp/out.ilp"], 2, "--write-ilp"),
     (BENCH + ["--no-such-flag"], 2, "--no-such-flag"),
+    # limits of this machine, named before anything starts
+    (["bench", "--row-count", "100", "--workers", "100000", "--results", "{tmp}/r.json"], 2, "GiB of memory"),
+    (BENCH + ["--workers", "100000"], 2, "--workers 100000"),
+    (BENCH + ["--workers", "1000000000"], 2, "--workers 1000000000"),
+    (BENCH + ["--flush-timeout", "1e300"], 2, "longest wait"),
+    (BENCH + ["--retry-timeout", "1e12"], 2, "longest wait"),
+    (BENCH + ["--metrics-linger", "1e10"], 2, "longest wait"),
+    (["generate", "--workers", "100000"], 2, "--workers 100000"),
+    (["replay", str(GOLDEN), "{server}", "--workers", "100000"], 2, "--workers 100000"),
+    (["queries", "run", "--generate", "--workers", "100000"], 2, "--workers 100000"),
     (["bench", "--send", "--row-count", "1000", "--host", "127.0.0.1", "--http-port", "1", "--ilp-port", "1",
       "--results", "{tmp}/r.json"], 1, "127.0.0.1:1"),
     # replay

@@ -23,6 +23,7 @@ from harness.errors import RunError, UsageError
 from harness.http_exec import QuestDBSql
 from harness.metrics import QueryRunMetrics
 from harness.option_groups import DataSetOptions, EndpointOptions, MetricsOptions, ProgressOptions, RecordOptions
+from harness.limits import check_workers
 from harness.options import check_options, coerce_choices, option
 from harness.phase import PhaseRecord
 from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, QueryFailed
@@ -86,6 +87,9 @@ class QueriesRunOptions(MetricsOptions, ProgressOptions, QuerySetOptions, DataSe
 
     def check_values(self) -> None:
         check_options(self)
+        check_workers("--workers", self.workers)
+        if self.load_workers is not None:
+            check_workers("--load-workers", self.load_workers)
         if self.generate == bool(self.file):
             raise UsageError("give a query FILE or --generate, not both" if self.generate else
                              "give a query FILE, or --generate to make the queries from the generate flags")
