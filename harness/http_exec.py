@@ -7,12 +7,14 @@ down or failed) or ``UsageError`` (the user's table does not fit the run).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 
 from harness.errors import RunError, UsageError
 from harness.tsbs.schema import TableSchema
@@ -34,6 +36,8 @@ class QuestDBSql:
         self.host = host
         self.http_port = http_port
         self.timeout = timeout
+        # When set (``bounded``): the monotonic time by which every request must have answered.
+        self.deadline: float | None = None
 
     @property
     def address(self) -> str:
@@ -49,8 +53,15 @@ class QuestDBSql:
         DDL answers ``{"ddl": "OK"}`` and INSERT ``{"dml": "OK"}``. A SQL error (HTTP 400,
         ``{"query", "error", "position"}``) raises QuestDBQueryError with the server's text."""
         url = f"http://{self.address}/exec?" + urllib.parse.urlencode({"query": sql})
+        timeout = timeout or self.timeout
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise RunError(f"QuestDB HTTP at {self.address} did not answer in time (the run's deadline passed "
+                               f"before {sql!r})")
+            timeout = min(timeout, left)
         try:
-            with urllib.request.urlopen(url, timeout=timeout or self.timeout) as response:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
                 body = response.read()
         except urllib.error.HTTPError as exc:
             body = exc.read()
@@ -66,6 +77,17 @@ class QuestDBSql:
         if "error" in answer:
             raise QuestDBQueryError(f"QuestDB at {self.address} rejected {sql!r}: {answer['error']}")
         return answer
+
+    @contextlib.contextmanager
+    def bounded(self, seconds: float) -> Iterator[None]:
+        """Every request in the block shares one deadline ``seconds`` from now (an earlier one stands)."""
+        before = self.deadline
+        ends = time.monotonic() + seconds
+        self.deadline = ends if before is None else min(before, ends)
+        try:
+            yield
+        finally:
+            self.deadline = before
 
     def query(self, sql: str) -> tuple[list[str], list[list]]:
         """Column names and rows (lists of JSON values) of a query."""
@@ -199,6 +221,15 @@ class QuestDBSql:
                 return entry
         return None
 
+    def suspension(self, table: str) -> str | None:
+        """Why the server suspended the table's WAL apply, in its own words (``DISK FULL: commit failed...``,
+        an out-of-memory or a schema clash), or None while it applies."""
+        wal = self.wal_state(table)
+        if wal is None or not wal.get("suspended"):
+            return None
+        tag, message = wal.get("errorTag") or "", wal.get("errorMessage") or ""
+        return ": ".join(part for part in (tag, message) if part) or "no reason given"
+
     def wait_for_count(self, table: str, expected: int, timeout: float, poll_interval: float = 0.05) -> float:
         """Poll until ``count()`` equals ``expected``; returns the seconds waited.
 
@@ -216,12 +247,10 @@ class QuestDBSql:
                 raise RunError(
                     f"table {table} holds more rows than expected: expected {expected} rows, {visible} visible"
                 )
-            wal = self.wal_state(table)
-            if wal is not None and wal.get("suspended"):
-                reason = wal.get("errorMessage") or wal.get("errorTag") or "no reason given"
-                raise RunError(
-                    f"table {table}: WAL apply is suspended ({reason}); expected {expected} rows, {visible} visible"
-                )
+            reason = self.suspension(table)
+            if reason is not None:
+                raise RunError(f"table {table}: WAL apply is suspended ({reason}); expected {expected} rows, "
+                               f"{visible} visible")
             if time.perf_counter() >= deadline:
                 raise RunError(
                     f"validation timed out after {timeout:g}s: expected {expected} rows in table {table}, "

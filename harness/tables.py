@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING
 
 from harness.errors import RunError, UsageError
-from harness.http_exec import QuestDBSql
+from harness.http_exec import QuestDBQueryError, QuestDBSql
 from harness.ingest.choices import Target
 from harness.ingest.sockets import check_listening
 from harness.results import TableCount, Validation
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from harness.ingest.senders import SenderSettings
     from harness.option_groups import ServerOptions
     from harness.session import Run
+
+# How long the questions after a failed send may take, all together.
+SERVER_STATE_SECONDS = 5.0
 
 
 def connect(options: ServerOptions, target: SenderSettings | None, run: Run, schemas: list[TableSchema],
@@ -81,10 +84,13 @@ def validate(questdb: QuestDBSql, options: ServerOptions, expected: dict[str, in
              run: Run) -> None:
     """Wait until each table holds exactly its expected rows; record the counts read back and the time
     it took after the last flush."""
-    for table, rows in expected.items():
-        questdb.wait_for_count(table, rows, options.validation_query_timeout)
-    since_flush = time.perf_counter() - last_flush
-    tables = {table: TableCount(rows, questdb.count(table)) for table, rows in expected.items()}
+    # One deadline for every table and every question: a server that stops answering ends the validation
+    # within its timeout (and a few seconds), not a request timeout later.
+    with questdb.bounded(options.validation_query_timeout + SERVER_STATE_SECONDS):
+        for table, rows in expected.items():
+            questdb.wait_for_count(table, rows, options.validation_query_timeout)
+        since_flush = time.perf_counter() - last_flush
+        tables = {table: TableCount(rows, questdb.count(table)) for table, rows in expected.items()}
     run.record.validation = Validation(sum(expected.values()), sum(count.visible for count in tables.values()),
                                        round(since_flush, 3), tables if len(tables) > 1 else {})
     for table, rows in expected.items():
@@ -94,13 +100,16 @@ def validate(questdb: QuestDBSql, options: ServerOptions, expected: dict[str, in
 def server_state(questdb: QuestDBSql, schemas: list[TableSchema]) -> str:
     """What the server says after a failed send: rows visible per table and, where its WAL apply stopped,
     the server's own reason (a full disk shows here, while the client only saw a reset connection)."""
-    try:
-        states = []
+    states = []
+    # However the send failed, asking costs a few seconds at most: a frozen server adds no minute of its own.
+    with questdb.bounded(SERVER_STATE_SECONDS):
         for schema in schemas:
-            wal = questdb.wal_state(schema.table) or {}
-            reason = wal.get("errorMessage") or wal.get("errorTag")
-            suspended = f", WAL apply suspended: {reason or 'no reason given'}" if wal.get("suspended") else ""
-            states.append(f"{schema.table}: {questdb.count(schema.table)} rows visible{suspended}")
-        return "server says " + "; ".join(states)
-    except RunError as exc:
-        return f"the server does not answer ({exc})"
+            try:
+                reason = questdb.suspension(schema.table)
+                suspended = f", WAL apply suspended: {reason}" if reason is not None else ""
+                states.append(f"{schema.table}: {questdb.count(schema.table)} rows visible{suspended}")
+            except QuestDBQueryError as exc:  # the table was dropped, the login refused: the server's words
+                states.append(f"{schema.table}: {exc}")
+            except RunError as exc:
+                return f"the server does not answer ({exc})"
+    return "server says " + "; ".join(states)
