@@ -230,6 +230,39 @@ class QuestDBSql:
         tag, message = wal.get("errorTag") or "", wal.get("errorMessage") or ""
         return ": ".join(part for part in (tag, message) if part) or "no reason given"
 
+    def add_claim(self, registry: str, run_id: str, tables: list[str], state: str, claimed: str | None,
+                  owner: str) -> None:
+        """One row of the harness's registry of running runs (``harness.run_claims``), stamped with the
+        server's clock. A write the table's lock refuses for a moment (another run's row) is tried again."""
+        values = ", ".join(_quoted(value) for value in (run_id, "," + ",".join(tables) + ",", state, owner))
+        since = "now()" if claimed is None else f"'{claimed}'::timestamp"
+        for attempt in range(40):
+            try:
+                self.exec(f"insert into '{registry}' (ts, claimed, run_id, tables, state, owner) "
+                          f"values (now(), {since}, {values})")
+                return
+            except QuestDBQueryError as exc:
+                if "busy" not in str(exc) or attempt == 39:
+                    raise
+                time.sleep(0.05)
+
+    def create_claims(self, registry: str) -> None:
+        """The registry of running runs, if it is not there: a table without WAL, so that a row is visible
+        to every reader as soon as its insert answers."""
+        self.exec(f"create table if not exists '{_checked(registry)}' (ts TIMESTAMP, claimed TIMESTAMP, "
+                  "run_id SYMBOL, tables STRING, state SYMBOL, owner STRING) timestamp(ts) partition by DAY BYPASS WAL")
+
+    def recent_claims(self, registry: str, seconds: float) -> list[dict]:
+        """The registry's rows of the last ``seconds`` by the server's clock (none if it does not exist)."""
+        try:
+            names, rows = self.query(f"select ts, claimed, run_id, tables, state, owner from '{_checked(registry)}' "
+                                     f"where ts > dateadd('s', -{int(seconds)}, now())")
+        except QuestDBQueryError as exc:
+            if "does not exist" in str(exc):
+                return []
+            raise
+        return [dict(zip(names, row)) for row in rows]
+
     def wait_for_count(self, table: str, expected: int, timeout: float, poll_interval: float = 0.05) -> float:
         """Poll until ``count()`` equals ``expected``; returns the seconds waited.
 
@@ -257,6 +290,11 @@ class QuestDBSql:
                     f"{visible} visible"
                 )
             time.sleep(poll_interval)
+
+
+def _quoted(text: str) -> str:
+    """A SQL string literal of ``text``."""
+    return "'" + str(text).replace("'", "''") + "'"
 
 
 def _checked(table: str) -> str:

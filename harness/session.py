@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from harness.errors import RunError, UsageError
@@ -32,6 +33,8 @@ class Run:
         self.record = record
         self.options = options
         self.out = out
+        # What the run holds until it ends, released first however it ends (``harness.run_claims``).
+        self.releases: list[Callable[[], None]] = []
         reserve_results_path(record, options.results, options.results_dir)
 
     def say(self, text: str) -> None:
@@ -49,6 +52,8 @@ class Run:
         return self
 
     def __exit__(self, kind, error, traceback) -> None:
+        for release in reversed(self.releases):
+            release()
         if error is None:
             self.record.status = "ok"
         elif isinstance(error, KeyboardInterrupt):

@@ -13,6 +13,7 @@ from harness.http_exec import QuestDBQueryError, QuestDBSql
 from harness.ingest.choices import Target
 from harness.ingest.sockets import check_listening
 from harness.results import TableCount, Validation
+from harness.run_claims import TableClaim
 from harness.tsbs import use_cases
 from harness.tsbs.schema import TableSchema
 
@@ -38,6 +39,10 @@ def connect(options: ServerOptions, target: SenderSettings | None, run: Run, sch
     if target is not None:
         check_listening(*target.endpoint(), f"QuestDB ILP over {target.scheme}")
     run.record.server = {"questdb_version": questdb.server_version()}
+    # One run per table: claimed before anything is checked or touched, held until the run ends.
+    claim = TableClaim(questdb, run.record.run_id, [schema.table for schema in schemas])
+    claim.take()
+    run.releases.append(claim.release)
     # Every table is checked before any is touched: a use case of nine tables never drops three, then refuses.
     for schema in schemas:
         if options.keep_table:

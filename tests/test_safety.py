@@ -98,3 +98,71 @@ def test_replay_refuses_the_users_table_too(questdb, users_table, tmp_path):
                      *server_args(questdb), "--results", str(tmp_path / "r.json"))
     assert_one_line_error(result, 2, "table victim exists and is not the benchmark's")
     assert users_table.count("victim") == 1
+
+
+def test_a_second_run_on_a_held_table_is_refused_and_the_first_stays_exact(questdb, tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from harness.run_claims import REGISTRY
+
+    first = subprocess.Popen([sys.executable, "-m", "harness", "bench", "--send", "--stream", "--row-count", "1000000",
+                              *server_args(questdb), "--reporting-period", "0", "--results", str(tmp_path / "a.json")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(row["state"] == "beat" for row in questdb.client.recent_claims(REGISTRY, 5)):
+            assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+            time.sleep(0.1)
+        second = run_cli("bench", "--send", "--keep-table", "--row-count", "1000", *server_args(questdb),
+                         "--results", str(tmp_path / "b.json"))
+        stdout, stderr = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert_one_line_error(second, 2, "table cpu is held by another harness run", "nothing was touched")
+    assert first.returncode == 0, stderr
+    assert "1000000 rows visible in table cpu" in stdout
+    assert questdb.client.count("cpu") == 1_000_000
+
+
+def test_two_runs_started_together_do_not_both_go_on(questdb, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(name: str):
+        return run_cli("bench", "--send", "--row-count", "200000", "--scale", "10", *server_args(questdb),
+                       "--reporting-period", "0", "--results", str(tmp_path / f"{name}.json"))
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(run, ["a", "b"]))
+    codes = sorted(result.returncode for result in results)
+    assert codes in ([0, 0], [0, 2]), [result.stderr for result in results]
+    if codes == [0, 2]:
+        refused = next(result for result in results if result.returncode == 2)
+        assert_one_line_error(refused, 2, "held by another harness run")
+    assert questdb.client.count("cpu") == 200_000  # never the two runs' rows together
+
+
+def test_a_killed_run_frees_its_tables_at_once(questdb, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from harness.run_claims import REGISTRY
+
+    first = subprocess.Popen([sys.executable, "-m", "harness", "bench", "--send", "--stream", "--row-count", "5000000",
+                              *server_args(questdb), "--reporting-period", "0", "--results", str(tmp_path / "a.json")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(row["state"] == "beat" for row in questdb.client.recent_claims(REGISTRY, 5)):
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    second = run_cli("bench", "--send", "--row-count", "1000", *server_args(questdb),
+                     "--results", str(tmp_path / "b.json"))
+    assert second.returncode == 0, second.stderr
