@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import os
 import pprint
 import sys
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from harness.errors import UsageError
 from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
 from harness.ingest.senders import SenderSettings, parse_conf, redact_conf
 from harness.limits import check_workers
+from harness.output_file import check_writable
 from harness.metrics import RunMetrics
 from harness.option_groups import (
     DataSetOptions, FrameOptions, MetricsOptions, ProgressOptions, RecordOptions, ServerOptions,
@@ -116,9 +116,7 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetOptions
         # Each worker holds a chunk in flight and, sending, one connection.
         check_workers("--workers", self.threads, int(self.send), chunk_rows * use_case.bytes_per_chunk_row)
         if self.write_ilp is not None:
-            folder = os.path.dirname(os.path.abspath(self.write_ilp))
-            if os.path.isdir(self.write_ilp) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-                raise UsageError(f"--write-ilp: cannot write {self.write_ilp}")
+            check_writable(self.write_ilp, "--write-ilp")
         if self.exactly_once and not use_case.unique_keys:
             raise UsageError(f"--exactly-once deduplicates rows by their series and timestamp; {use_case.name}'s "
                              f"rows are not unique by them (TSBS clears some rows' tags)")

@@ -42,6 +42,23 @@ def cannot_write(what: str, target: Path | str, exc: OSError, error: type = RunE
     return error(f"{what}: cannot write {target}: {exc.strerror or exc}")
 
 
+def check_writable(target: str | Path, what: str) -> None:
+    """Refuse, before any work, a ``target`` that ``whole_file`` could not open (a folder, a folder that is
+    not there or not writable), in the line ``whole_file`` would say."""
+    target = Path(target)
+    if target.is_dir():
+        raise UsageError(f"{what}: cannot write {target}: it is a directory")
+    try:
+        if _in_place(target):
+            if not os.access(target, os.W_OK):
+                raise PermissionError(13, "Permission denied")
+            return
+        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=".partial"):
+            pass
+    except OSError as exc:
+        raise cannot_write(what, target, exc, UsageError) from None
+
+
 @contextlib.contextmanager
 def whole_file(target: str | Path, what: str, mode: str = "wb") -> Iterator[IO]:
     """A file object whose contents land in ``target`` only if the block completes (see the module)."""

@@ -112,6 +112,8 @@ def load_queries(options: QueriesRunOptions) -> list[Query]:
         queries = list(options.generated(seed))
     else:
         queries = read_jsonl(options.file)
+        if not queries:
+            raise UsageError(f"query file {options.file} holds no queries")
     if options.query_types:
         wanted = [name.strip() for name in options.query_types.split(",") if name.strip()]
         unknown = [name for name in wanted if name not in QUERY_TYPES]
