@@ -102,3 +102,27 @@ def test_a_read_only_folder_is_one_line(tmpfs):
     disk = tmpfs("1m", "ro")
     result = run_cli("generate", *SMALL, "--file", str(disk / "out.ilp"))
     assert_one_line(result, 2, "--file", "Read-only file system")
+
+
+def test_a_folder_that_vanishes_mid_write_is_one_line(tmp_path):
+    import shutil
+    import sys
+    import time
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    run = subprocess.Popen([sys.executable, "-m", "harness", "generate", "--scale", "200", "--seed", "1",
+                            "--file", str(folder / "data.ilp")], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(name.endswith(".partial") for name in os.listdir(folder)):
+            assert run.poll() is None and time.monotonic() < deadline, "no partial file appeared"
+            time.sleep(0.01)
+        shutil.rmtree(folder)
+        _, stderr = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 1, stderr
+    assert stderr.startswith("error: --file: cannot write") and stderr.count("\n") == 1, stderr
+    assert "Traceback" not in stderr and not folder.exists()
