@@ -119,6 +119,8 @@ CASES = [
     (BENCH + ["--workers", "100000"], 2, "--workers 100000"),
     (BENCH + ["--workers", "1000000000"], 2, "--workers 1000000000"),
     (BENCH + ["--flush-timeout", "1e300"], 2, "longest wait"),
+    (BENCH + ["--row-count", "100000000000"], 2, "without --stream"),
+    (BENCH + ["--timestamp-end", "2100-01-01T00:00:00Z", "--scale", "100000"], 2, "without --stream"),
     (BENCH + ["--retry-timeout", "1e12"], 2, "longest wait"),
     (BENCH + ["--metrics-linger", "1e10"], 2, "longest wait"),
     (["generate", "--workers", "100000"], 2, "--workers 100000"),
