@@ -65,6 +65,9 @@ class QuestDBSql:
                 body = response.read()
         except urllib.error.HTTPError as exc:
             body = exc.read()
+            if exc.code in (401, 403):
+                raise RunError(f"QuestDB HTTP at {self.address} refused the login (HTTP {exc.code}): the harness "
+                               f"asks /exec without credentials") from None
             if not body.lstrip().startswith(b"{"):
                 raise RunError(f"QuestDB HTTP at {self.address} answered HTTP {exc.code} to {sql!r}") from None
         except (urllib.error.URLError, OSError) as exc:

@@ -1,6 +1,7 @@
-"""The tables a run fills: the target checked before anything is sent, each table prepared (dropped and
-created, or kept after a schema check), the counts read back until they are exact, and what the server
-says of a table after a failed send.
+"""The tables a run fills: the target checked before anything is sent, the tables claimed for this run alone
+(``harness.run_claims``), each table prepared (dropped and created, or kept after a schema check; a table
+the harness did not make is never dropped unless --replace-table says so), the counts read back until they
+are exact, and what the server says of a table after a failed send.
 """
 
 from __future__ import annotations

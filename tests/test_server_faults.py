@@ -81,3 +81,4 @@ def test_every_question_shares_one_deadline(frozen):
     with client.bounded(0.5), pytest.raises(RunError, match="did not answer"):
         for _ in range(3):
             client.count("cpu")
+
