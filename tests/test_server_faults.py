@@ -82,3 +82,34 @@ def test_every_question_shares_one_deadline(frozen):
         for _ in range(3):
             client.count("cpu")
 
+
+
+def test_a_refused_login_is_named(tmp_path):
+    """A QuestDB whose HTTP server asks for a login (http.user/http.password): the run says so in one line."""
+    import urllib.error
+    import urllib.request
+
+    from conftest import KILLABLE_PORTS, run_cli
+    from harness.native import NativeQuestDB
+
+    class LoginQuestDB(NativeQuestDB):
+        def healthy(self) -> bool:  # up when /status answers, if only to ask for the login
+            try:
+                with urllib.request.urlopen(f"http://{self.host}:{self.min_port}/status", timeout=2) as response:
+                    return response.status == 200
+            except urllib.error.HTTPError as exc:
+                return exc.code == 401
+            except OSError:
+                return False
+
+    server = LoginQuestDB(tmp_path / "root", **KILLABLE_PORTS,
+                          extra_env={"QDB_HTTP_USER": "someone", "QDB_HTTP_PASSWORD": "secret"}).start()
+    try:
+        result = run_cli("bench", "--send", "--row-count", "100", "--host", server.host, "--http-port",
+                         str(server.http_port), "--ilp-port", str(server.ilp_port),
+                         "--results", str(tmp_path / "r.json"))
+    finally:
+        server.stop()
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "refused the login (HTTP 401)" in result.stderr
