@@ -52,6 +52,7 @@ native-status: setup ## Show whether the native QuestDB and sink run (exit 3 if 
 # --- benchmarks ----------------------------------------------------------------------------
 # Run parameters shared by `bench` (Docker) and `bench-native`; empty means the harness default.
 WORKERS ?= ## Sender/serializer threads (empty: single-threaded)
+CLIENTS ?= 1## bench-native: client processes, client i sending TSBS's interleaved group i (docs/scale-out.md)
 ROWS ?= 10000000## Rows to generate and send
 SCALE ?= 4000## TSBS hosts
 SEED ?= ## PRNG seed (empty: random, recorded in the results)
@@ -70,9 +71,9 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 .PHONY: bench-native bench-generate bench-generate-startup bench-table bench-overhead bench-exactly-once bench-parity \
 	bench-query-parity bench-serialize-parity
 
-bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads, validate, record
+bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads (CLIENTS processes), validate, record
 	@$(PY) -m harness native up --questdb-only
-	$(PY) -m harness bench --send --report $(BENCH_ARGS)
+	$(PY) -m harness bench --send --report --clients $(CLIENTS) $(BENCH_ARGS)
 	@echo "QuestDB is still running (127.0.0.1 only; web console http://127.0.0.1:9000): make native-down stops it"
 
 bench-generate: setup ## Print the generator's DataFrame and ILP output rates and peak RSS

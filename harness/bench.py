@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
+from harness.barrier import check_run_name
 from harness.bench_phases import bench_phases
 from harness.errors import UsageError
 from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
@@ -69,6 +70,16 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetOptions
                                       "killed, machine rebooted) from the last chunk the server acknowledged; "
                                       "every other option comes from the file.")
     first_chunk: int = option(0, "Chunks of the data set already in the table (set by --resume).", cli=False)
+    barrier: str | None = option(None, "Run as one client of a scale-out run of this name: client i sends "
+                                       "interleaved group i (--interleaved-generation-group-id) of N "
+                                       "(--interleaved-generation-groups); the clients meet at the server (table "
+                                       "harness_clients): client 0 makes the tables, all start sending together, "
+                                       "client 0 validates the whole data set. `harness merge` joins their records.")
+    clients: int = option(1, "Clients: processes on this machine, client i sending interleaved group i of N on "
+                             "its own share of the CPUs, started together (--barrier); their records merged into "
+                             "one.", min=1)
+    barrier_timeout: float = option(600.0, "With --barrier: seconds to wait for the other clients at each step.",
+                                    min=0, min_open=True)
     write_ilp: str | None = option(None, "Also write the serialized ILP to this file (not timed).")
     verbose: bool = option(False, "Print every parameter before the run.", flags=("--verbose",))
 
@@ -119,6 +130,17 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetOptions
         if self.exactly_once and not use_case.unique_keys:
             raise UsageError(f"--exactly-once deduplicates rows by their series and timestamp; {use_case.name}'s "
                              f"rows are not unique by them (TSBS clears some rows' tags)")
+        if self.clients > 1 and (self.interleaved_generation_groups != 1 or self.interleaved_generation_group_id):
+            raise UsageError("--clients N gives client i interleaved group i of N itself: leave out "
+                             "--interleaved-generation-group-id/-groups")
+        if self.barrier is not None or self.clients > 1:
+            if self.barrier is not None:
+                check_run_name(self.barrier)
+            if not self.send or self.target != Target.questdb:
+                raise UsageError("--clients, --barrier: the clients of a scale-out run meet at the QuestDB they send "
+                                 "to: they need --send to --target questdb")
+            if self.resume is not None:
+                raise UsageError("--barrier and --resume: resume each client's run on its own, without --barrier")
         if self.exactly_once and (self.sender_transport != "http" or self.target != Target.questdb):
             raise UsageError("--exactly-once needs --transport http to QuestDB: ILP over TCP has no "
                              "acknowledgements, so a chunk's fate after a failure is unknowable")
@@ -182,6 +204,10 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord:
     if options.resume is not None:
         options = resumed_options(options.resume)
     options.check()
+    if options.clients > 1:
+        from harness.scale_out import run_clients  # the launcher: its clients are bench runs of their own
+
+        return run_clients(options, out)
     target = options.sender_settings()
     spec = options.dataset()
     parameters = bench_parameters(options, spec, target)

@@ -61,6 +61,26 @@ class TableArrival:
 
 
 @dataclass
+class ClientFigures:
+    """One client of a merged scale-out run (``harness.merge``): which group it sent, where it ran, its send."""
+
+    client: int  # its interleaved group
+    results: str  # its own record
+    hostname: str | None
+    status: str
+    error: str | None
+    rows: int | None  # of its send phase
+    seconds: float | None
+    client_cpu_seconds: float | None
+    started_at: float | None  # its send window, seconds since 1970
+    ended_at: float | None
+
+    @property
+    def rows_per_second(self) -> float | None:
+        return self.rows / self.seconds if self.rows is not None and self.seconds else None
+
+
+@dataclass
 class LatencyStats:
     """One query type's (or all queries') figures; times in milliseconds."""
 
@@ -160,6 +180,8 @@ class RunRecord:
     validation: Validation | None = None
     # Ingest runs: per table, the rows sent behind a newer one (harness.arrival).
     arrival: dict[str, TableArrival] | None = None
+    # A merged scale-out run (harness.merge): each client's figures, client 0 first.
+    clients: list[ClientFigures] | None = None
     # Chunks of the data set, counted from the first, that the server acknowledged: where --resume goes on.
     acknowledged_chunks: int | None = None
     # Second by second (harness.timeseries): rows and bytes per phase and worker, client CPU, server WAL.
@@ -192,11 +214,13 @@ class RunRecord:
             validation = Validation(**validation, tables=tables)
         arrival = values.pop("arrival", None)
         arrival = {table: TableArrival(**figures) for table, figures in arrival.items()} if arrival else None
+        clients = values.pop("clients", None)
+        clients = [ClientFigures(**figures) for figures in clients] if clients else None
         timeseries = values.pop("timeseries", None)
         timeseries = TimeSeries.from_dict(timeseries) if timeseries else None
         queries = values.pop("queries", None)
         queries = QueryFigures.from_dict(queries) if queries else None
-        return cls(**values, phases=phases, validation=validation, arrival=arrival, timeseries=timeseries, queries=queries)
+        return cls(**values, phases=phases, validation=validation, arrival=arrival, clients=clients, timeseries=timeseries, queries=queries)
 
 
 def format_phase(title: str, phase: PhaseRecord) -> str:
