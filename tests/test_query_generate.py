@@ -197,7 +197,8 @@ FLAGS = dict(
     "changes,message",
     [
         (dict(query_type="cpu-max-all-2"), "invalid query type for use case 'cpu-only': 'cpu-max-all-2'"),
-        (dict(use_case="iot"), "invalid use case specified: 'iot'"),
+        (dict(use_case="iot"), "invalid query type for use case 'iot': 'lastpoint'"),
+        (dict(use_case="iot", query_type="long-daily-sessions"), r"window 24h0m0s, interval 12h0m1s"),
         (dict(scale=0), "scale: "),
         (dict(queries=-1), "queries: "),
         (dict(seed=0), "seed: "),

@@ -4,7 +4,9 @@ Which order the pinned QuestDB promises (from its query plans): an unkeyed SAMPL
 time, and ORDER BY orders; a keyed SAMPLE BY (``SELECT hostname, avg(...) ... SAMPLE BY 1h``) sorts only
 by the bucket, so the keys of one bucket come in hash-map order: only each key's own rows keep time
 order; a filtered ``SELECT *`` scans the table forward, so rows come in timestamp order with rows of one
-timestamp in no promised order; ``latest by`` promises no order at all.
+timestamp in no promised order; ``latest by`` promises no order at all. The iot queries' rules are their
+reference's (``order_rule``): ``ORDER BY name, day`` is compared in order, ``ORDER BY day`` in day order,
+the rest as sets of rows.
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ RELATIVE_TOLERANCE = 1e-9
 ZERO_ABSOLUTE_TOLERANCE = 1e-12
 ROWS_SHOWN = 5
 
-EXACT, PER_KEY, TIME_ORDER, UNORDERED = "exact", "per key", "time order", "unordered"
+EXACT, PER_KEY, TIME_ORDER, DAY_ORDER, UNORDERED = "exact", "per key", "time order", "day order", "unordered"
+# The column whose order a TIME_ORDER or DAY_ORDER answer must keep.
+_ORDERED_COLUMN = {TIME_ORDER: "timestamp", DAY_ORDER: "day"}
 _ORDER_NOTES = {
     EXACT: "compared in order",
     PER_KEY: "compared per hostname, each hostname's rows in order; hostnames of one bucket in any order",
     TIME_ORDER: "compared in timestamp order; rows of one timestamp in any order",
+    DAY_ORDER: "compared in day order; rows of one day in any order",
     UNORDERED: "compared as sets of rows (no order promised)",
 }
 
@@ -82,14 +87,14 @@ def _sorted_rows(rows: list[tuple], template: tuple | None) -> list[tuple]:
     return sorted(rows, key=_tagged_sort_key)
 
 
-def _time_order_violation(answer: Answer) -> str | None:
-    if "timestamp" not in answer.columns:
+def _order_violation(answer: Answer, column: str) -> str | None:
+    if column not in answer.columns:
         return None
-    position = answer.columns.index("timestamp")
+    position = answer.columns.index(column)
     for index in range(1, len(answer.rows)):
         previous, current = answer.rows[index - 1][position], answer.rows[index][position]
         if isinstance(previous, int) and isinstance(current, int) and current < previous:
-            return f"actual rows are not in timestamp order: row {index} ({current}) comes after {previous}"
+            return f"actual rows are not in {column} order: row {index} ({current}) comes after {previous}"
     return None
 
 
@@ -115,10 +120,10 @@ def _differences(expected: list[tuple], actual: list[tuple]) -> list[tuple[int, 
     return differing
 
 
-def compare(query: Query, actual: Answer, expected: Answer) -> str | None:
-    """None when ``actual`` equals ``expected``; else a readable multi-line description of how it differs."""
-    shape = shape_of(query)
-    rule = order_rule(shape)
+def compare(query: Query, actual: Answer, expected: Answer, rule: str | None = None) -> str | None:
+    """None when ``actual`` equals ``expected``; else a readable multi-line description of how it differs.
+    ``rule``: the row order to hold the answer to (default: the one a cpu-only query's SQL promises)."""
+    rule = rule or order_rule(shape_of(query))
     problems: list[str] = []
     differing: list[tuple[str, int, tuple | None, tuple | None]] = []
     if [name.lower() for name in actual.columns] != [name.lower() for name in expected.columns]:
@@ -131,7 +136,7 @@ def compare(query: Query, actual: Answer, expected: Answer) -> str | None:
             for index, want, got in _differences(want_groups.get(key, []), got_groups.get(key, [])):
                 differing.append((f"{key!s} row", index, want, got))
     else:
-        if rule == TIME_ORDER and (violation := _time_order_violation(actual)):
+        if rule in _ORDERED_COLUMN and (violation := _order_violation(actual, _ORDERED_COLUMN[rule])):
             problems.append(violation)
         template = expected.rows[0] if expected.rows else None
         differing = [("sorted row", *difference) for difference in
@@ -160,7 +165,8 @@ def _show(row: tuple | None) -> str:
 
 class AnswerChecker:
     """The ``on_answer(query, answer)`` callback of the query runner: checks every answer against the
-    reference as it comes and keeps the mismatches. Safe to call from several worker threads."""
+    reference (its ``expected(query)`` in its ``order_rule(query)``) as it comes and keeps the mismatches.
+    Safe to call from several worker threads."""
 
     def __init__(self, reference):
         self.reference = reference
@@ -169,7 +175,7 @@ class AnswerChecker:
         self._lock = threading.Lock()
 
     def __call__(self, query, answer: Answer) -> None:
-        description = compare(query, answer, self.reference.expected(query))
+        description = compare(query, answer, self.reference.expected(query), self.reference.order_rule(query))
         with self._lock:
             self.checked += 1
             if description is not None:

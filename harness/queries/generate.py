@@ -1,5 +1,6 @@
 """``queries generate``: TSBS's queries as JSON lines, exactly as ``tsbs_generate_queries --format=questdb``
-writes them for the same flags (the flags keep TSBS's names)."""
+writes them for the same flags (the flags keep TSBS's names); iot's, which TSBS has only for other
+databases, with the parameters ``--format=timescaledb`` draws (``harness.tsbs.iot_queries``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from dataclasses import dataclass
 from harness.errors import UsageError
 from harness.option_groups import DataSetRangeOptions
 from harness.options import check_options, option
-from harness.tsbs import params
-from harness.tsbs.query_types import QUERY_TYPES, Query
+from harness.tsbs import params, use_cases
+from harness.tsbs.query_types import IOT_QUERY_TYPES, QUERY_TYPES, Query
 from harness.tsbs.query_file import write_jsonl
 
 
@@ -20,9 +21,14 @@ class QuerySetOptions(DataSetRangeOptions):
     """Which queries: tsbs_generate_queries's flags (``queries run --generate`` takes them too)."""
 
     queries: int = option(1000, "Queries per query type.", min=0)
-    query_type: str | None = option(None, "One of " + ", ".join(QUERY_TYPES) + "; or all (each type TSBS can "
-                                           "make for this range, in that order). Required by `queries generate`; "
-                                           "`queries run --generate` runs all by default.")
+    query_type: str | None = option(None, "cpu-only and devops: one of " + ", ".join(QUERY_TYPES) + ". iot: one "
+                                           "of " + ", ".join(IOT_QUERY_TYPES) + " (TSBS's TimescaleDB iot "
+                                           "queries in QuestDB SQL, its draws exactly; each row carries its own "
+                                           "tags, so a row whose tag TSBS cleared fails a filter on that tag and "
+                                           "groups under NULL, where TimescaleDB takes the truck's tags row; "
+                                           "docs/iot.md). Or all (each type TSBS can make for this range, in "
+                                           "that order). Required by `queries generate`; `queries run "
+                                           "--generate` runs all by default.")
 
     def generated(self, seed: int) -> Iterator[Query]:
         """The queries these flags name, drawn from ``seed``."""
@@ -58,5 +64,5 @@ def skipped_types(options: QuerySetOptions) -> list[str]:
 
     start = params.parse_rfc3339_ns(options.timestamp_start, "timestamp_start")
     end = params.parse_rfc3339_ns(options.range_end(), "timestamp_end")
-    return [refusal for query_type in QUERY_TYPES
-            if (refusal := query_type_refusal(query_type, options.scale, start, end))]
+    return [refusal for query_type in use_cases.get(options.use_case).query_types
+            if (refusal := query_type_refusal(query_type, options.scale, start, end, options.use_case))]

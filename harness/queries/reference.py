@@ -35,6 +35,7 @@ from harness.tsbs.cpu_only import (
     COLUMNS,
     DEFAULT_CHUNK_ROWS,
     FIELD_COLUMNS,
+    TABLE_NAME,
     TAG_COLUMNS,
     TIMESTAMP_COLUMN,
     frames,
@@ -118,6 +119,16 @@ class ReferenceData:
         return cls(spec, fields, host_tags, epoch_micros, values.reshape(len(FIELD_COLUMNS), epochs, scale), rows)
 
     # -- answering ------------------------------------------------------------------------------------
+
+    def table_rows(self) -> dict[str, int]:
+        """Rows per table of the data set (what the loaded table should hold)."""
+        return {TABLE_NAME: self.rows}
+
+    def order_rule(self, query) -> str:
+        """The row order the server promises for ``query`` (``harness.queries.check``)."""
+        from harness.queries.check import order_rule
+
+        return order_rule(shape_of(query))
 
     def expected(self, query) -> Answer:
         """The answer QuestDB must give to ``query`` (golden JSON object or generator ``Query``)."""

@@ -1,5 +1,6 @@
 """``queries run``: TSBS's queries against QuestDB, as ``tsbs_run_queries_questdb`` runs them, measured and
-(``--check``) every answer compared with the NumPy reference; the run leaves a results record.
+(``--check``) every answer compared with the use case's reference (``references``); the run leaves a
+results record.
 
 Workers are asyncio tasks, each with its own connection (PGWire through asyncpg, or HTTP ``/exec`` on a
 thread of its own), taking the next query from one shared queue in file order. The first ``--burn-in``
@@ -27,18 +28,19 @@ from harness.options import check_options, coerce_choices, option
 from harness.phase import PhaseRecord
 from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, QueryFailed
 from harness.queries.generate import QuerySetOptions, skipped_types
+from harness.queries.references import CHECKED_USE_CASES
 from harness.queries.stats import QueryProgress, QueryStats, format_slowdown, format_summary
 from harness.results import IngestBeside, QueryCheck, QueryFigures, RunRecord
 from harness.session import Run, metered
 from harness.tsbs import params, use_cases
-from harness.tsbs.query_types import QUERY_TYPES, Query
+from harness.tsbs.query_types import Query
 from harness.tsbs.query_file import read_jsonl
 
 if TYPE_CHECKING:
     from harness.queries.check import AnswerChecker
 
 MISMATCHES_SHOWN = 3
-TABLE = "cpu"  # TSBS's queries name it
+LOAD_TABLE = "cpu"  # the table --under-load appends to
 
 
 class Protocol(StrEnum):
@@ -64,8 +66,8 @@ class QueriesRunOptions(MetricsOptions, ProgressOptions, QuerySetOptions, DataSe
     query_types: str | None = option(None, "Only these query types (comma-separated).")
     timeout: float = option(60.0, "Seconds a query may take; a slower one fails as a timeout.", min=0,
                             min_open=True)
-    check: bool = option(False, "Compare every answer with the NumPy reference of the data set; a difference "
-                                "fails the run.", flags=("--check",))
+    check: bool = option(False, "Compare every answer with the reference answers computed from the data set's "
+                                "own DataFrames (cpu-only, iot); a difference fails the run.", flags=("--check",))
     under_load: bool = option(False, "Query while ingesting: `bench --send --stream` appends --load-rows rows of "
                                      "the data set's hosts after --timestamp-end to table cpu (ILP/HTTP) while "
                                      "the queries run; both are reported and recorded.", flags=("--under-load",))
@@ -93,8 +95,12 @@ class QueriesRunOptions(MetricsOptions, ProgressOptions, QuerySetOptions, DataSe
             raise UsageError("--queries-only-after is the at-rest baseline of an --under-load run: add --under-load")
         if self.under_load and self.check:
             raise UsageError("--under-load changes what lastpoint answers while it runs: run --check without it")
-        if self.check and self.use_case != use_cases.DEFAULT:
-            raise UsageError(f"--check has reference answers for {use_cases.DEFAULT}'s data set only")
+        if self.check and self.use_case not in CHECKED_USE_CASES:
+            raise UsageError(f"--check has reference answers for the data sets of {', '.join(CHECKED_USE_CASES)} "
+                             f"only, not {self.use_case}")
+        if self.under_load and LOAD_TABLE not in use_cases.get(self.use_case).tables():
+            raise UsageError(f"--under-load appends rows to table {LOAD_TABLE}, which {self.use_case}'s queries "
+                             f"do not read")
         if self.check and self.seed is None:
             raise UsageError("--check needs the data set's --seed (and --scale, --timestamp-start/-end as loaded)")
 
@@ -109,10 +115,12 @@ def load_queries(options: QueriesRunOptions) -> list[Query]:
     else:
         queries = read_jsonl(options.file)
     if options.query_types:
+        known = use_cases.get(options.use_case).query_types
         wanted = [name.strip() for name in options.query_types.split(",") if name.strip()]
-        unknown = [name for name in wanted if name not in QUERY_TYPES]
+        unknown = [name for name in wanted if name not in known]
         if unknown:
-            raise UsageError(f"--query-types: unknown query type {unknown[0]!r}; known: {', '.join(QUERY_TYPES)}")
+            raise UsageError(f"--query-types: unknown {options.use_case} query type {unknown[0]!r}; known: "
+                             f"{', '.join(known)}")
         queries = [query for query in queries if query.query_type in wanted]
     if options.max_queries:
         queries = queries[:options.max_queries]
@@ -129,7 +137,8 @@ def run_queries(options: QueriesRunOptions, out: TextIO | None = None) -> RunRec
     run = Run(RunRecord(kind="queries", mode=options.mode, parameters=dataclasses.asdict(options),
                         seed=options.seed), options, out)
     metrics = QueryRunMetrics(run.record.run_id, _metric_labels(options), options.metrics_port,
-                              options.metrics_linger, query_types=QUERY_TYPES, failure_kinds=FAILURE_KINDS,
+                              options.metrics_linger,
+                              query_types=use_cases.get(options.use_case).query_types, failure_kinds=FAILURE_KINDS,
                               host=options.metrics_host)
     with metered(run, metrics):
         _query_phases(options, run, metrics)
@@ -283,18 +292,20 @@ class _Prefixed:
 
 
 def _reference(options: QueriesRunOptions, questdb: QuestDBSql, run: Run):
-    from harness.queries.reference import ReferenceData
+    from harness.queries.references import reference_class
 
     spec = options.spec()
     started = time.perf_counter()
-    reference = ReferenceData.generate(spec, str(options.fields))
-    run.say(f"Reference: {spec.row_count} rows (seed {spec.seed}, scale {spec.scale}) in "
+    reference = reference_class(options.use_case).generate(spec, str(options.fields))
+    rows = reference.table_rows()
+    run.say(f"Reference: {sum(rows.values())} rows (seed {spec.seed}, scale {spec.scale}) in "
             f"{time.perf_counter() - started:.2f}s")
     # Said before any query runs: answers over another data set all differ, and this says why.
-    visible = questdb.count(TABLE)
-    if visible != spec.row_count:
-        run.say(f"warning: table {TABLE} holds {visible} rows, the data set of these flags {spec.row_count}: "
-                f"was it loaded with the same --seed --scale --timestamp-start/-end --log-interval?")
+    for table, expected in rows.items():
+        visible = questdb.count(table)
+        if visible != expected:
+            run.say(f"warning: table {table} holds {visible} rows, the data set of these flags {expected}: "
+                    f"was it loaded with the same --seed --scale --timestamp-start/-end --log-interval?")
     return reference
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.tsbs.choices import FieldType, SymbolDtype, choice
+from harness.tsbs.cpu_schema import FIELD_COLUMNS
 from harness.tsbs.gorand_seed import seeded_source
 from harness.tsbs.hosts import (
     DATACENTER_COUNTS, DATACENTER_OFFSETS, HOST_TAG_DRAWS, TAG_COLUMNS, Hosts, host_table, host_tag_columns,
@@ -46,18 +47,6 @@ if TYPE_CHECKING:
 
 NAME = "cpu-only"
 TABLE_NAME = "cpu"
-FIELD_COLUMNS = (
-    "usage_user",
-    "usage_system",
-    "usage_idle",
-    "usage_nice",
-    "usage_iowait",
-    "usage_irq",
-    "usage_softirq",
-    "usage_steal",
-    "usage_guest",
-    "usage_guest_nice",
-)
 COLUMNS = TAG_COLUMNS + FIELD_COLUMNS + (TIMESTAMP_COLUMN,)
 
 # dataframe() has a fixed cost per call whatever the rows (per-column set-up), so chunks should be large;
@@ -197,6 +186,7 @@ class CpuOnly:
     bytes_per_chunk_row: int = 600
 
     query_types: tuple[str, ...] = QUERY_TYPES
+    query_module: str = "harness.tsbs.devops_queries"
 
     def tables(self, table: str | None = None) -> tuple[str, ...]:
         return (table or TABLE_NAME,)

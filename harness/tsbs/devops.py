@@ -351,6 +351,7 @@ class Devops:
     bytes_per_chunk_row: int = 1_500
 
     query_types: tuple[str, ...] = QUERY_TYPES  # TSBS's devops queries read its cpu table, as cpu-only's do
+    query_module: str = "harness.tsbs.devops_queries"
 
     def tables(self, table: str | None = None) -> tuple[str, ...]:
         return TABLES

@@ -136,3 +136,15 @@ def go_norm_float64(words, cursor):
         wedge = _FN[i] + np.float32(go_float64(words, cursor)) * (_FN[i - 1] - _FN[i])
         if wedge < np.float32(np.exp(-0.5 * x * x)):
             return x
+
+
+def random_subset(rng: GoRand, count: int, total: int) -> tuple[int, ...]:
+    """TSBS's GetRandomSubsetPerm: ``Intn(total)`` until ``count`` distinct numbers, in draw order."""
+    seen: set[int] = set()
+    picked = []
+    while len(picked) < count:
+        number = rng.intn(total)
+        if number not in seen:
+            seen.add(number)
+            picked.append(number)
+    return tuple(picked)

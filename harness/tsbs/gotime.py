@@ -1,7 +1,7 @@
 """Go's time text and TSBS's random time windows, as the query generator prints and draws them.
 
 TSBS labels its queries with Go's ``time.Duration.String()`` (``1h0m0s``), writes timestamps with
-``time.Format(time.RFC3339)`` (whole seconds, fraction dropped), and picks each query's window with
+``time.Format(time.RFC3339)`` (whole seconds, fraction dropped; its TimescaleDB queries keep microseconds), and picks each query's window with
 ``TimeInterval.RandWindow``: one ``rand.Int63n`` over the room left before the range's end.
 """
 
@@ -53,6 +53,14 @@ def rfc3339_seconds(ns: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def rfc3339_micros(ns: int) -> str:
+    """RFC 3339 with the fraction TSBS's TimescaleDB queries print (Go's ``.999999``: truncated to the
+    microsecond, trailing zeros dropped): ``2016-01-01T17:16:22.646325Z``, ``2016-01-01T00:00:00Z``."""
+    whole = rfc3339_seconds(ns)
+    micros = ns % _NS_PER_SECOND // 1000
+    return whole if not micros else f"{whole[:-1]}.{micros:06d}".rstrip("0") + "Z"
+
+
 class WindowTooLarge(ValueError):
     """The asked-for window does not fit strictly inside the time range (TSBS panics with this text)."""
 
@@ -80,6 +88,16 @@ def check_window_fits(range_start_ns: int, range_end_ns: int, window_ns: int) ->
             "random window equal to or larger than TimeInterval: "
             f"window {go_duration_string(window_ns)}, interval {go_duration_string(range_end_ns - range_start_ns)}"
         )
+
+
+def window_refusal(query_type: str, range_start_ns: int, range_end_ns: int, window_ns: int) -> str | None:
+    """TSBS's words for a query type whose window does not fit the range (see ``check_window_fits``); None
+    if it fits."""
+    try:
+        check_window_fits(range_start_ns, range_end_ns, window_ns)
+    except WindowTooLarge as exc:
+        return f"{query_type}: {exc} (widen --timestamp-start/--timestamp-end)"
+    return None
 
 
 def rand_window(rng: GoRand, range_start_ns: int, range_end_ns: int, window_ns: int) -> TimeWindow:

@@ -19,6 +19,7 @@ from harness.tsbs.iot_schema import TABLES, schemas
 from harness.tsbs.iot_simulator import DEFAULT_CHUNK_ROWS, IotSimulator, line_count, max_points
 from harness.tsbs.iot_text import LinePrinter, text_chunks, text_jobs
 from harness.tsbs.params import DatasetSpec
+from harness.tsbs.query_types import IOT_QUERY_TYPES
 from harness.tsbs.schema import TableSchema
 
 if TYPE_CHECKING:
@@ -32,7 +33,8 @@ NAME = "iot"
 
 @dataclass(frozen=True)
 class Iot:
-    """iot in the use-case registry: two tables; TSBS has no QuestDB queries for it."""
+    """iot in the use-case registry: two tables; its queries are TSBS's TimescaleDB ones in QuestDB SQL
+    (TSBS has no QuestDB queries for it)."""
 
     name: str = NAME
     measurements_per_host: int = len(TABLES)  # points a truck gives per epoch, before TSBS drops some
@@ -46,7 +48,8 @@ class Iot:
     # A truck's states and choices, and a chunk line's record, frame columns and pandas' copies, with margin.
     bytes_per_host: int = 400
     bytes_per_chunk_row: int = 800
-    query_types: tuple[str, ...] = ()
+    query_types: tuple[str, ...] = IOT_QUERY_TYPES
+    query_module: str = "harness.tsbs.iot_queries"  # TSBS's TimescaleDB iot queries, in QuestDB SQL
 
     def tables(self, table: str | None = None) -> tuple[str, ...]:
         return TABLES

@@ -57,8 +57,11 @@ class UseCase(Protocol):
     # Memory a host and a row of a chunk in flight cost, with margin (``check_memory``).
     bytes_per_host: int
     bytes_per_chunk_row: int
-    # TSBS's query types that run on its data set (empty: none).
+    # TSBS's query types that run on its data set (empty: none), and the module of harness.tsbs that makes
+    # them: its ``Generator(seed, scale, start_ns, end_ns).make(query_type)`` and
+    # ``refusal(query_type, scale, start_ns, end_ns)`` (why TSBS would refuse a type, or None).
     query_types: tuple[str, ...]
+    query_module: str
 
     def tables(self, table: str | None = None) -> tuple[str, ...]:
         """Its tables, in TSBS's measurement order (``table`` renames a renamable one)."""
