@@ -211,7 +211,10 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord:
     target = options.sender_settings()
     spec = options.dataset()
     parameters = bench_parameters(options, spec, target)
-    run = Run(RunRecord(kind="bench", mode=options.mode, parameters=parameters, seed=spec.seed), options, out)
+    # The clients of a scale-out run share its name as their run id: one run in the metrics and the records.
+    shared_id = {"run_id": options.barrier} if options.barrier else {}
+    run = Run(RunRecord(kind="bench", mode=options.mode, parameters=parameters, seed=spec.seed, **shared_id),
+              options, out)
     if options.verbose:
         run.say("Running with params:")
         run.say(pprint.pformat(dict(sorted(parameters.items())), indent=4))

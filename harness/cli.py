@@ -149,12 +149,16 @@ def compare(paths: list[str] = typer.Argument(..., help="Results JSON files (run
 def merge(paths: list[str] = typer.Argument(..., help="The records of one scale-out run's clients (bench --barrier), "
                                                     "one per interleaved group, from any hosts."),
           results: str | None = typer.Option(None, "--results", help="Where the merged record goes. Default: "
-                                                                     "results/<UTC time>-<mode>-<N>clients.json.")
-          ) -> None:
+                                                                     "results/<UTC time>-<mode>-<N>clients.json."),
+          report: bool = typer.Option(False, "--report", help="Also write its HTML report beside it.")) -> None:
     """Merge a scale-out run's client records into the whole run's record and print its result."""
     from harness.merge import run_merge
 
-    run_merge(paths, results)
+    merged = run_merge(paths, results)
+    if report:
+        from harness.report import write_report
+
+        print(f"Report: {write_report([merged], merged.path.with_suffix('.html'))}")
 
 
 @app.command()

@@ -48,7 +48,7 @@ def merge_records(records: list[RunRecord]) -> RunRecord:
                          f"these records hold groups {', '.join(map(str, seen))}")
     failed = [record for record in records if record.status != "ok"]
     merged = RunRecord(
-        kind="bench", mode=f"{first.mode}-{groups}clients",
+        kind="bench", mode=f"{first.mode}-{groups}clients", run_id=first.run_id,
         parameters={**{key: value for key, value in first.parameters.items() if key != GROUP_ID},
                     "clients": groups, "results": None},
         seed=first.seed, started_at=min(record.started_at for record in records), system=first.system,
