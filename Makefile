@@ -69,7 +69,7 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 	$(if $(strip $(WORKERS)),--workers $(WORKERS)) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
 .PHONY: bench-native bench-generate bench-generate-startup bench-table bench-overhead bench-exactly-once bench-parity \
-	bench-query-parity bench-serialize-parity
+	bench-replay-parity bench-query-parity bench-serialize-parity
 
 bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads (CLIENTS processes), validate, record
 	@$(PY) -m harness native up --questdb-only
@@ -98,6 +98,17 @@ TSBS_BIN ?= ## Folder with tsbs_generate_data and tsbs_load_questdb (built from 
 bench-parity: setup ## Go loader vs replay vs bench, into QuestDB and the sink, unpinned and pinned (TSBS_BIN=DIR)
 	@test -n "$(TSBS_BIN)" || { echo "bench-parity needs TSBS_BIN=DIR (tsbs_generate_data, tsbs_load_questdb)" >&2; exit 2; }
 	$(PY) benchmarks/loader_parity.py --tsbs-bin $(TSBS_BIN)
+
+REPLAY_PARITY_DIR ?= results/reference/$(shell date -u +%F)-replay## Where bench-replay-parity writes its output and record
+REPLAY_PARITY_FILE ?= ## TSBS file bench-replay-parity loads (made there if missing; default: a temporary one)
+REPLAY_PARITY_ARGS ?= --rounds 3 --workers 2 --pinning unpinned --timestamp-end 2016-01-01T03:00:00Z## Its loader_parity.py options
+
+bench-replay-parity: setup ## replay vs the Go loader, TSBS's 4.32M-row cpu-only file, sink and QuestDB: whole command, peak RSS (TSBS_BIN=DIR)
+	@test -n "$(TSBS_BIN)" || { echo "bench-replay-parity needs TSBS_BIN=DIR (tsbs_generate_data, tsbs_load_questdb)" >&2; exit 2; }
+	@mkdir -p $(REPLAY_PARITY_DIR)
+	set -o pipefail; $(PY) benchmarks/loader_parity.py --tsbs-bin $(TSBS_BIN) --loaders go --loaders replay \
+		$(REPLAY_PARITY_ARGS) $(if $(strip $(REPLAY_PARITY_FILE)),--data-file $(REPLAY_PARITY_FILE)) \
+		--json $(REPLAY_PARITY_DIR)/loader-parity-replay.json 2>&1 | tee $(REPLAY_PARITY_DIR)/loader-parity-replay.txt
 
 ORIGINAL_PYTHON ?= ## Interpreter with the original pandas benchmark's dependencies (benchmarks/serialize_parity.py says how)
 ORIGINAL_REPO ?= ## Checkout of questdb/py-tsbs-benchmark (the original pandas benchmark)

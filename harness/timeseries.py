@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import psutil
-from prometheus_client.parser import text_string_to_metric_families
 
 from harness.phase import PhaseProgress
 
@@ -89,6 +88,9 @@ class TimeSeries:
 
 def server_metrics(url: str) -> dict[str, float]:
     """The WAL counters from QuestDB's Prometheus endpoint; OSError/ValueError when it does not answer."""
+    # Imported here: a tenth of a second of every command's start-up, needed only where a server is sampled.
+    from prometheus_client.parser import text_string_to_metric_families
+
     with urllib.request.urlopen(url, timeout=SERVER_TIMEOUT_SECONDS) as response:
         text = response.read().decode()
     values = {}

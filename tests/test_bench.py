@@ -14,6 +14,7 @@ import pytest
 
 from harness.tsbs.choices import SymbolDtype
 from harness.bench import BenchOptions, run_bench
+from harness.ingest.ilp_file import IlpFile
 from harness.replay import ReplayOptions, run_replay
 from harness.errors import RunError, UsageError
 from harness.ingest import raw
@@ -279,12 +280,23 @@ def test_mode_names_the_run(overrides, mode):
     assert BenchOptions(**overrides).mode == mode
 
 
-def test_line_pieces_are_whole_lines_covering_the_data():
+def test_file_pieces_are_whole_lines_covering_the_file(tmp_path):
     data = gzip.open(GOLDEN).read()
-    for size in (1, 100, 4096, len(data), 10 * len(data)):
-        pieces = raw.line_pieces(data, size)
-        assert b"".join(data[start:end] for start, end in pieces) == data
-        assert all(data[end - 1:end] == b"\n" and end - start >= min(size, len(data) - start) for start, end in pieces)
+    plain = tmp_path / "golden.ilp"
+    plain.write_bytes(data)
+    for path, size in [(str(GOLDEN), 1), (str(plain), 100), (str(GOLDEN), 4096), (str(plain), len(data)),
+                       (str(plain), 10 * len(data))]:
+        with IlpFile(path, size, raw.buffers_needed(2)) as ilp:
+            assert ilp.first_piece() == data[: data.index(b"\n")]
+            pieces = []
+            for piece in ilp.pieces():
+                pieces.append(bytes(piece.buffer[: piece.size]))
+                assert piece.rows == pieces[-1].count(b"\n") and piece.table_rows is None
+                ilp.release(piece.buffer)
+        assert b"".join(pieces) == data
+        longest = max(len(line) + 1 for line in data.splitlines())
+        assert all(one.endswith(b"\n") and len(one) <= max(size, 2 * longest) for one in pieces)
+        assert len(pieces) > 1 or size >= len(data)
 
 
 def test_replay_to_socat_sink(tmp_path, socat_sink, devnull):

@@ -1,17 +1,19 @@
 """Raw ILP over TCP: bytes written to a socket in large writes, the loopback limit of sending.
 
 Owns the ``replay`` path (like the original's bench_raw_ilp): no client library, no serialization,
-just ``sendall`` of an ILP file's bytes. Comparing it with the client's send shows what the client
-costs on top of the network.
+just ``sendall`` of an ILP file's pieces as ``harness.ingest.ilp_file`` reads them. Comparing it with the
+client's send shows what the client costs on top of the network.
 """
 
 from __future__ import annotations
 
+import queue
 import socket
 import threading
 import time
 
-from harness.errors import RunError
+from harness.errors import RunError, UsageError
+from harness.ingest.ilp_file import WAIT_SECONDS, IlpFile, Piece
 from harness.phase import PhaseProgress
 from harness.ingest.sockets import CONNECT_TIMEOUT_SECONDS
 
@@ -21,29 +23,33 @@ WRITE_TIMEOUT_SECONDS = 60.0
 
 
 class RawSendFailed(RunError):
-    def __init__(self, message: str, bytes_sent: int):
+    """A send that ended early. ``delivered``: every connection was closed in order after its last write
+    (the file failed, not a connection), so the server receives every byte written."""
+
+    def __init__(self, message: str, bytes_sent: int, delivered: bool = False):
         super().__init__(message)
         self.bytes_sent = bytes_sent
+        self.delivered = delivered
 
 
-def line_pieces(data: bytes, size: int) -> list[tuple[int, int]]:
-    """(start, end) of consecutive pieces of ``data`` of at least ``size`` bytes (the last may be shorter),
-    each ending at a line end, so that pieces sent on different connections are whole ILP lines."""
-    pieces, start = [], 0
-    while start < len(data):
-        end = data.find(b"\n", min(start + size, len(data)) - 1)
-        end = len(data) if end == -1 else end + 1
-        pieces.append((start, end))
-        start = end
-    return pieces
+# Pieces queued per worker beyond the one it is writing: enough to keep every connection busy while the
+# reader fills the next, few enough that memory stays a handful of pieces.
+QUEUED_PIECES = 2
 
 
-def send_raw(data: bytes, host: str, port: int, write_size: int, progress: PhaseProgress,
-             workers: int = 1) -> float:
-    """Write ``data`` to host:port in line-aligned pieces of ``write_size`` bytes, dealt round-robin to
-    ``workers`` connections (one thread each, as TSBS's loader has one connection per worker), counting
-    rows and bytes per worker into ``progress``; returns the seconds from the first write until every
-    connection was closed in order."""
+def buffers_needed(workers: int) -> int:
+    """Buffers a reader needs so that no worker waits on it: each worker's queue, the piece each is writing,
+    and the one being read."""
+    return workers * (QUEUED_PIECES + 1) + 1
+
+
+def send_pieces(source: IlpFile, host: str, port: int, progress: PhaseProgress, workers: int = 1) -> float:
+    """Write the pieces of ``source`` to host:port, dealt round-robin to ``workers`` connections (one thread
+    each, as TSBS's loader has one connection per worker) through bounded queues, each buffer released to
+    the reader once written; counts rows and bytes per worker into ``progress``. Returns the seconds from
+    the first read until every connection was closed in order. A read failure ends the send after the
+    pieces already read are written (``RawSendFailed`` with its message); a write failure stops every
+    worker after the piece in hand."""
     connections = []
     try:
         for _ in range(workers):
@@ -52,8 +58,7 @@ def send_raw(data: bytes, host: str, port: int, write_size: int, progress: Phase
         for connection in connections:
             connection.close()
         raise RunError(f"nothing listening at {host}:{port} (raw ILP over TCP): {exc.strerror or exc}") from None
-    view = memoryview(data)
-    pieces = line_pieces(data, write_size)
+    queues: list[queue.Queue[Piece | None]] = [queue.Queue(QUEUED_PIECES) for _ in range(workers)]
     sent = [0] * workers
     failures: list[str] = []
     stop = threading.Event()
@@ -62,30 +67,55 @@ def send_raw(data: bytes, host: str, port: int, write_size: int, progress: Phase
         try:
             with connection:
                 connection.settimeout(WRITE_TIMEOUT_SECONDS)
-                for start, end in pieces[index::workers]:
-                    if stop.is_set():
-                        return
-                    connection.sendall(view[start:end])
-                    sent[index] += end - start
-                    progress.add(index, data.count(b"\n", start, end), end - start)
+                while (piece := queues[index].get()) is not None:
+                    try:
+                        if not stop.is_set():
+                            connection.sendall(memoryview(piece.buffer)[: piece.size])
+                            sent[index] += piece.size
+                            progress.add(index, piece.rows, piece.size, piece.table_rows)
+                    finally:
+                        source.release(piece.buffer)
                 connection.shutdown(socket.SHUT_WR)
         except OSError as exc:
             failures.append(f"writing to {host}:{port} failed: {exc.strerror or exc}")
             stop.set()
+            source.stop()
+
+    def deal(index: int, piece: Piece | None) -> None:
+        """Hand a piece to a worker, unless the send has stopped; the end (None) to every worker still
+        running, which makes room for it by draining its queue once the send has stopped."""
+        while threads[index].is_alive():
+            try:
+                queues[index].put(piece, timeout=WAIT_SECONDS)
+                return
+            except queue.Full:
+                if stop.is_set() and piece is not None:
+                    break
+        if piece is not None:  # never to be written
+            source.release(piece.buffer)
 
     threads = [threading.Thread(target=write, args=(index, connection), name=f"replay-{index}", daemon=True)
                for index, connection in enumerate(connections)]
     started = progress.started = time.perf_counter()
+    read_failure = None
     try:
         for thread in threads:
             thread.start()
+        try:
+            for number, piece in enumerate(source.pieces()):
+                deal(number % workers, piece)
+        except UsageError as exc:  # the file, read on the way: what was read before still goes out
+            read_failure = str(exc)
+        for index in range(workers):
+            deal(index, None)
         for thread in threads:
             while thread.is_alive():
-                thread.join(timeout=0.2)
+                thread.join(timeout=WAIT_SECONDS)
     except BaseException:
         stop.set()  # Ctrl-C: the writers end after the piece in hand
+        source.stop()
         raise
     seconds = time.perf_counter() - started
-    if failures:
-        raise RawSendFailed(failures[0], sum(sent))
+    if failures or read_failure:
+        raise RawSendFailed(failures[0] if failures else read_failure, sum(sent), delivered=not failures)
     return seconds
