@@ -152,6 +152,20 @@ bench-queries: setup ## Natively: load the query data set (bench --send), run TS
 	$(PY) -m harness queries run --generate $(QDATA_ARGS) --queries $(QUERIES) --workers $(QWORKERS) \
 		--protocol $(QPROTOCOL) --http-port $(QHTTP_PORT) --pg-port $(QPG_PORT) $(QARGS)
 
+# --- read benchmark (a table back into pandas) --------------------------------------------------
+READ_ROWS ?= 10000000## Rows of bench-read's cpu-only data set (scale SCALE, seed 1)
+READ_ROUNDS ?= 3## Alternated rounds of bench-read
+READ_WORKERS ?= 1,2## Worker counts bench-read measures (comma-separated)
+READ_DIR ?= results/reference/$(shell date -u +%Y-%m-%d)-read## Where bench-read writes its record, summary and output
+
+.PHONY: bench-read
+
+bench-read: setup ## Natively: load a cpu-only set once, read it back by every protocol alternated: medians, ratios, CPU/Mrows
+	@$(PY) -m harness native up --questdb-only
+	@mkdir -p $(READ_DIR)
+	set -o pipefail; $(PY) benchmarks/read_protocols.py --row-count $(READ_ROWS) --scale $(SCALE) --rounds $(READ_ROUNDS) \
+		--workers $(READ_WORKERS) --out-dir $(READ_DIR) 2>&1 | tee $(READ_DIR)/output.txt
+
 # --- docker compose ------------------------------------------------------------------------
 # The same benchmark in containers (compose.yaml): pinned images, QuestDB and the client on CPU sets that
 # never overlap, Prometheus scraping both. OFFLINE=1 swaps in the stand-ins of images/offline/ for hosts

@@ -25,7 +25,7 @@ from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
 from harness.ingest.senders import SenderSettings, parse_conf, redact_conf
 from harness.metrics import RunMetrics
 from harness.option_groups import (
-    DataSetOptions, FrameOptions, MetricsOptions, ProgressOptions, RecordOptions, ServerOptions,
+    DataSetRowsOptions, FrameOptions, MetricsOptions, ProgressOptions, RecordOptions, ServerOptions,
 )
 from harness.options import check_options, coerce_choices, option
 from harness.results import RunRecord, load_results
@@ -41,10 +41,9 @@ CLIENT_RETRY_TIMEOUT_MS = 2_000
 
 
 @dataclass
-class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetOptions, RecordOptions, ServerOptions):
+class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetRowsOptions, RecordOptions, ServerOptions):
     """Every option of a benchmark run; the defaults are the original benchmark's."""
 
-    row_count: int = option(10_000_000, "Rows to generate (ignored when --timestamp-end is given).", min=1)
     workers: int | None = option(None, "Workers: threads, each with its own buffer and connection. Default: one, "
                                        "on a single thread as the original's single-threaded run.", min=1)
     worker_chunk_row_count: int = option(DEFAULT_CHUNK_ROWS, "Rows per chunk (dealt round-robin to workers; one "
@@ -144,9 +143,6 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetOptions
         if self.exactly_once and (self.sender_transport != "http" or self.target != Target.questdb):
             raise UsageError("--exactly-once needs --transport http to QuestDB: ILP over TCP has no "
                              "acknowledgements, so a chunk's fate after a failure is unknowable")
-
-    def dataset(self) -> params.DatasetSpec:
-        return self.spec(None if self.timestamp_end else self.row_count, rows_set_the_end=True)
 
     def chunks(self, spec: params.DatasetSpec) -> Iterator[Chunk]:
         """The data set in chunks of ``worker_chunk_row_count`` rows, each mapping its table to its rows."""

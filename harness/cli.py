@@ -51,6 +51,9 @@ _COMMANDS = [
     LazyCommand("replay", "harness.replay:ReplayOptions", "harness.replay:run_replay",
                 help="Send an ILP file raw over TCP in large writes (the loopback limit), then validate and "
                      "record."),
+    LazyCommand("read", "harness.read.command:ReadOptions", "harness.read.command:run_read",
+                help="Read a table (whole, --from/--to, or --sql) into pandas DataFrames over one protocol, measure "
+                     "it, record the run; --check compares every value with the data set."),
 ]
 _NATIVE_COMMANDS = [
     LazyCommand("up", "harness.native_command:NativeOptions", "harness.native_command:up",

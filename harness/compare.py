@@ -35,6 +35,10 @@ def comparison_table(records: list[RunRecord]) -> str:
     million rows/s, the client's busy cores while sending, MiB/s of the send phase or else the serialize
     phase, time-to-visible). The last column gives the serialize and send rates as ratios to the first
     file's."""
+    read_runs = [record for record in records if record.kind == "read"]
+    if read_runs:
+        others = [record for record in records if record.kind != "read"]
+        return "\n\n".join(([comparison_table(others)] if others else []) + [read_comparison_table(read_runs)])
     query_runs = [record for record in records if record.kind == "queries"]
     if query_runs:
         others = [record for record in records if record.kind != "queries"]
@@ -154,3 +158,33 @@ def query_comparison_table(records: list[RunRecord]) -> str:
         per_type.append((name, *cells))
     names = tuple(f"[{index + 1}] median, rate" for index in range(len(records)))
     return _plain_table(header, rows) + "\n\n" + _plain_table(("query type", *names), per_type)
+
+
+def read_comparison_table(records: list[RunRecord]) -> str:
+    """Read runs side by side, one line per file: protocol, workers, chunk rows, the CPUs the process could use,
+    rows, million rows/s, MiB/s received, the client's CPU seconds per million rows, seconds to the first
+    rows, peak RSS in MiB, the check, and the rate as a ratio to the first file's."""
+    header = ("file", "date", "protocol", "workers", "chunk", "cpus", "rows", "Mrows/s", "MiB/s", "CPU s/Mrows",
+              "first rows s", "peak RSS MiB", "check", "status", "vs first")
+    rows, first_rate = [], None
+    for index, record in enumerate(records):
+        phase, figures = record.phases.get("read"), record.read
+        rate = _rate(phase)
+        if index == 0:
+            first_rate = rate
+        cpu = phase.client_cpu_seconds if phase else None
+        check = "-"
+        if figures is not None and figures.checked_rows is not None:
+            check = "differs" if figures.check_error else f"{figures.checked_rows} equal"
+        rows.append((
+            record.path.name if record.path else "-", record.started_at[:19],
+            figures.protocol if figures else "-", str(figures.workers) if figures else "-",
+            str(figures.chunk_rows) if figures else "-", str(len(record.system.get("cpu_affinity") or []) or "-"),
+            str(phase.rows) if phase else "-", f"{rate / 1e6:.3f}" if rate else "-",
+            f"{phase.mib_per_second:.1f}" if phase and phase.bytes else "-",
+            f"{cpu / phase.rows * 1e6:.3f}" if cpu is not None and phase.rows else "-",
+            f"{figures.first_rows_seconds:.3f}" if figures and figures.first_rows_seconds is not None else "-",
+            f"{figures.peak_rss_bytes / 2**20:.0f}" if figures else "-", check, record.status,
+            _ratio(rate, first_rate) or "-",
+        ))
+    return _plain_table(header, rows)

@@ -39,6 +39,7 @@ class RunMetrics:
     start (at 0), so that every worker's first chunk already shows as a rate."""
 
     phase_names: tuple[str, ...] = PHASES  # the harness_phase series, one of them 1 at a time
+    counted_phases: tuple[str, ...] = COUNTED_PHASES  # the phases whose rows and bytes are exported
 
     def __init__(self, run_id: str, parameters: dict, port: int | None = None, linger_seconds: float = 0.0,
                  registry: CollectorRegistry | None = None, workers: int = 1, host: str | None = None):
@@ -141,7 +142,7 @@ class _PhaseCounters(Collector):
         tables = CounterMetricFamily("harness_table_rows", "Rows processed, by phase and table.",
                                      labels=("run_id", "phase", "table"))
         flush_counts = [0] * self.metrics.workers
-        for phase in COUNTED_PHASES:
+        for phase in self.metrics.counted_phases:
             progress = self.metrics._progress.get(phase)
             worker_rows = progress.worker_rows if progress else [0] * self.metrics.workers
             worker_bytes = progress.worker_bytes if progress else [0] * self.metrics.workers
@@ -190,3 +191,20 @@ class QueryRunMetrics(RunMetrics):
 
     def query_failed(self, query_type: str, kind: str) -> None:
         self.query_failures.labels(self.run_id, query_type, kind).inc()
+
+
+class ReadRunMetrics(RunMetrics):
+    """A read run's metrics: the run's info, phase (``read`` until ``done`` or ``failed``) and errors, rows
+    and bytes received per worker as ``harness_rows``/``harness_ilp_bytes`` with ``phase="read"`` (the bytes
+    are the answer's on the wire, not ILP), and the seconds to the first rows once they came."""
+
+    phase_names = ("read", "done", "failed")
+    counted_phases = ("read",)
+
+    def __init__(self, run_id: str, parameters: dict, port: int | None = None, linger_seconds: float = 0.0,
+                 workers: int = 1, host: str | None = None):
+        super().__init__(run_id, parameters, port, linger_seconds, workers=workers, host=host)
+        self.first_rows_seconds = Gauge("harness_read_first_rows_seconds", "Seconds from a read's start to its "
+                                        "first DataFrame (0 until then).", ("run_id",), registry=self.registry)
+        self.first_rows_seconds.labels(run_id).set(0)
+        self.set_phase("read")

@@ -54,7 +54,24 @@ class MetricsOptions:
 
 
 @dataclass
-class ServerOptions(EndpointOptions):
+class PgwireOptions:
+    """The server's PostgreSQL wire protocol port: what a command that talks PGWire takes."""
+
+    pg_port: int = option(8812, "PGWire port.", min=1, max=65535)
+
+
+@dataclass
+class SamplingOptions:
+    """The run's time series: how often it samples, and the server's metrics it samples."""
+
+    sample_interval: float = option(1.0, "Seconds between the samples of the record's time series (rows, bytes, "
+                                         "client CPU, server WAL); 0: none.", min=0)
+    server_metrics_port: int = option(9003, "QuestDB's /metrics port (its min HTTP server), sampled for the WAL's "
+                                            "written and applied rows and apply lag.", min=1, max=65535)
+
+
+@dataclass
+class ServerOptions(SamplingOptions, EndpointOptions):
     """Where an ingest run sends and the table it fills."""
 
     target: Target = option(Target.questdb, "questdb (DDL and validation) or sink (a no-op socat sink: no DDL, "
@@ -65,10 +82,6 @@ class ServerOptions(EndpointOptions):
                               flags=("--keep-table",))
     validation_query_timeout: float = option(120.0, "Seconds to wait for all rows to become visible.", min=0,
                                              min_open=True)
-    sample_interval: float = option(1.0, "Seconds between the samples of the record's time series (rows, bytes, "
-                                         "client CPU, server WAL); 0: none.", min=0)
-    server_metrics_port: int = option(9003, "QuestDB's /metrics port (its min HTTP server), sampled for the WAL's "
-                                            "written and applied rows and apply lag.", min=1, max=65535)
 
 
 @dataclass
@@ -107,6 +120,16 @@ class DataSetOptions(DataSetRangeOptions):
                                    timestamp_start=self.timestamp_start, timestamp_end=end,
                                    log_interval=self.log_interval, row_limit=row_limit,
                                    time_ordered=self.time_ordered)
+
+
+@dataclass
+class DataSetRowsOptions(DataSetOptions):
+    """A data set named as ``bench`` names it: by its first ``--row-count`` rows unless --timestamp-end is given."""
+
+    row_count: int = option(10_000_000, "Rows to generate (ignored when --timestamp-end is given).", min=1)
+
+    def dataset(self) -> params.DatasetSpec:
+        return self.spec(None if self.timestamp_end else self.row_count, rows_set_the_end=True)
 
 
 @dataclass

@@ -107,6 +107,17 @@ def _summary(record: RunRecord) -> str:
         if o3 is not None:
             phases.append(("  server, out of order", f"{o3:.0f} O3 commits"
                            + (f", {disk:.2f} rows written to disk per row applied" if disk is not None else "")))
+    read = record.read
+    if read is not None:
+        phase = record.phases.get("read")
+        cpu = phase.client_cpu_seconds if phase else None
+        phases.append(("read figures", f"{read.protocol}, {read.workers} worker(s), chunks of {read.chunk_rows} rows; "
+                                       f"first rows after {read.first_rows_seconds or 0:.3f} s; peak RSS "
+                                       f"{read.peak_rss_bytes / MIB:.0f} MiB"
+                                       + (f"; client CPU {cpu / phase.rows * 1e6:.3f} s per million rows"
+                                          if cpu is not None and phase.rows else "")))
+        if read.checked_rows is not None:
+            phases.append(("check", read.check_error or f"all {read.checked_rows} rows equal the data set"))
     system = record.system or {}
     machine = [(key, system[key]) for key in ("cpu_model", "cpu_count", "cpu_affinity", "memory_total_bytes",
                                               "kernel", "hostname", "date_utc") if key in system]

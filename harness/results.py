@@ -29,7 +29,10 @@ from harness.phase import PhaseRecord, WorkerTotals
 from harness.timeseries import TimeSeries
 
 MIB = 1024 * 1024
-SCHEMA_VERSION = 2
+# 3: read runs (``RunRecord.read``) and ingest runs' ``arrival``; version 2 records load as they are.
+SCHEMA_VERSION = 3
+
+
 @dataclass
 class TableCount:
     expected: int
@@ -163,10 +166,27 @@ class QueryFigures(QueryPass):
 
 
 @dataclass
+class ReadFigures:
+    """A read run's own figures beside its ``read`` phase (rows, bytes received, seconds, client CPU): the
+    protocol, workers and chunk size, the server's count of what was read, the time to the first rows,
+    the client's peak resident memory during the read, and the ``--check`` outcome (None: not checked)."""
+
+    protocol: str
+    workers: int
+    chunk_rows: int
+    chunks: int
+    expected_rows: int | None  # the server's count before the read (None for --sql)
+    first_rows_seconds: float | None  # from the read's start to its first DataFrame
+    peak_rss_bytes: int
+    checked_rows: int | None = None
+    check_error: str | None = None
+
+
+@dataclass
 class RunRecord:
     """Everything one run leaves behind. ``status`` is running, ok, failed or interrupted."""
 
-    kind: str  # bench, replay or queries
+    kind: str  # bench, replay, queries or read
     mode: str  # what the run did in a few words; it also names the default results file
     parameters: dict
     seed: int | None = None
@@ -188,6 +208,8 @@ class RunRecord:
     timeseries: TimeSeries | None = None
     # Query runs (kind "queries"): per-type statistics, failures and the --check outcome (harness.queries).
     queries: QueryFigures | None = None
+    # Read runs (kind "read"): harness.read.
+    read: ReadFigures | None = None
     status: str = "running"
     error: str | None = None
     path: Path | None = field(default=None, compare=False)  # where it was read from or written to
@@ -220,7 +242,10 @@ class RunRecord:
         timeseries = TimeSeries.from_dict(timeseries) if timeseries else None
         queries = values.pop("queries", None)
         queries = QueryFigures.from_dict(queries) if queries else None
-        return cls(**values, phases=phases, validation=validation, arrival=arrival, clients=clients, timeseries=timeseries, queries=queries)
+        read = values.pop("read", None)
+        read = ReadFigures(**read) if read else None
+        return cls(**values, phases=phases, validation=validation, arrival=arrival, clients=clients,
+                   timeseries=timeseries, queries=queries, read=read)
 
 
 def format_phase(title: str, phase: PhaseRecord) -> str:
@@ -369,8 +394,9 @@ def load_results(paths: list[str | Path]) -> list[RunRecord]:
         if not isinstance(values, dict) or not isinstance(values.get("phases"), dict):
             raise UsageError(f"{path} is not a harness results file (no phases)")
         try:
-            if version == SCHEMA_VERSION:
+            if version in (2, SCHEMA_VERSION):
                 record = RunRecord.from_dict(values)
+                record.schema_version = version
             elif version == 1:
                 record = _from_version_1(values)
             else:

@@ -21,7 +21,7 @@ from harness.timeseries import Sampler, listening_process
 
 if TYPE_CHECKING:
     from harness.metrics import RunMetrics
-    from harness.option_groups import RecordOptions, ServerOptions
+    from harness.option_groups import RecordOptions, SamplingOptions
 
 
 class Run:
@@ -98,15 +98,16 @@ def metered(run: Run, metrics: RunMetrics):
 
 
 @contextlib.contextmanager
-def sampled(options: ServerOptions, run: Run, phases: dict[str, PhaseProgress]):
+def sampled(options: SamplingOptions, run: Run, phases: dict[str, PhaseProgress]):
     """The run's time series (``--sample-interval``) over the block, kept in the record however it ends."""
     if options.sample_interval <= 0:
         yield
         return
-    url = (None if options.target == Target.sink
+    target = getattr(options, "target", Target.questdb)  # a read run has no sink
+    url = (None if target == Target.sink
            else f"http://{options.host}:{options.server_metrics_port}/metrics")
     # The server's CPU and memory where it is a process of this machine (not the sink: nothing to learn).
-    local = options.target != Target.sink and options.host in ("localhost", "127.0.0.1", "::1")
+    local = target != Target.sink and options.host in ("localhost", "127.0.0.1", "::1")
     sampler = Sampler(phases, options.sample_interval, url,
                       server_process=listening_process(options.http_port) if local else None)
     run.record.timeseries = sampler.series

@@ -15,6 +15,7 @@ import pytest
 from harness.tsbs.choices import SymbolDtype
 from harness.bench import BenchOptions, run_bench
 from harness.ingest.ilp_file import IlpFile
+from harness.results import SCHEMA_VERSION
 from harness.replay import ReplayOptions, run_replay
 from harness.errors import RunError, UsageError
 from harness.ingest import raw
@@ -65,7 +66,7 @@ def test_results_file_records_the_run(tmp_path, devnull):
     path = tmp_path / "run.json"
     run_bench(options(tmp_path, seed=None, results=str(path)), out=devnull)
     record = json.loads(path.read_text())
-    assert record["schema_version"] == 2 and record["kind"] == "bench"
+    assert record["schema_version"] == SCHEMA_VERSION and record["kind"] == "bench"
     assert isinstance(record["seed"], int) and record["parameters"]["seed"] == record["seed"]
     system = record["system"]
     for key in ("python", "pandas", "pyarrow", "numpy", "questdb_client"):

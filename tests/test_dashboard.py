@@ -66,6 +66,7 @@ def panel_expressions(dashboard: dict, panels: list[dict] | None = None) -> list
 
 # The row of the query benchmark's panels (a `queries run`'s metrics; the other rows show a `bench` run's).
 QUERIES_ROW = "Queries (harness queries run)"
+READ_ROW = "Read (harness read)"
 
 
 def panels_by_row(dashboard: dict) -> dict[str, list[dict]]:
@@ -340,9 +341,29 @@ def test_the_dashboard_covers_the_query_benchmark():
         assert any(word in title for title in titles), word
 
 
+def test_the_dashboard_covers_the_read_benchmark():
+    """Issue 22's row: rows/s into pandas in all and per worker, MiB/s received, seconds to the first rows, the
+    client's CPU per million rows; every phase="read" series is in that row and nowhere else
+    (tests/test_prometheus_panels.py evaluates it against a read run)."""
+    dashboard = load_dashboard()
+    rows = panels_by_row(dashboard)
+    reads = panel_expressions(dashboard, rows[READ_ROW])
+    expressions = " ".join(expr for _, _, expr in reads)
+    for metric in ("harness_rows_total", "harness_ilp_bytes_total", "harness_read_first_rows_seconds",
+                   "process_cpu_seconds_total"):
+        assert metric in expressions, metric
+    assert 'sum by (worker) (rate(harness_rows_total{run_id="$run", phase="read"}' in expressions
+    for title, _, expr in panel_expressions(dashboard):
+        assert ('phase="read"' in expr or "harness_read_" in expr) == (title in {title for title, _, _ in reads}), (
+            title, expr)
+    titles = [panel["title"] for panel in rows[READ_ROW]]
+    for word in ("rows/s", "MiB/s", "first rows", "CPU seconds per million rows"):
+        assert any(word in title for title in titles), word
+
+
 def test_panels_by_row_follows_the_layout():
     rows = panels_by_row(load_dashboard())
-    assert list(rows) == ["Run", "Client (harness)", "QuestDB", QUERIES_ROW]
+    assert list(rows) == ["Run", "Client (harness)", "QuestDB", QUERIES_ROW, READ_ROW]
     assert [panel["title"] for panel in rows["Run"]] == ["Run phase", "Run parameters"]
     assert sum(map(len, rows.values())) == len(query_panels(load_dashboard()))
 

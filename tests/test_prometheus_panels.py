@@ -5,14 +5,15 @@ Starts Debian's Prometheus natively with the project's conf/prometheus.yml (only
 rewritten to this test's ports; the client job gets two), a native QuestDB with metrics on, and a real
 ``python -m harness bench --send --metrics-port ...`` against it; then, on the loaded table, a real
 ``python -m harness queries run --metrics-port ...`` (TSBS queries of the same data set, plus one the
-server rejects); waits until Prometheus scrapes every target; then evaluates each PromQL expression of
+server rejects), then a real ``python -m harness read --metrics-port ...`` of the table; waits until Prometheus
+scrapes every target; then evaluates each PromQL expression of
 each panel of grafana/dashboards/harness.json (Grafana's variables substituted as Grafana would, $run
-being the bench run, and for the query benchmark's row the query run) through Prometheus's HTTP API.
+being the bench run, for the query benchmark's row the query run, for the read row the read run) through Prometheus's HTTP API.
 Each must return data: a panel that queries a metric nobody exports (a typo, a renamed QuestDB metric, a
 dropped label) fails.
 
 Ports (this suite's 29xxx range, shifted by HARNESS_TEST_PORT_OFFSET): Prometheus 29090, QuestDB
-29000/29009/28812/29003, client metrics 29464 (bench) and 29465 (queries run).
+29000/29009/28812/29003, client metrics 29464 (bench), 29465 (queries run) and 29466 (read).
 """
 
 from __future__ import annotations
@@ -37,14 +38,17 @@ import yaml
 from conftest import PORT_OFFSET
 
 from harness.native import NativeQuestDB, port_in_use
-from test_dashboard import (PROMETHEUS_CONF, QUERIES_ROW, ROOT, load_dashboard, load_yaml, panel_expressions,
-                            panels_by_row, substitute)
+from test_dashboard import (PROMETHEUS_CONF, QUERIES_ROW, READ_ROW, ROOT, load_dashboard, load_yaml,
+                            panel_expressions, panels_by_row, substitute)
 
 PROMETHEUS_PORT = 29090 + PORT_OFFSET
 QUESTDB_PORTS = {name: port + PORT_OFFSET for name, port in
                  dict(http_port=29000, ilp_port=29009, pg_port=28812, min_port=29003).items()}
 CLIENT_METRICS_PORT = 29464 + PORT_OFFSET
 QUERY_METRICS_PORT = 29465 + PORT_OFFSET
+READ_METRICS_PORT = 29466 + PORT_OFFSET
+# The read's DataFrames are this small so that it lasts seconds (Prometheus scrapes it while it reads).
+READ_CHUNK_ROWS = 20
 ROWS = 300_000
 WORKERS = 2
 SEED, SCALE = 11, 100  # the bench run's data set; the query run's queries are generated for it
@@ -206,6 +210,8 @@ class Stack:
     bench_output: Path
     query_record: dict    # the query run's results JSON
     query_started: float  # Unix time just before the queries run process started
+    read_record: dict     # the read run's results JSON
+    read_started: float   # Unix time just before the read process started
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +219,8 @@ def stack(tmp_path_factory, request):
     workdir = tmp_path_factory.mktemp("prometheus-panels")
     # Prometheus first: it takes seconds to start scraping a target, during which QuestDB starts.
     prometheus = Prometheus(workdir, PROMETHEUS_PORT,
-                            {"client:9464": [f"127.0.0.1:{CLIENT_METRICS_PORT}", f"127.0.0.1:{QUERY_METRICS_PORT}"],
+                            {"client:9464": [f"127.0.0.1:{CLIENT_METRICS_PORT}", f"127.0.0.1:{QUERY_METRICS_PORT}",
+                                             f"127.0.0.1:{READ_METRICS_PORT}"],
                              "questdb:9003": [f"127.0.0.1:{QUESTDB_PORTS['min_port']}"]})
     request.addfinalizer(prometheus.stop)
     questdb = NativeQuestDB(workdir / "questdb-root", **QUESTDB_PORTS)
@@ -255,7 +262,31 @@ def stack(tmp_path_factory, request):
     wait_for(f"Prometheus to scrape QuestDB after the run ({applied} >= {sent})",
              lambda: any(value >= sent for value in scalar_values(prometheus.query(applied))))
     query_record, query_started = _query_run(workdir, prometheus, target_up, request)
-    yield Stack(prometheus, questdb, record, bench.started, output, query_record, query_started)
+    read_record, read_started = _read_run(workdir, prometheus, target_up, request)
+    yield Stack(prometheus, questdb, record, bench.started, output, query_record, query_started, read_record,
+                read_started)
+
+
+def _read_run(workdir: Path, prometheus: Prometheus, target_up, request) -> tuple[dict, float]:
+    """A real `read` with --metrics-port of the loaded table, asyncpg, two workers, small DataFrames: it reads
+    for seconds, so Prometheus scrapes its rows while they grow."""
+    output, results = workdir / "read.out", workdir / "read.json"
+    run = LingeringRun("the read run",
+                       [sys.executable, "-m", "harness", "read", "--protocol", "asyncpg", "--host", "127.0.0.1",
+                        "--pg-port", str(QUESTDB_PORTS["pg_port"]), "--http-port", str(QUESTDB_PORTS["http_port"]),
+                        "--server-metrics-port", str(QUESTDB_PORTS["min_port"]), "--workers", "2", "--chunk-rows",
+                        str(READ_CHUNK_ROWS), "--reporting-period", "0", "--results", str(results),
+                        "--metrics-port", str(READ_METRICS_PORT), "--metrics-linger", str(LINGER_SECONDS)],
+                       output, READ_METRICS_PORT, request)
+    wait_for("Prometheus to scrape the read run (job client up)", target_up("client", READ_METRICS_PORT),
+             explain=run.tail)
+    run.wait_finished()
+    record = json.loads(results.read_text())
+    assert record["status"] == "ok" and record["phases"]["read"]["rows"] == ROWS, record["error"]
+    wait_scraped(prometheus, "the read run", f'sum(harness_rows_total{{run_id="{record["run_id"]}", phase="read"}})',
+                 ROWS)
+    time.sleep(2)  # as for the query run: a range query shows the last rate only after the final scrape
+    return record, run.started
 
 
 def _query_run(workdir: Path, prometheus: Prometheus, target_up, request) -> tuple[dict, float]:
@@ -352,7 +383,8 @@ def evaluate(prometheus: Prometheus, expressions: list[tuple[str, str, str]], ru
 
 def test_prometheus_scrapes_every_target(stack):
     targets = stack.prometheus.targets()
-    expected = (("client", CLIENT_METRICS_PORT), ("client", QUERY_METRICS_PORT), ("questdb", QUESTDB_PORTS["min_port"]))
+    expected = (("client", CLIENT_METRICS_PORT), ("client", QUERY_METRICS_PORT), ("client", READ_METRICS_PORT),
+                ("questdb", QUESTDB_PORTS["min_port"]))
     assert set(targets) == {(job, f"127.0.0.1:{port}") for job, port in expected}
     for job, port in expected:
         target = targets[(job, f"127.0.0.1:{port}")]
@@ -402,17 +434,21 @@ def test_run_variable_lists_the_run(stack):
 
 
 def test_every_panel_query_returns_data(stack):
-    """Every panel but the query benchmark's against the bench run; the query benchmark's row, and the Run
-    row (a query run is listed in the run variable too), against the query run."""
+    """Every panel but the query and read benchmarks' against the bench run; the query benchmark's row, and
+    the Run row (a query run is listed in the run variable too), against the query run; the read row, and the
+    Run row, against the read run."""
     dashboard = load_dashboard()
     assert len(panel_expressions(dashboard)) >= 20
     rows = panels_by_row(dashboard)
     query_panels = rows.pop(QUERIES_ROW)
+    read_panels = rows.pop(READ_ROW)
     bench = panel_expressions(dashboard, [panel for panels in rows.values() for panel in panels])
     queries = panel_expressions(dashboard, rows["Run"] + query_panels)
     now = time.time()
     problems = evaluate(stack.prometheus, bench, stack.record["run_id"], stack.run_started - 2, now)
     problems += evaluate(stack.prometheus, queries, stack.query_record["run_id"], stack.query_started - 2, now)
+    reads = panel_expressions(dashboard, rows["Run"] + read_panels)
+    problems += evaluate(stack.prometheus, reads, stack.read_record["run_id"], stack.read_started - 2, now)
     assert not problems, "\n".join(problems)
 
 

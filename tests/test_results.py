@@ -75,6 +75,16 @@ def test_version_1_records_still_load(tmp_path):
     assert "send-dataframe-double-2w" in comparison_table([loaded])
 
 
+def test_version_2_records_load_as_they_are(tmp_path):
+    """A record of schema 2 (before read runs): the same layout, without ``read``."""
+    values = record(send=(1000, MIB, 2.0, 1.5)).to_dict()
+    del values["read"]
+    values["schema_version"] = 2
+    (tmp_path / "v2.json").write_text(json.dumps(values, default=str))
+    (loaded,) = load_results([tmp_path / "v2.json"])
+    assert loaded.schema_version == 2 and loaded.read is None and loaded.phases["send"].rows == 1000
+
+
 def test_a_newer_schema_is_refused_naming_its_version(tmp_path):
     (tmp_path / "new.json").write_text(json.dumps({"schema_version": 99, "phases": {}}))
     with pytest.raises(UsageError, match="new.json is a results file of schema version 99"):

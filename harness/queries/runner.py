@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, TextIO
 from harness.errors import RunError, UsageError
 from harness.http_exec import QuestDBSql
 from harness.metrics import QueryRunMetrics
-from harness.option_groups import DataSetOptions, EndpointOptions, MetricsOptions, ProgressOptions, RecordOptions
+from harness.option_groups import (
+    DataSetOptions, EndpointOptions, MetricsOptions, PgwireOptions, ProgressOptions, RecordOptions,
+)
 from harness.options import check_options, coerce_choices, option
 from harness.phase import PhaseRecord
 from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, QueryFailed
@@ -50,7 +52,7 @@ class Protocol(StrEnum):
 
 @dataclass
 class QueriesRunOptions(MetricsOptions, ProgressOptions, QuerySetOptions, DataSetOptions, RecordOptions,
-                        EndpointOptions):
+                        PgwireOptions, EndpointOptions):
     """Every option of a query run. The data set flags (seed, scale, time range, log interval, fields) name
     both the generated queries and, for ``--check``, the data set the table holds (as ``bench`` took them)."""
 
@@ -59,7 +61,6 @@ class QueriesRunOptions(MetricsOptions, ProgressOptions, QuerySetOptions, DataSe
     generate: bool = option(False, "Generate the queries (with the generate flags) instead of reading FILE.",
                             flags=("--generate",))
     protocol: Protocol = option(Protocol.pgwire, "pgwire (asyncpg, statements prepared and bound) or http (/exec).")
-    pg_port: int = option(8812, "PGWire port.", min=1, max=65535)
     workers: int = option(1, "Workers: connections, one query at a time each.", min=1)
     max_queries: int = option(0, "Run at most this many queries, burn-in included (0: all).", min=0)
     burn_in: int = option(0, "Queries run first and not counted.", min=0)

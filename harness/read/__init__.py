@@ -1,0 +1,8 @@
+"""``read``: a QuestDB table (whole, a time range, or ``--sql``) back into pandas DataFrames, measured, and
+(``--check``) every value compared with the data set that filled it.
+
+One generic reader loop (``loop``) drives every protocol behind one small interface (``protocols``): each
+reader turns a query into DataFrames of about ``--chunk-rows`` rows (``frames`` holds the conversions they
+share). ``plan`` decides what is read (columns, the time slices of ``--workers``), ``check`` compares what
+arrives with the regenerated data set in bounded memory, ``command`` is the run.
+"""

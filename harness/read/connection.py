@@ -1,0 +1,45 @@
+"""Where the readers connect and what they share: the server's address and credentials, and the kernel's
+count of the bytes a TCP connection received (``TCP_INFO``), which measures a PGWire answer on the wire."""
+
+from __future__ import annotations
+
+import socket
+import struct
+from dataclasses import dataclass
+
+PG_USER, PG_PASSWORD, PG_DATABASE = "admin", "quest", "qdb"
+CONNECT_TIMEOUT_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the readers connect: PGWire at ``pg_port``, HTTP at ``http_port``."""
+
+    host: str
+    http_port: int
+    pg_port: int
+
+    @property
+    def pg_url(self) -> str:
+        return f"postgresql://{PG_USER}:{PG_PASSWORD}@{self.host}:{self.pg_port}/{PG_DATABASE}"
+
+
+# struct tcp_info (linux/tcp.h): tcpi_bytes_received, a u64 at byte 128, since Linux 4.1.
+_TCP_INFO_BYTES_RECEIVED = 128
+
+
+def tcp_bytes_received(fileno: int) -> int | None:
+    """Bytes the kernel has received on this TCP socket so far (TCP_INFO), or None where it cannot say."""
+    try:
+        probe = socket.socket(fileno=fileno)
+    except OSError:
+        return None
+    try:
+        info = probe.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+        if len(info) < _TCP_INFO_BYTES_RECEIVED + 8:
+            return None
+        return struct.unpack_from("Q", info, _TCP_INFO_BYTES_RECEIVED)[0]
+    except OSError:
+        return None
+    finally:
+        probe.detach()  # the socket is the driver's: never close it
