@@ -29,7 +29,7 @@ from harness.phase import PhaseRecord, WorkerTotals
 from harness.timeseries import TimeSeries
 
 MIB = 1024 * 1024
-# 3: read runs (``RunRecord.read``) and ingest runs' ``arrival``; version 2 records load as they are.
+# 3: read runs (``RunRecord.read``), ingest runs' ``arrival``, merged runs' ``clients``; version 2 records load.
 SCHEMA_VERSION = 3
 
 
