@@ -24,7 +24,7 @@ from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
 from harness.ingest.senders import SenderSettings, parse_conf, redact_conf
 from harness.metrics import RunMetrics
 from harness.option_groups import (
-    DataSetOptions, FrameOptions, MetricsOptions, ProgressOptions, RecordOptions, ServerOptions,
+    FrameOptions, GroupedDataSetOptions, MetricsOptions, ProgressOptions, RecordOptions, ServerOptions,
 )
 from harness.options import check_options, coerce_choices, option
 from harness.results import RunRecord, load_results
@@ -40,10 +40,12 @@ CLIENT_RETRY_TIMEOUT_MS = 2_000
 
 
 @dataclass
-class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetOptions, RecordOptions, ServerOptions):
+class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, GroupedDataSetOptions, RecordOptions,
+                   ServerOptions):
     """Every option of a benchmark run; the defaults are the original benchmark's."""
 
-    row_count: int = option(10_000_000, "Rows to generate (ignored when --timestamp-end is given).", min=1)
+    row_count: int = option(10_000_000, "Rows of the whole data set to generate, as TSBS's --max-data-points "
+                                        "(a group gets its share; ignored when --timestamp-end is given).", min=1)
     workers: int | None = option(None, "Workers: threads, each with its own buffer and connection. Default: one, "
                                        "on a single thread as the original's single-threaded run.", min=1)
     worker_chunk_row_count: int = option(DEFAULT_CHUNK_ROWS, "Rows per chunk (dealt round-robin to workers; one "
@@ -96,7 +98,9 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetOptions
         threads = f"{self.workers}w" if self.workers else "1t"
         use_case = "" if self.use_case == use_cases.DEFAULT else f"{self.use_case}-"
         order = "-sorted" if self.time_ordered else ""
-        return f"{use_case}{kind}-{self.op}-{self.fields}-{threads}{order}"
+        groups = self.interleaved_generation_groups
+        group = f"-group{self.interleaved_generation_group_id}of{groups}" if groups > 1 else ""
+        return f"{use_case}{kind}-{self.op}-{self.fields}-{threads}{order}{group}"
 
     def check(self) -> None:
         check_options(self)
@@ -137,7 +141,7 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetOptions
         return self.use_case_entry.schemas(self.fields, self.table)
 
     def table_rows(self, spec: params.DatasetSpec) -> dict[str, int]:
-        """Rows of the whole data set per table."""
+        """Rows per table of what this run sends: the whole data set, or its group."""
         return self.use_case_entry.table_rows(spec, table=self.table)
 
     def sender_settings(self) -> SenderSettings:

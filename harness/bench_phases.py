@@ -38,8 +38,9 @@ def bench_phases(options: BenchOptions, spec: DatasetSpec, target: SenderSetting
     if options.send:
         questdb, rows_before = connect(options, target, run, options.schemas(), options.exactly_once)
     threads = options.threads
-    # Rows per table of the whole data set: what the progress counts towards and validation expects (a use
-    # case whose draws drop rows, iot, counts them by running its simulation).
+    # Rows per table of what this run sends (the whole data set, or its group): what the progress counts
+    # towards and validation expects (a use case whose draws drop rows, iot, counts them by running its
+    # simulation).
     whole = options.table_rows(spec)
     total_rows = sum(whole.values())
     # Tallied where the chunks are made once: generated up front, or streamed to the one phase that runs.
