@@ -128,13 +128,10 @@ def text_jobs(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS,
 
 
 def _printed(printer: RowPrinter, first_row: int, values: np.ndarray, group: int, groups_: int) -> tuple[int, list]:
-    text = printer.print_rows(first_row, values)
-    if groups_ == 1:
-        return values.shape[1], [text]
-    # The printer's rows are consecutive: print the chunk, keep the group's lines.
-    rows = int(groups.lines_before(first_row + values.shape[1], group, groups_)
-               - groups.lines_before(first_row, group, groups_))
-    return rows, [groups.kept_text(text, first_row, group, groups_)]
+    # A group's rows are every groups_-th row of the chunk, from its first one in it: printed alone.
+    offset = groups.first_in_group(first_row, group, groups_)
+    kept = values[:, offset::groups_]
+    return kept.shape[1], [printer.print_rows(first_row + offset, kept, groups_)]
 
 
 def _walk_chunks(simulator: CpuOnlySimulator, chunk_rows: int,

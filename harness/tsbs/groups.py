@@ -6,8 +6,10 @@ over all tables together, in TSBS's order) belongs to group ``i % groups``. So g
 lines i with ``i % N == g``, in the same order, and the N groups together are the whole file, each line in
 exactly one. The row limit (``--max-data-points``) cuts the whole simulation, before the split.
 
-Everything here is arithmetic on line indices and vectorised NumPy, so a use case keeps generating the whole data
-set in bounded chunks as before and keeps 1/N of each chunk: memory is a chunk's, whatever N.
+Everything here is arithmetic on line indices, so a use case keeps generating the whole data set in bounded chunks
+as before and keeps 1/N of each chunk (cpu-only's printer prints only the group's rows, a strided slice of the
+walk's; iot keeps the group's records before printing; devops the group's rows of each table's frame): memory is
+a chunk's, whatever N.
 """
 
 from __future__ import annotations
@@ -54,21 +56,3 @@ def epoch_table_count(rows: int, first: int, per_epoch: int, stride: int, group:
 
     return (periods * counted(0, min(period, epochs), per_epoch) + counted(periods * period, epochs, per_epoch)
             + counted(epochs, epochs + 1, rest))
-
-
-def kept_text(text: np.ndarray, first_line: int, group: int, groups: int) -> np.ndarray:
-    """Of ``text`` (whole lines as uint8 bytes, its first line the data set's ``first_line``), the lines of
-    ``group``, in order: newline positions give each line's bytes, a per-byte mask keeps the group's."""
-    ends = np.flatnonzero(text == 10) + 1
-    starts = np.empty_like(ends)
-    starts[:1] = 0
-    starts[1:] = ends[:-1]
-    offset = first_in_group(first_line, group, groups)
-    kept_starts, kept_ends = starts[offset::groups], ends[offset::groups]
-    if len(kept_starts) == 0:
-        return text[:0]
-    # +1 at each kept line's start, -1 at its end: the running sum is 1 exactly on kept bytes.
-    marks = np.zeros(len(text) + 1, dtype=np.int8)
-    marks[kept_starts] = 1
-    marks[kept_ends] = -1  # with 2 groups or more no kept line ends where another kept one starts
-    return text[np.cumsum(marks[:-1], dtype=np.int8).view(np.bool_)]
