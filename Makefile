@@ -68,8 +68,8 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 	--protocol-version $(PROTOCOL) --worker-chunk-row-count $(CHUNK) --op $(OP) \
 	$(if $(strip $(WORKERS)),--workers $(WORKERS)) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
-.PHONY: bench-native bench-generate bench-generate-startup bench-table bench-overhead bench-exactly-once bench-parity \
-	bench-replay-parity bench-query-parity bench-serialize-parity
+.PHONY: bench-native bench-generate bench-groups bench-generate-startup bench-table bench-overhead bench-exactly-once \
+	bench-parity bench-replay-parity bench-query-parity bench-serialize-parity
 
 bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads (CLIENTS processes), validate, record
 	@$(PY) -m harness native up --questdb-only
@@ -78,6 +78,9 @@ bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with
 
 bench-generate: setup ## Print the generator's DataFrame and ILP output rates and peak RSS
 	$(PY) benchmarks/generate_rate.py
+
+bench-groups: setup ## `generate` of the whole data set vs one interleaved generation group of N (USE_CASE), alternated
+	$(PY) benchmarks/groups_generate.py --use-case $(USE_CASE)
 
 bench-generate-startup: setup ## Time `generate` to its first byte and in whole (median of 5 warm runs), and its heaviest imports
 	$(PY) benchmarks/generate_startup.py

@@ -25,7 +25,8 @@ from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
 from harness.ingest.senders import SenderSettings, parse_conf, redact_conf
 from harness.metrics import RunMetrics
 from harness.option_groups import (
-    DataSetRowsOptions, FrameOptions, MetricsOptions, ProgressOptions, RecordOptions, ServerOptions,
+    DataSetRowsOptions, FrameOptions, GroupedDataSetOptions, MetricsOptions, ProgressOptions, RecordOptions,
+    ServerOptions,
 )
 from harness.options import check_options, coerce_choices, option
 from harness.results import RunRecord, load_results
@@ -41,7 +42,8 @@ CLIENT_RETRY_TIMEOUT_MS = 2_000
 
 
 @dataclass
-class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetRowsOptions, RecordOptions, ServerOptions):
+class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, GroupedDataSetOptions, DataSetRowsOptions,
+                   RecordOptions, ServerOptions):
     """Every option of a benchmark run; the defaults are the original benchmark's."""
 
     workers: int | None = option(None, "Workers: threads, each with its own buffer and connection. Default: one, "
@@ -106,7 +108,9 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetRowsOpt
         threads = f"{self.workers}w" if self.workers else "1t"
         use_case = "" if self.use_case == use_cases.DEFAULT else f"{self.use_case}-"
         order = "-sorted" if self.time_ordered else ""
-        return f"{use_case}{kind}-{self.op}-{self.fields}-{threads}{order}"
+        groups = self.interleaved_generation_groups
+        group = f"-group{self.interleaved_generation_group_id}of{groups}" if groups > 1 else ""
+        return f"{use_case}{kind}-{self.op}-{self.fields}-{threads}{order}{group}"
 
     def check(self) -> None:
         check_options(self)
@@ -155,7 +159,7 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetRowsOpt
         return self.use_case_entry.schemas(self.fields, self.table)
 
     def table_rows(self, spec: params.DatasetSpec) -> dict[str, int]:
-        """Rows of the whole data set per table."""
+        """Rows per table of what this run sends: the whole data set, or its group."""
         return self.use_case_entry.table_rows(spec, table=self.table)
 
     def sender_settings(self) -> SenderSettings:

@@ -60,8 +60,9 @@ def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, ru
         if meeting is not None and not meeting.client:
             meeting.say(PREPARED)
     threads = options.threads
-    # Rows per table of the whole data set: what the progress counts towards and validation expects (a use
-    # case whose draws drop rows, iot, counts them by running its simulation).
+    # Rows per table of what this run sends (the whole data set, or its group): what the progress counts
+    # towards and validation expects (a use case whose draws drop rows, iot, counts them by running its
+    # simulation).
     whole = options.table_rows(spec)
     total_rows = sum(whole.values())
     # Tallied where the chunks are made once: generated up front, or streamed to the one phase that runs.
@@ -97,7 +98,7 @@ def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, ru
             # Time to visible counts from when the last client had sent (as seen here, a poll later at most).
             last_flush = time.perf_counter()
             # The tables now hold every group: validate the whole data set's rows.
-            whole = options.table_rows(dataclasses.replace(spec, group=0, groups=1))
+            whole = options.table_rows(spec.whole)
             sent = dataclasses.replace(sent, tables={})
         if questdb is not None:
             metrics.set_phase("validate")

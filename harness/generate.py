@@ -17,7 +17,7 @@ from enum import StrEnum
 
 from harness.errors import UsageError
 from harness.ingest.ordered_write import default_workers, write_in_order
-from harness.option_groups import DataSetOptions, FrameOptions
+from harness.option_groups import FrameOptions, GroupedDataSetOptions
 from harness.options import check_options, coerce_choices, option
 from harness.tsbs import use_cases
 
@@ -36,8 +36,9 @@ class OutputFormat(StrEnum):
 
 
 @dataclass
-class GenerateOptions(FrameOptions, DataSetOptions):
-    max_data_points: int = option(0, "Stop after this many rows (0: the whole range), as TSBS.", min=0)
+class GenerateOptions(FrameOptions, GroupedDataSetOptions):
+    max_data_points: int = option(0, "Stop after this many rows of the whole data set (0: the whole "
+                                     "range), as TSBS: a group gets its share.", min=0)
     file: str = option("-", "Output path; - for stdout.")
     format: OutputFormat = option(OutputFormat.questdb, "questdb or influx: TSBS prints the same bytes for both.")
     chunk_rows: int | None = option(None, "Rows per chunk (of all the use case's tables together). Default: the "
