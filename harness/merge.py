@@ -31,6 +31,8 @@ def merge_records(records: list[RunRecord]) -> RunRecord:
     names = {id(record): record.path.name if record.path else f"record {index + 1}"
              for index, record in enumerate(records)}
     for record in records:
+        if record.clients is not None:
+            raise UsageError(f"merge: {names[id(record)]} is a merged record already; give its clients' records")
         if record.kind != "bench" or record.parameters.get("barrier") is None:
             raise UsageError(f"merge: {names[id(record)]} is not a client of a scale-out run (a bench run with "
                              f"--barrier)")

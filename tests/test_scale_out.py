@@ -108,8 +108,10 @@ def test_merge_command_and_its_refusals(questdb, tmp_path):
     (tmp_path / "other.json").write_text(json.dumps(other))
     differ = run_cli("merge", paths[0], str(tmp_path / "other.json"))
     assert differ.returncode == 2 and "differ in seed (99 vs 4): not one run" in differ.stderr
-    with pytest.raises(UsageError, match="is not a client of a scale-out run"):
+    with pytest.raises(UsageError, match="is a merged record already"):
         merge_records(load_results([merged.path]))
+    single = run_cli("merge", str(tmp_path / "launcher.txt"))
+    assert single.returncode == 2 and "launcher.txt" in single.stderr
 
 
 @pytest.mark.parametrize("args, fragment", [
