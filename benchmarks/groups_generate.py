@@ -5,9 +5,8 @@
         [--groups 4 --groups 8] [--json PATH]
 
 A group generates the whole data set, as TSBS does, and keeps every N-th line, so its time is the whole
-simulation's plus printing and serializing what it keeps (cpu-only's text printer prints the whole chunk and
-keeps the group's bytes; iot keeps the group's records before printing; devops serializes only the group's
-frames). Figures per variant: wall seconds, the rate in rows of the WHOLE data set per second (`whole rows/s`,
+simulation's plus printing or serializing only what it keeps (cpu-only's printer prints the group's rows alone;
+iot keeps the group's records before printing; devops serializes the group's frames). Figures per variant: wall seconds, the rate in rows of the WHOLE data set per second (`whole rows/s`,
 comparable across variants: how fast a client gets through the data set) and the group's own rows per second.
 """
 

@@ -71,8 +71,10 @@ def run_generate(options: GenerateOptions) -> None:
         else:
             from harness.ingest.ilp import write_ilp
 
-            chunks = use_case.chunks(spec, chunk_rows, options.fields, options.symbol_dtype,
-                                     first_chunk_rows=FIRST_CHUNK_ROWS)
+            # A group's frames are cut from groups x their rows of the whole data set: asking for 1/groups of
+            # the rows keeps what is walked per chunk (the memory) the chunk size given, whatever the groups.
+            chunks = use_case.chunks(spec, max(chunk_rows // spec.groups, 1), options.fields, options.symbol_dtype,
+                                     first_chunk_rows=max(FIRST_CHUNK_ROWS // spec.groups, 1))
             write_ilp(chunks, out, workers=workers, go_floats=use_case.go_floats(options.fields))
     finally:
         out.flush()

@@ -199,7 +199,8 @@ def test_bench_sends_groups_that_fill_the_whole_data_set(tmp_path, questdb_serve
         options = bench_options(tmp_path, questdb_server, use_case, group, count, keep_table=group > 0,
                                 workers=2 if group == 1 else None)
         record = run_bench(options, out=devnull)
-        assert record.status == "ok"
+        assert record.status == "ok" and record.mode.endswith(f"-group{group}of3")
+        assert record.parameters["interleaved_generation_group_id"] == group
         expected = entry.table_rows(options.dataset())
         assert record.phases["send"].rows == sum(expected.values())
         # Each run validates what the server holds: the groups sent so far.
