@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING
 
 from harness.arrival import ArrivalTally, arrival_lines
 from harness.barrier import PREPARED, READY, SENT, Meeting
-from harness.errors import RunError, UsageError
+from harness.errors import RunError
 from harness.http_exec import QuestDBSql
 from harness.ingest.ilp import write_ilp
 from harness.ingest.ordered_write import default_workers
 from harness.ingest.phase_loop import (
     ChunkStream, PhaseFailed, SendWorker, SerializeWorker, deal_round_robin, run_phase,
 )
+from harness.output_file import whole_file
 from harness.phase import PhaseRecord
 from harness.progress import ProgressPrinter
 from harness.session import checkpoints, recorded_if_interrupted
@@ -172,9 +173,6 @@ def send_phase(options: BenchOptions, target: SenderSettings, work, run: Run, me
 
 def write_ilp_phase(options: BenchOptions, chunks, protocol_version: int, run: Run) -> None:
     """Write the serialized ILP to a file, outside every timed phase."""
-    try:
-        with open(options.write_ilp, "wb", buffering=8 << 20) as out:
-            rows, nbytes = write_ilp(chunks, out, protocol_version, default_workers())
-    except OSError as exc:
-        raise UsageError(f"--write-ilp: cannot write {options.write_ilp}: {exc.strerror}") from None
+    with whole_file(options.write_ilp, "--write-ilp") as out:
+        rows, nbytes = write_ilp(chunks, out, protocol_version, default_workers())
     run.say(f"Wrote ILP:\n  {rows} rows, {nbytes / 2**20:.2f} MiB to {options.write_ilp}")

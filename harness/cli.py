@@ -127,6 +127,9 @@ def main(argv: list[str] | None = None) -> None:
         _die("interrupted" if _received_signal != signal.SIGTERM else "terminated", 128 + (_received_signal or 2))
     except BrokenPipeError:
         sys.exit(1)
+    except OSError as exc:  # the system refused something no check foresaw: still one line, never a traceback
+        where = f" ({exc.filename})" if exc.filename else ""
+        _die(f"{exc.strerror or exc}{where}", 1)
     # click turns an interrupt it caught itself into an exit code instead of raising it.
     if _received_signal is not None:
         _die("interrupted" if _received_signal != signal.SIGTERM else "terminated", 128 + _received_signal)

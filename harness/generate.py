@@ -15,10 +15,11 @@ import sys
 from dataclasses import dataclass
 from enum import StrEnum
 
-from harness.errors import UsageError
 from harness.ingest.ordered_write import default_workers, write_in_order
+from harness.limits import check_workers
 from harness.option_groups import FrameOptions, GroupedDataSetOptions
 from harness.options import check_options, coerce_choices, option
+from harness.output_file import whole_file
 from harness.tsbs import use_cases
 
 
@@ -57,26 +58,34 @@ def run_generate(options: GenerateOptions) -> None:
     use_case = use_cases.get(spec.use_case)
     chunk_rows = options.chunk_rows or use_case.default_chunk_rows
     use_cases.check_memory(use_case, spec.scale, min(chunk_rows, spec.row_count))
-    try:
-        out = sys.stdout.buffer if options.file == "-" else open(options.file, "wb", buffering=8 << 20)
-    except OSError as exc:
-        raise UsageError(f"--file: cannot write {options.file}: {exc.strerror}") from None
+    # Each serializer thread has up to two chunks pending (``write_in_order``).
+    check_workers("--workers", options.workers or default_workers(), 0,
+                  2 * min(chunk_rows, spec.row_count) * use_case.bytes_per_chunk_row)
+    workers = options.workers or default_workers()
+    if options.file == "-":
+        _say_seed(options, spec)
+        _write(options, spec, use_case, chunk_rows, workers, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    with whole_file(options.file, "--file") as out:  # opened first: a path that cannot be written is all it says
+        _say_seed(options, spec)
+        _write(options, spec, use_case, chunk_rows, workers, out)
+
+
+def _say_seed(options: GenerateOptions, spec) -> None:
     if options.seed is None:
         print(f"seed: {spec.seed}", file=sys.stderr, flush=True)
-    workers = options.workers or default_workers()
-    try:
-        text_jobs = use_case.text_jobs(spec, chunk_rows, options.fields, first_chunk_rows=FIRST_CHUNK_ROWS)
-        if text_jobs is not None:
-            write_in_order(text_jobs, out, workers)
-        else:
-            from harness.ingest.ilp import write_ilp
 
-            # A group's frames are cut from groups x their rows of the whole data set: asking for 1/groups of
-            # the rows keeps what is walked per chunk (the memory) the chunk size given, whatever the groups.
-            chunks = use_case.chunks(spec, max(chunk_rows // spec.groups, 1), options.fields, options.symbol_dtype,
-                                     first_chunk_rows=max(FIRST_CHUNK_ROWS // spec.groups, 1))
-            write_ilp(chunks, out, workers=workers, go_floats=use_case.go_floats(options.fields))
-    finally:
-        out.flush()
-        if out is not sys.stdout.buffer:
-            out.close()
+
+def _write(options: GenerateOptions, spec, use_case, chunk_rows: int, workers: int, out) -> None:
+    text_jobs = use_case.text_jobs(spec, chunk_rows, options.fields, first_chunk_rows=FIRST_CHUNK_ROWS)
+    if text_jobs is not None:
+        write_in_order(text_jobs, out, workers)
+    else:
+        from harness.ingest.ilp import write_ilp
+
+        # A group's frames are cut from groups x their rows of the whole data set: asking for 1/groups of
+        # the rows keeps what is walked per chunk (the memory) the chunk size given, whatever the groups.
+        chunks = use_case.chunks(spec, max(chunk_rows // spec.groups, 1), options.fields, options.symbol_dtype,
+                                 first_chunk_rows=max(FIRST_CHUNK_ROWS // spec.groups, 1))
+        write_ilp(chunks, out, workers=workers, go_floats=use_case.go_floats(options.fields))

@@ -7,12 +7,14 @@ down or failed) or ``UsageError`` (the user's table does not fit the run).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 
 from harness.errors import RunError, UsageError
 from harness.tsbs.schema import TableSchema
@@ -34,6 +36,8 @@ class QuestDBSql:
         self.host = host
         self.http_port = http_port
         self.timeout = timeout
+        # When set (``bounded``): the monotonic time by which every request must have answered.
+        self.deadline: float | None = None
 
     @property
     def address(self) -> str:
@@ -49,11 +53,21 @@ class QuestDBSql:
         DDL answers ``{"ddl": "OK"}`` and INSERT ``{"dml": "OK"}``. A SQL error (HTTP 400,
         ``{"query", "error", "position"}``) raises QuestDBQueryError with the server's text."""
         url = f"http://{self.address}/exec?" + urllib.parse.urlencode({"query": sql})
+        timeout = timeout or self.timeout
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise RunError(f"QuestDB HTTP at {self.address} did not answer in time (the run's deadline passed "
+                               f"before {sql!r})")
+            timeout = min(timeout, left)
         try:
-            with urllib.request.urlopen(url, timeout=timeout or self.timeout) as response:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
                 body = response.read()
         except urllib.error.HTTPError as exc:
             body = exc.read()
+            if exc.code in (401, 403):
+                raise RunError(f"QuestDB HTTP at {self.address} refused the login (HTTP {exc.code}): the harness "
+                               f"asks /exec without credentials") from None
             if not body.lstrip().startswith(b"{"):
                 raise RunError(f"QuestDB HTTP at {self.address} answered HTTP {exc.code} to {sql!r}") from None
         except (urllib.error.URLError, OSError) as exc:
@@ -66,6 +80,17 @@ class QuestDBSql:
         if "error" in answer:
             raise QuestDBQueryError(f"QuestDB at {self.address} rejected {sql!r}: {answer['error']}")
         return answer
+
+    @contextlib.contextmanager
+    def bounded(self, seconds: float) -> Iterator[None]:
+        """Every request in the block shares one deadline ``seconds`` from now (an earlier one stands)."""
+        before = self.deadline
+        ends = time.monotonic() + seconds
+        self.deadline = ends if before is None else min(before, ends)
+        try:
+            yield
+        finally:
+            self.deadline = before
 
     def query(self, sql: str) -> tuple[list[str], list[list]]:
         """Column names and rows (lists of JSON values) of a query."""
@@ -114,7 +139,7 @@ class QuestDBSql:
         columns = ", ".join(f"{name} {sql_type}" for name, sql_type in schema.columns)
         keys = f" DEDUP UPSERT KEYS({', '.join(schema.dedup_keys)})" if dedup else ""
         self.exec(f"create table '{_checked(schema.table)}' ({columns}) "
-                  f"timestamp({schema.timestamp}) partition by DAY WAL{keys}")
+                  f"timestamp({schema.timestamp}) partition by {schema.partition_by} WAL{keys}")
 
     def check_schema(self, schema: TableSchema, dedup: bool = False) -> None:
         """Raise UsageError unless the table exists and can take rows of ``schema`` as they are: every
@@ -144,10 +169,42 @@ class QuestDBSql:
                 f"drop it or run without --keep-table"
             )
 
+    def schema_difference(self, schema: TableSchema) -> str | None:
+        """The first way the existing table differs from ``schema`` as ``create_table`` makes it (a column
+        missing, of another type or extra, the designated timestamp, the partitioning, WAL), or None when
+        it is the same. Deduplication is not compared: a run sets it either way on the tables it makes."""
+        columns = self.table_columns(schema.table)
+        if columns is None:
+            return None
+        actual = {name.lower(): sql_type for name, sql_type in columns}
+        for name, wanted in schema.columns:
+            if name not in actual:
+                return f"it has no column {name} ({wanted})"
+            if actual[name] != wanted:
+                return f"its column {name} is {actual[name]}, the benchmark's is {wanted}"
+        extra = [name for name, _ in columns if name.lower() not in dict(schema.columns)]
+        if extra:
+            return f"it has a column {extra[0]} ({actual[extra[0].lower()]}) the benchmark's has not"
+        layout = self.table_layout(schema.table)
+        if str(layout.get("designatedTimestamp") or "").lower() != schema.timestamp:
+            return (f"its designated timestamp is {layout.get('designatedTimestamp') or 'none'}, the benchmark's "
+                    f"is {schema.timestamp}")
+        if layout.get("partitionBy") != schema.partition_by:
+            return f"it is partitioned by {layout.get('partitionBy')}, the benchmark's by {schema.partition_by}"
+        if not layout.get("walEnabled"):
+            return "it is not a WAL table, the benchmark's is"
+        return None
+
+    def table_layout(self, table: str) -> dict:
+        """The table's row of ``tables()`` (designatedTimestamp, partitionBy, walEnabled, dedup, ...), or {}."""
+        names, rows = self.query("select * from tables()")
+        # Table names are case-insensitive: matched here rather than by SQL equality.
+        layouts = (dict(zip(names, row)) for row in rows)
+        return next((layout for layout in layouts if str(layout.get("table_name")).lower() == table.lower()), {})
+
     def deduplicates(self, table: str) -> bool:
         """Whether the table has DEDUP UPSERT KEYS on."""
-        _, rows = self.query(f"select dedup from tables() where table_name = '{_checked(table)}'")
-        return bool(rows and rows[0][0])
+        return bool(self.table_layout(table).get("dedup"))
 
     def count(self, table: str) -> int:
         """Rows visible in the table now (for a WAL table: those the WAL apply job has committed)."""
@@ -167,6 +224,48 @@ class QuestDBSql:
                 return entry
         return None
 
+    def suspension(self, table: str) -> str | None:
+        """Why the server suspended the table's WAL apply, in its own words (``DISK FULL: commit failed...``,
+        an out-of-memory or a schema clash), or None while it applies."""
+        wal = self.wal_state(table)
+        if wal is None or not wal.get("suspended"):
+            return None
+        tag, message = wal.get("errorTag") or "", wal.get("errorMessage") or ""
+        return ": ".join(part for part in (tag, message) if part) or "no reason given"
+
+    def add_claim(self, registry: str, run_id: str, tables: list[str], state: str, claimed: str | None,
+                  owner: str) -> None:
+        """One row of the harness's registry of running runs (``harness.run_claims``), stamped with the
+        server's clock. A write the table's lock refuses for a moment (another run's row) is tried again."""
+        values = ", ".join(_quoted(value) for value in (run_id, "," + ",".join(tables) + ",", state, owner))
+        since = "now()" if claimed is None else f"'{claimed}'::timestamp"
+        for attempt in range(40):
+            try:
+                self.exec(f"insert into '{registry}' (ts, claimed, run_id, tables, state, owner) "
+                          f"values (now(), {since}, {values})")
+                return
+            except QuestDBQueryError as exc:
+                if "busy" not in str(exc) or attempt == 39:
+                    raise
+                time.sleep(0.05)
+
+    def create_claims(self, registry: str) -> None:
+        """The registry of running runs, if it is not there: a table without WAL, so that a row is visible
+        to every reader as soon as its insert answers."""
+        self.exec(f"create table if not exists '{_checked(registry)}' (ts TIMESTAMP, claimed TIMESTAMP, "
+                  "run_id SYMBOL, tables STRING, state SYMBOL, owner STRING) timestamp(ts) partition by DAY BYPASS WAL")
+
+    def recent_claims(self, registry: str, seconds: float) -> list[dict]:
+        """The registry's rows of the last ``seconds`` by the server's clock (none if it does not exist)."""
+        try:
+            names, rows = self.query(f"select ts, claimed, run_id, tables, state, owner from '{_checked(registry)}' "
+                                     f"where ts > dateadd('s', -{int(seconds)}, now())")
+        except QuestDBQueryError as exc:
+            if "does not exist" in str(exc):
+                return []
+            raise
+        return [dict(zip(names, row)) for row in rows]
+
     def wait_for_count(self, table: str, expected: int, timeout: float, poll_interval: float = 0.05) -> float:
         """Poll until ``count()`` equals ``expected``; returns the seconds waited.
 
@@ -184,18 +283,21 @@ class QuestDBSql:
                 raise RunError(
                     f"table {table} holds more rows than expected: expected {expected} rows, {visible} visible"
                 )
-            wal = self.wal_state(table)
-            if wal is not None and wal.get("suspended"):
-                reason = wal.get("errorMessage") or wal.get("errorTag") or "no reason given"
-                raise RunError(
-                    f"table {table}: WAL apply is suspended ({reason}); expected {expected} rows, {visible} visible"
-                )
+            reason = self.suspension(table)
+            if reason is not None:
+                raise RunError(f"table {table}: WAL apply is suspended ({reason}); expected {expected} rows, "
+                               f"{visible} visible")
             if time.perf_counter() >= deadline:
                 raise RunError(
                     f"validation timed out after {timeout:g}s: expected {expected} rows in table {table}, "
                     f"{visible} visible"
                 )
             time.sleep(poll_interval)
+
+
+def _quoted(text: str) -> str:
+    """A SQL string literal of ``text``."""
+    return "'" + str(text).replace("'", "''") + "'"
 
 
 def _checked(table: str) -> str:

@@ -80,6 +80,9 @@ class ServerOptions(SamplingOptions, EndpointOptions):
     table: str | None = option(None, "Table name of a one-table use case (cpu-only: default cpu).")
     keep_table: bool = option(False, "Do not drop the table: append, after checking its schema.",
                               flags=("--keep-table",))
+    replace_table: bool = option(False, "Drop an existing table even when its schema is not the benchmark's (by "
+                                        "default the run refuses: such a table is not the harness's to drop).",
+                                 flags=("--replace-table",))
     validation_query_timeout: float = option(120.0, "Seconds to wait for all rows to become visible.", min=0,
                                              min_open=True)
 

@@ -18,6 +18,7 @@ import dataclasses
 import importlib
 import inspect
 import math
+import threading
 import typing
 from collections.abc import Callable, Iterator, MutableMapping
 from enum import Enum
@@ -93,6 +94,9 @@ def check_options(instance: Any) -> None:
         name, low, high = flag_name(field), field.metadata.get("min"), field.metadata.get("max")
         if isinstance(value, float) and not math.isfinite(value):
             raise UsageError(f"{name} must be a finite number, got {value}")
+        if isinstance(value, float) and value > threading.TIMEOUT_MAX:
+            raise UsageError(f"{name} must be <= {threading.TIMEOUT_MAX:g} (seconds: the longest wait this system "
+                             f"can make), got {value:g}")
         if low is not None and (value <= low if field.metadata.get("min_open") else value < low):
             relation = ">" if field.metadata.get("min_open") else ">="
             raise UsageError(f"{name} must be {relation} {low:g}, got {value}")

@@ -18,11 +18,12 @@ from harness.http_exec import QuestDBSql
 from harness.ingest import raw
 from harness.ingest.ilp_file import IlpFile
 from harness.option_groups import RecordOptions, ServerOptions
+from harness.limits import check_workers
 from harness.options import check_options, coerce_choices, option
 from harness.phase import PhaseProgress
 from harness.results import RunRecord
 from harness.session import Run, sampled
-from harness.tables import connect, prepare_table, server_state, validate
+from harness.tables import connect, prepare_tables, server_state, validate
 from harness.tsbs import use_cases
 from harness.tsbs.choices import FieldType
 from harness.tsbs.schema import TableSchema
@@ -44,6 +45,7 @@ class ReplayOptions(RecordOptions, ServerOptions):
 
     def check(self) -> None:
         check_options(self)
+        check_workers("--workers", self.workers)
         if not self.path or not os.path.isfile(self.path) or not os.access(self.path, os.R_OK):
             raise UsageError(f"cannot read ILP file {self.path!r}")
 
@@ -89,9 +91,9 @@ def _replay(options: ReplayOptions, ilp: IlpFile, out: TextIO) -> RunRecord:
             if wider is None or options.table is not None:
                 raise UsageError(f"ILP file {options.path!r} names table {table!r} after its first piece, which "
                                  f"told a {ilp.use_case} file" + (" (--table renames its one table)" if wider else ""))
-            for schema in wider.schemas(fields):
-                if schema.table not in rows_before and questdb is not None:
-                    rows_before[schema.table] = prepare_table(questdb, schema, options.keep_table, run)
+            if questdb is not None:
+                rows_before.update(prepare_tables(questdb, options, run, [
+                    schema for schema in wider.schemas(fields) if schema.table not in rows_before]))
             schemas[:] = wider.schemas(fields)
             run.record.parameters["use_case"] = ilp.use_case = wider.name
             run.say(f"  {options.path} names {table}: a {wider.name} file")

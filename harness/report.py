@@ -18,6 +18,7 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from harness.errors import UsageError
+from harness.output_file import whole_file
 from harness.benchmark_record import BenchmarkRecord, benchmark_table
 from harness.compare import comparison_table
 from harness.results import RunRecord
@@ -46,9 +47,10 @@ def write_report(records: list[RunRecord], output: str | Path,
     document = render(records, benchmarks)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(document)
     except OSError as exc:
         raise UsageError(f"cannot write the report to {target}: {exc.strerror or exc}") from None
+    with whole_file(target, "the report", "w") as out:
+        out.write(document)
     return target
 
 

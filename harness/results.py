@@ -24,6 +24,7 @@ from pathlib import Path
 import psutil
 
 from harness import __version__
+from harness.output_file import cannot_write, whole_file
 from harness.errors import UsageError
 from harness.phase import PhaseRecord, WorkerTotals
 from harness.timeseries import TimeSeries
@@ -341,18 +342,13 @@ def write_results(record: RunRecord, path: str | Path | None = None, results_dir
 
 def write_json_whole(document: dict, target: Path) -> Path:
     """``document`` as indented JSON in ``target`` (creating the folder). The file appears whole or not at
-    all: written beside its place, then renamed."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(document, indent=2, default=str) + "\n"
-    with tempfile.NamedTemporaryFile("w", dir=target.parent, prefix=f".{target.name}.", delete=False) as out:
-        try:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        except BaseException:
-            os.unlink(out.name)
-            raise
-    os.replace(out.name, target)
+    all (``harness.output_file``); a write that fails is one RunError line."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise cannot_write("the results file", target, exc) from None
+    with whole_file(target, "the results file", "w") as out:
+        out.write(json.dumps(document, indent=2, default=str) + "\n")
     return target
 
 

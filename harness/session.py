@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from harness.errors import RunError, UsageError
@@ -32,6 +33,8 @@ class Run:
         self.record = record
         self.options = options
         self.out = out
+        # What the run holds until it ends, released first however it ends (``harness.run_claims``).
+        self.releases: list[Callable[[], None]] = []
         reserve_results_path(record, options.results, options.results_dir)
 
     def say(self, text: str) -> None:
@@ -49,6 +52,8 @@ class Run:
         return self
 
     def __exit__(self, kind, error, traceback) -> None:
+        for release in reversed(self.releases):
+            release()
         if error is None:
             self.record.status = "ok"
         elif isinstance(error, KeyboardInterrupt):
@@ -59,8 +64,8 @@ class Run:
                 f"{type(error).__name__}: {error}"
         try:
             path = write_results(self.record)
-        except OSError as exc:
-            failure = RunError(f"cannot write the results file {self.record.path}: {exc.strerror or exc}")
+        except (RunError, UsageError) as exc:
+            failure = RunError(str(exc))
             if error is None:
                 raise failure from None
             self.say(f"error: {failure}")  # the run's own error is the one raised
@@ -71,7 +76,7 @@ class Run:
 
             try:
                 self.say(f"Report: {write_report([self.record], path.with_suffix('.html'))}")
-            except UsageError as exc:
+            except (UsageError, RunError) as exc:
                 self.say(f"error: {exc}")  # the run's own outcome stands
 
 
@@ -126,7 +131,10 @@ def checkpoints(run: Run, progress: PhaseProgress):
 
     def write() -> None:
         run.record.acknowledged_chunks = progress.done_below
-        write_results(run.record)
+        try:
+            write_results(run.record)
+        except (RunError, UsageError):
+            pass  # a full disk: the next checkpoint tries again, and the run's end says it in one line
 
     def loop() -> None:
         while not stop.wait(CHECKPOINT_SECONDS):

@@ -1,5 +1,5 @@
 """Bad input, table-driven: each command line must end in one line on stderr, the documented exit code,
-no traceback, and must touch nothing: the QuestDB table it names is still there, rows and all.
+no traceback, within its time bound, and must touch nothing: the QuestDB table it names is still there, rows and all.
 
 The commands run in this process (``harness.cli.main``), so a hundred of them cost seconds; the ones that
 start servers or runs are covered by the end-to-end tests.
@@ -8,6 +8,7 @@ start servers or runs are covered by the end-to-end tests.
 from __future__ import annotations
 
 import gzip
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ GOLDEN = GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
 
 # (arguments, exit code, a fragment the one line must hold). {server} becomes the test QuestDB's host and
 # ports, so that a check that came too late would drop the sentinel table; {tmp} a per-test folder.
+# Every case ends well within this (a hang guard: most end in milliseconds, a few load a use case's kernels).
+CASE_SECONDS = 30
 BENCH = ["bench", "--send", "--row-count", "1000", "{server}", "--results", "{tmp}/r.json"]
 CASES = [
     # generate
@@ -111,6 +114,18 @@ CASES = [
     (BENCH + ["--results", "{tmp}"], 2, "directory"),
     (BENCH + ["--write-ilp", "{tmp}/garbage.ilp/out.ilp"], 2, "--write-ilp"),
     (BENCH + ["--no-such-flag"], 2, "--no-such-flag"),
+    # limits of this machine, named before anything starts
+    (["bench", "--row-count", "100", "--workers", "100000", "--results", "{tmp}/r.json"], 2, "GiB of memory"),
+    (BENCH + ["--workers", "100000"], 2, "--workers 100000"),
+    (BENCH + ["--workers", "1000000000"], 2, "--workers 1000000000"),
+    (BENCH + ["--flush-timeout", "1e300"], 2, "longest wait"),
+    (BENCH + ["--row-count", "100000000000"], 2, "without --stream"),
+    (BENCH + ["--timestamp-end", "2100-01-01T00:00:00Z", "--scale", "100000"], 2, "without --stream"),
+    (BENCH + ["--retry-timeout", "1e12"], 2, "longest wait"),
+    (BENCH + ["--metrics-linger", "1e10"], 2, "longest wait"),
+    (["generate", "--workers", "100000"], 2, "--workers 100000"),
+    (["replay", str(GOLDEN), "{server}", "--workers", "100000"], 2, "--workers 100000"),
+    (["queries", "run", "--generate", "--workers", "100000"], 2, "--workers 100000"),
     (["bench", "--send", "--row-count", "1000", "--host", "127.0.0.1", "--http-port", "1", "--ilp-port", "1",
       "--results", "{tmp}/r.json"], 1, "127.0.0.1:1"),
     # replay
@@ -126,6 +141,47 @@ CASES = [
     (["replay", str(GOLDEN), "{server}", "--write-size", "0"], 2, "--write-size"),
     (["replay", str(GOLDEN), "{server}", "--target", "nowhere"], 2, "--target"),
     (["replay", str(GOLDEN), "{server}", "--validation-query-timeout", "nan"], 2, "--validation-query-timeout"),
+    (["replay", str(GOLDEN), "{server}", "--workers", "0"], 2, "--workers"),
+    (["replay", str(GOLDEN), "{server}", "--ilp-port", "0"], 2, "--ilp-port"),
+    (["replay", str(GOLDEN), "{server}", "--table", "a/b"], 2, "invalid table name"),
+    (["replay", str(GOLDEN), "{server}", "--results", "{tmp}"], 2, "directory"),
+    (["replay", str(GOLDEN), "{server}", "--sample-interval", "-1"], 2, "--sample-interval"),
+    # queries generate
+    (["queries", "generate"], 2, "--query-type"),
+    (["queries", "generate", "--query-type", "no-such-type"], 2, "no-such-type"),
+    (["queries", "generate", "--query-type", "all", "--scale", "0"], 2, "--scale"),
+    (["queries", "generate", "--query-type", "all", "--queries", "-1"], 2, "--queries"),
+    (["queries", "generate", "--query-type", "all", "--seed", "x"], 2, "--seed"),
+    (["queries", "generate", "--query-type", "all", "--use-case", "trucks"], 2, "--use-case"),
+    (["queries", "generate", "--query-type", "all", "--timestamp-start", "soon"], 2, "--timestamp-start"),
+    (["queries", "generate", "--query-type", "all", "--timestamp-end", "2015-01-01T00:00:00Z"], 2,
+     "--timestamp-end"),
+    (["queries", "generate", "--query-type", "all", "--file", "{tmp}"], 2, "directory"),
+    (["queries", "generate", "--query-type", "all", "--file", "{tmp}/garbage.ilp/q.jsonl"], 2, "query file"),
+    (["queries", "generate", "--query-type", "cpu-max-all-32-24", "--scale", "10"], 2, "cpu-max-all-32-24"),
+    (["queries", "generate", "--no-such-flag"], 2, "--no-such-flag"),
+    # queries run
+    (["queries", "run"], 2, "--generate"),
+    (["queries", "run", "{tmp}/missing.jsonl"], 2, "missing.jsonl"),
+    (["queries", "run", "{tmp}/garbage.ilp"], 2, "garbage.ilp"),
+    (["queries", "run", "{tmp}/empty.ilp"], 2, "empty.ilp"),
+    (["queries", "run", "--generate", "{tmp}/q.jsonl"], 2, "not both"),
+    (["queries", "run", "--generate", "--protocol", "udp"], 2, "--protocol"),
+    (["queries", "run", "--generate", "--workers", "0"], 2, "--workers"),
+    (["queries", "run", "--generate", "--timeout", "0"], 2, "--timeout"),
+    (["queries", "run", "--generate", "--pg-port", "70000"], 2, "--pg-port"),
+    (["queries", "run", "--generate", "--queries-only-after"], 2, "--under-load"),
+    (["queries", "run", "--generate", "--check"], 2, "--seed"),
+    (["queries", "run", "--generate", "--under-load", "--check"], 2, "--under-load"),
+    (["queries", "run", "--generate", "--query-types", "no-such-type"], 2, "no-such-type"),
+    (["queries", "run", "--generate", "--load-workers", "100000", "--under-load"], 2, "--load-workers 100000"),
+    (["queries", "run", "--generate", "--results", "{tmp}"], 2, "directory"),
+    # report
+    (["report"], 2, "'paths'"),
+    (["report", "{tmp}/missing.json"], 2, "missing.json"),
+    (["report", "{tmp}/garbage.ilp"], 2, "garbage.ilp"),
+    (["report", "{tmp}/not-ours.json"], 2, "not a harness results file"),
+    (["report", "{tmp}/future.json"], 2, "schema version 99"),
     # compare, native, the command itself
     (["compare", "{tmp}/missing.json"], 2, "missing.json"),
     (["compare", "{tmp}/garbage.ilp"], 2, "garbage.ilp"),
@@ -136,6 +192,14 @@ CASES = [
     (["native", "up", "--http-port", "70000"], 2, "--http-port"),
     (["native", "up", "--timeout", "0"], 2, "--timeout"),
     (["native", "launch"], 2, "launch"),
+    (["native", "up", "--ilp-port", "0"], 2, "--ilp-port"),
+    (["native", "up", "--pg-port", "-1"], 2, "--pg-port"),
+    (["native", "up", "--min-port", "65536"], 2, "--min-port"),
+    (["native", "up", "--sink-port", "x"], 2, "--sink-port"),
+    (["native", "up", "--timeout", "-5"], 2, "--timeout"),
+    (["native", "up", "--timeout", "1e300"], 2, "--timeout"),
+    (["native", "status", "--no-such-flag"], 2, "--no-such-flag"),
+    (["queries", "no-such-command"], 2, "no-such-command"),
     (["no-such-command"], 2, "no-such-command"),
 ]
 
@@ -169,15 +233,18 @@ def test_bad_input_is_one_line_and_touches_nothing(questdb, bad_files, capsys, a
     argv = []
     for arg in args:
         argv.extend(server if arg == "{server}" else [arg.replace("{tmp}", str(bad_files))])
+    started = time.monotonic()
     with pytest.raises(SystemExit) as exit_:
         main(argv)
+    took = time.monotonic() - started
     stderr = capsys.readouterr().err
     assert exit_.value.code == code, stderr
     assert stderr.startswith("error: ") and stderr.count("\n") == 1, stderr
     assert fragment in stderr, stderr
     assert "Traceback" not in stderr and "secret" not in stderr
     assert client.count("cpu") == 1, "the table was touched"
+    assert took < CASE_SECONDS, f"took {took:.1f}s"
 
 
-def test_at_least_a_hundred_cases():
-    assert len(CASES) >= 100
+def test_at_least_a_hundred_and_fifty_cases():
+    assert len(CASES) >= 150

@@ -1,5 +1,6 @@
 """A disk that fills up under a send: QuestDB on a small tmpfs this test mounts (root only). The run must
-end, in one line, with the server's own word on the table and the rows it shows, never hang."""
+end, in one line, with the server's own word on the table (its WAL apply suspended: DISK FULL) and the rows
+it shows, never hang."""
 
 from __future__ import annotations
 
@@ -44,7 +45,9 @@ def test_a_full_disk_ends_the_run_with_the_servers_word(small_disk, questdb_fact
     assert result.returncode == 1, (result.stdout[-2000:], result.stderr)
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
     assert "server says cpu: " in result.stderr and "rows visible" in result.stderr, result.stderr
+    # The client saw a reset connection; the server's own word names the cause.
+    assert "WAL apply suspended: DISK FULL" in result.stderr, result.stderr
     if transport == "tcp":
         assert "upper bound" in result.stderr
     record = json.loads((tmp_path / "r.json").read_text())
-    assert record["status"] == "failed" and "server says" in record["error"]
+    assert record["status"] == "failed" and "DISK FULL" in record["error"]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from harness.errors import UsageError
 from harness.option_groups import DataSetRangeOptions
+from harness.output_file import check_writable
 from harness.options import check_options, option
 from harness.tsbs import params, use_cases
 from harness.tsbs.query_types import IOT_QUERY_TYPES, QUERY_TYPES, Query
@@ -47,6 +48,8 @@ def run_queries_generate(options: QueriesGenerateOptions) -> None:
     check_options(options)
     if options.query_type is None:
         raise UsageError("--query-type is required: a query type, or all")
+    if options.file != "-":
+        check_writable(options.file, "the query file")
     seed = options.seed or params.random_seed()
     queries = options.generated(seed)
     if options.seed is None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TextIO
 from harness.errors import RunError, UsageError
 from harness.http_exec import QuestDBSql
 from harness.metrics import QueryRunMetrics
+from harness.limits import check_workers
 from harness.option_groups import (
     DataSetOptions, EndpointOptions, MetricsOptions, PgwireOptions, ProgressOptions, RecordOptions,
 )
@@ -89,6 +90,9 @@ class QueriesRunOptions(MetricsOptions, ProgressOptions, QuerySetOptions, DataSe
 
     def check_values(self) -> None:
         check_options(self)
+        check_workers("--workers", self.workers)
+        if self.load_workers is not None:
+            check_workers("--load-workers", self.load_workers)
         if self.generate == bool(self.file):
             raise UsageError("give a query FILE or --generate, not both" if self.generate else
                              "give a query FILE, or --generate to make the queries from the generate flags")
@@ -115,6 +119,8 @@ def load_queries(options: QueriesRunOptions) -> list[Query]:
         queries = list(options.generated(seed))
     else:
         queries = read_jsonl(options.file)
+        if not queries:
+            raise UsageError(f"query file {options.file} holds no queries")
     if options.query_types:
         known = use_cases.get(options.use_case).query_types
         wanted = [name.strip() for name in options.query_types.split(",") if name.strip()]

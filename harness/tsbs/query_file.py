@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.errors import UsageError
+from harness.output_file import whole_file
 from harness.tsbs.query_types import Query
 
 _KEYS = ("query_type", "label", "description", "sql", "params")
@@ -27,11 +28,10 @@ def write_jsonl(queries: Iterable[Query], out: str | Path | IO[str]) -> int:
     """
     if isinstance(out, (str, Path)):
         path = Path(out)
-        try:
-            stream = gzip.open(path, "wt", encoding="utf-8") if path.name.endswith(".gz") else path.open("w")
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot write the query file ({exc.strerror})") from None
-        with stream:
+        if not path.name.endswith(".gz"):
+            with whole_file(path, "the query file", "w") as stream:
+                return write_jsonl(queries, stream)
+        with whole_file(path, "the query file") as raw, gzip.open(raw, "wt", encoding="utf-8") as stream:
             return write_jsonl(queries, stream)
     count = 0
     for query in queries:

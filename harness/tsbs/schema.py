@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 TIMESTAMP_COLUMN = "timestamp"
+# How every table is partitioned (QuestDB's ``PARTITION BY``): one partition a day, as TSBS's QuestDB loader.
+PARTITION_BY = "DAY"
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,7 @@ class TableSchema:
     fields: tuple[tuple[str, str], ...]
     series_tags: tuple[str, ...] = ()
     timestamp: str = TIMESTAMP_COLUMN
+    partition_by: str = PARTITION_BY
 
     @property
     def dedup_keys(self) -> tuple[str, ...]:
@@ -34,4 +37,4 @@ class TableSchema:
                 + [(self.timestamp, "TIMESTAMP")])
 
     def renamed(self, table: str) -> TableSchema:
-        return TableSchema(table, self.tags, self.fields, self.series_tags, self.timestamp)
+        return TableSchema(table, self.tags, self.fields, self.series_tags, self.timestamp, self.partition_by)

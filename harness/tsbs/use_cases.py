@@ -136,3 +136,16 @@ def ilp_file_use_case(table_lines: dict[str, int]) -> UseCase | None:
 def known_tables() -> tuple[str, ...]:
     """Every table any use case writes (under its own names), each once."""
     return tuple(dict.fromkeys(table for name in NAMES for table in get(name).tables()))
+
+
+def schemas_named(table: str) -> list[TableSchema]:
+    """Every schema a run of any use case, with any fields, gives a table called ``table`` (a renamable
+    table under that name too): what the harness itself may have left there."""
+    found = []
+    for name in NAMES:
+        use_case = get(name)
+        for fields in FieldType:
+            for schema in use_case.schemas(fields, table if use_case.renamable_table else None):
+                if schema.table.lower() == table.lower() and schema not in found:
+                    found.append(schema)
+    return found

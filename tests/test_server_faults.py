@@ -1,0 +1,115 @@
+"""A real QuestDB that fails under a run: the run ends within the user's own timeout plus a few seconds
+(one deadline for every later question, a frozen server adds no minute of its own), in one line that says
+what the server knows."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from test_faults import Listener
+
+# What the run may take after the pause beyond --flush-timeout: the issue's bound.
+AFTER_FLUSH_TIMEOUT_SECONDS = 15
+FLUSH_TIMEOUT = 5
+
+
+def wait_for_rows(client, table: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if client.table_columns(table) is not None and client.count(table) > 0:
+                return
+        except Exception:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"no rows reached {table} in {timeout}s")
+
+
+@pytest.mark.parametrize("transport", ["tcp", "http"])
+def test_a_paused_server_ends_the_run_within_the_flush_timeout(killable_questdb, tmp_path, transport):
+    server = killable_questdb
+    command = [sys.executable, "-m", "harness", "bench", "--send", "--stream", "--transport", transport,
+               "--row-count", "50000000", "--host", server.host, "--http-port", str(server.http_port),
+               "--ilp-port", str(server.ilp_port), "--reporting-period", "0",
+               "--flush-timeout", str(FLUSH_TIMEOUT), "--results", str(tmp_path / "r.json")]
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    pid = server.server.pid()
+    try:
+        wait_for_rows(server.client, "cpu")
+        os.kill(pid, signal.SIGSTOP)
+        paused = time.monotonic()
+        _, stderr = run.communicate(timeout=FLUSH_TIMEOUT + AFTER_FLUSH_TIMEOUT_SECONDS + 60)
+        took = time.monotonic() - paused
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 1, stderr
+    assert stderr.startswith("error: ") and stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
+    assert f"did not finish in {FLUSH_TIMEOUT}s (--flush-timeout)" in stderr, stderr
+    assert took < FLUSH_TIMEOUT + AFTER_FLUSH_TIMEOUT_SECONDS, f"the run ended {took:.1f}s after the pause"
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["status"] == "failed" and "--flush-timeout" in record["error"]
+
+
+@pytest.fixture
+def frozen():
+    server = Listener("frozen")
+    yield server
+    server.close()
+
+
+def test_every_question_shares_one_deadline(frozen):
+    """Three questions to a server that accepts and never answers: together they end at the deadline, not
+    after three request timeouts."""
+    from harness.errors import RunError
+    from harness.http_exec import QuestDBSql
+    from harness.tables import server_state
+    from harness.tsbs import devops
+
+    client = QuestDBSql("127.0.0.1", frozen.port, timeout=60)
+    started = time.monotonic()
+    line = server_state(client, devops.USE_CASE.schemas("double"))
+    assert "does not answer" in line and time.monotonic() - started < 60
+    with client.bounded(0.5), pytest.raises(RunError, match="did not answer"):
+        for _ in range(3):
+            client.count("cpu")
+
+
+
+def test_a_refused_login_is_named(tmp_path):
+    """A QuestDB whose HTTP server asks for a login (http.user/http.password): the run says so in one line."""
+    import urllib.error
+    import urllib.request
+
+    from conftest import KILLABLE_PORTS, run_cli
+    from harness.native import NativeQuestDB
+
+    class LoginQuestDB(NativeQuestDB):
+        def healthy(self) -> bool:  # up when /status answers, if only to ask for the login
+            try:
+                with urllib.request.urlopen(f"http://{self.host}:{self.min_port}/status", timeout=2) as response:
+                    return response.status == 200
+            except urllib.error.HTTPError as exc:
+                return exc.code == 401
+            except OSError:
+                return False
+
+    server = LoginQuestDB(tmp_path / "root", **KILLABLE_PORTS,
+                          extra_env={"QDB_HTTP_USER": "someone", "QDB_HTTP_PASSWORD": "secret"}).start()
+    try:
+        result = run_cli("bench", "--send", "--row-count", "100", "--host", server.host, "--http-port",
+                         str(server.http_port), "--ilp-port", str(server.ilp_port),
+                         "--results", str(tmp_path / "r.json"))
+    finally:
+        server.stop()
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "refused the login (HTTP 401)" in result.stderr
