@@ -52,6 +52,7 @@ native-status: setup ## Show whether the native QuestDB and sink run (exit 3 if 
 # --- benchmarks ----------------------------------------------------------------------------
 # Run parameters shared by `bench` (Docker) and `bench-native`; empty means the harness default.
 WORKERS ?= ## Sender/serializer threads (empty: single-threaded)
+CLIENTS ?= 1## Clients (bench, bench-native): client i sends TSBS's interleaved group i of N (docs/scale-out.md)
 ROWS ?= 10000000## Rows to generate and send
 SCALE ?= 4000## TSBS hosts
 SEED ?= ## PRNG seed (empty: random, recorded in the results)
@@ -67,16 +68,19 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 	--protocol-version $(PROTOCOL) --worker-chunk-row-count $(CHUNK) --op $(OP) \
 	$(if $(strip $(WORKERS)),--workers $(WORKERS)) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
-.PHONY: bench-native bench-generate bench-generate-startup bench-table bench-overhead bench-exactly-once bench-parity \
-	bench-replay-parity bench-query-parity bench-serialize-parity
+.PHONY: bench-native bench-generate bench-groups bench-generate-startup bench-table bench-overhead bench-exactly-once \
+	bench-parity bench-replay-parity bench-query-parity bench-serialize-parity
 
-bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads, validate, record
+bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads (CLIENTS processes), validate, record
 	@$(PY) -m harness native up --questdb-only
-	$(PY) -m harness bench --send --report $(BENCH_ARGS)
+	$(PY) -m harness bench --send --report --clients $(CLIENTS) $(BENCH_ARGS)
 	@echo "QuestDB is still running (127.0.0.1 only; web console http://127.0.0.1:9000): make native-down stops it"
 
 bench-generate: setup ## Print the generator's DataFrame and ILP output rates and peak RSS
 	$(PY) benchmarks/generate_rate.py
+
+bench-groups: setup ## `generate` of the whole data set vs one interleaved generation group of N (USE_CASE), alternated
+	$(PY) benchmarks/groups_generate.py --use-case $(USE_CASE)
 
 bench-generate-startup: setup ## Time `generate` to its first byte and in whole (median of 5 warm runs), and its heaviest imports
 	$(PY) benchmarks/generate_startup.py
@@ -182,7 +186,7 @@ RESULTS ?= ## Results file in results/ (empty: results/<UTC time>-docker-<target
 
 DOCKER_GOALS := bench noop-sink queries up down logs clean offline-images
 ifneq ($(filter $(DOCKER_GOALS),$(MAKECMDGOALS)),)
-DOCKER_PROBLEM := $(shell WORKERS='$(WORKERS)' ROWS='$(ROWS)' QDB_CPUS='$(QDB_CPUS)' CLIENT_CPUS='$(CLIENT_CPUS)' \
+DOCKER_PROBLEM := $(shell WORKERS='$(WORKERS)' ROWS='$(ROWS)' CLIENTS='$(CLIENTS)' QDB_CPUS='$(QDB_CPUS)' CLIENT_CPUS='$(CLIENT_CPUS)' \
 	RESULTS='$(RESULTS)' OFFLINE='$(OFFLINE)' QSCALE='$(QSCALE)' QUERIES='$(QUERIES)' QWORKERS='$(QWORKERS)' \
 	QPROTOCOL='$(QPROTOCOL)' QLOAD='$(QLOAD)' scripts/docker-check.sh check $(filter $(DOCKER_GOALS),$(MAKECMDGOALS)))
 ifneq ($(DOCKER_PROBLEM),)
@@ -223,6 +227,10 @@ client_container = $(COMPOSE_ENV) docker --log-level error compose $(COMPOSE_FIL
 CLIENT_METRICS = --metrics-port 9464 --metrics-linger $(METRICS_LINGER)
 # One benchmark run ($(1): more `run` options); the caller adds the target's options.
 client_run = $(call client_container,$(1),bench --send --report $(BENCH_ARGS) $(CLIENT_METRICS))
+# CLIENTS > 1: that many client containers, each on its share of the client CPU set, records merged.
+clients_run = $(COMPOSE_ENV) COMPOSE='docker --log-level error compose $(COMPOSE_FILES)' scripts/docker-clients.sh \
+	$(CLIENTS) '$(DOCKER_CLIENT_CPUS)' $(call docker_results,bench-$(CLIENTS)clients) \
+	bench --send --report $(BENCH_ARGS) $(CLIENT_METRICS) --host questdb
 # A rebuild leaves the previous client image untagged (<none>); only those, found by the build's label, go.
 prune_client_images = docker image prune --force --filter label=tsbs-pandas-questdb.image=client >/dev/null
 docker_results = $(or $(RESULTS),results/$(DOCKER_STAMP)-docker-$(1).json)
@@ -236,7 +244,7 @@ bench: $(OFFLINE_IMAGES) ## In Docker: start QuestDB (and Prometheus), send ROWS
 	@echo "CPU sets: QuestDB $(DOCKER_QDB_CPUS), client $(DOCKER_CLIENT_CPUS)"
 	@$(results_dir)
 	$(stack_up)
-	$(call client_run,) --host questdb --results $(call docker_results,bench)
+	$(if $(filter-out 1,$(CLIENTS)),$(clients_run),$(call client_run,) --host questdb --results $(call docker_results,bench))
 	@$(prune_client_images)
 
 noop-sink: $(OFFLINE_IMAGES) ## In Docker: the same run against the socat no-op sink (client cost alone)

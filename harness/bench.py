@@ -19,6 +19,7 @@ from typing import TextIO
 
 import psutil
 
+from harness.barrier import check_run_name
 from harness.bench_phases import bench_phases
 from harness.errors import UsageError
 from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
@@ -27,7 +28,8 @@ from harness.limits import check_workers
 from harness.output_file import check_writable
 from harness.metrics import RunMetrics
 from harness.option_groups import (
-    DataSetRowsOptions, FrameOptions, MetricsOptions, ProgressOptions, RecordOptions, ServerOptions,
+    DataSetRowsOptions, FrameOptions, GroupedDataSetOptions, MetricsOptions, ProgressOptions, RecordOptions,
+    ServerOptions,
 )
 from harness.options import check_options, coerce_choices, option
 from harness.results import RunRecord, load_results
@@ -43,7 +45,8 @@ CLIENT_RETRY_TIMEOUT_MS = 2_000
 
 
 @dataclass
-class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetRowsOptions, RecordOptions, ServerOptions):
+class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, GroupedDataSetOptions, DataSetRowsOptions,
+                   RecordOptions, ServerOptions):
     """Every option of a benchmark run; the defaults are the original benchmark's."""
 
     workers: int | None = option(None, "Workers: threads, each with its own buffer and connection. Default: one, "
@@ -71,6 +74,16 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetRowsOpt
                                       "killed, machine rebooted) from the last chunk the server acknowledged; "
                                       "every other option comes from the file.")
     first_chunk: int = option(0, "Chunks of the data set already in the table (set by --resume).", cli=False)
+    barrier: str | None = option(None, "Run as one client of a scale-out run of this name: client i sends "
+                                       "interleaved group i (--interleaved-generation-group-id) of N "
+                                       "(--interleaved-generation-groups); the clients meet at the server (table "
+                                       "harness_clients): client 0 makes the tables, all start sending together, "
+                                       "client 0 validates the whole data set. `harness merge` joins their records.")
+    clients: int = option(1, "Clients: processes on this machine, client i sending interleaved group i of N on "
+                             "its own share of the CPUs, started together (--barrier); their records merged into "
+                             "one.", min=1)
+    barrier_timeout: float = option(600.0, "With --barrier: seconds to wait for the other clients at each step.",
+                                    min=0, min_open=True)
     write_ilp: str | None = option(None, "Also write the serialized ILP to this file (not timed).")
     verbose: bool = option(False, "Print every parameter before the run.", flags=("--verbose",))
 
@@ -98,7 +111,9 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetRowsOpt
         threads = f"{self.workers}w" if self.workers else "1t"
         use_case = "" if self.use_case == use_cases.DEFAULT else f"{self.use_case}-"
         order = "-sorted" if self.time_ordered else ""
-        return f"{use_case}{kind}-{self.op}-{self.fields}-{threads}{order}"
+        groups = self.interleaved_generation_groups
+        group = f"-group{self.interleaved_generation_group_id}of{groups}" if groups > 1 else ""
+        return f"{use_case}{kind}-{self.op}-{self.fields}-{threads}{order}{group}"
 
     def check(self) -> None:
         check_options(self)
@@ -124,6 +139,17 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetRowsOpt
         if self.exactly_once and not use_case.unique_keys:
             raise UsageError(f"--exactly-once deduplicates rows by their series and timestamp; {use_case.name}'s "
                              f"rows are not unique by them (TSBS clears some rows' tags)")
+        if self.clients > 1 and (self.interleaved_generation_groups != 1 or self.interleaved_generation_group_id):
+            raise UsageError("--clients N gives client i interleaved group i of N itself: leave out "
+                             "--interleaved-generation-group-id/-groups")
+        if self.barrier is not None or self.clients > 1:
+            if self.barrier is not None:
+                check_run_name(self.barrier)
+            if not self.send or self.target != Target.questdb:
+                raise UsageError("--clients, --barrier: the clients of a scale-out run meet at the QuestDB they send "
+                                 "to: they need --send to --target questdb")
+            if self.resume is not None:
+                raise UsageError("--barrier and --resume: resume each client's run on its own, without --barrier")
         if self.exactly_once and (self.sender_transport != "http" or self.target != Target.questdb):
             raise UsageError("--exactly-once needs --transport http to QuestDB: ILP over TCP has no "
                              "acknowledgements, so a chunk's fate after a failure is unknowable")
@@ -139,7 +165,7 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, DataSetRowsOpt
         return self.use_case_entry.schemas(self.fields, self.table)
 
     def table_rows(self, spec: params.DatasetSpec) -> dict[str, int]:
-        """Rows of the whole data set per table."""
+        """Rows per table of what this run sends: the whole data set, or its group."""
         return self.use_case_entry.table_rows(spec, table=self.table)
 
     def sender_settings(self) -> SenderSettings:
@@ -199,10 +225,17 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord:
     if options.resume is not None:
         options = resumed_options(options.resume)
     options.check()
+    if options.clients > 1:
+        from harness.scale_out import run_clients  # the launcher: its clients are bench runs of their own
+
+        return run_clients(options, out)
     target = options.sender_settings()
     spec = options.dataset()
     parameters = bench_parameters(options, spec, target)
-    run = Run(RunRecord(kind="bench", mode=options.mode, parameters=parameters, seed=spec.seed), options, out)
+    # The clients of a scale-out run share its name as their run id: one run in the metrics and the records.
+    shared_id = {"run_id": options.barrier} if options.barrier else {}
+    run = Run(RunRecord(kind="bench", mode=options.mode, parameters=parameters, seed=spec.seed, **shared_id),
+              options, out)
     if options.verbose:
         run.say("Running with params:")
         run.say(pprint.pformat(dict(sorted(parameters.items())), indent=4))

@@ -5,12 +5,15 @@ run (``harness.session.Run``) and feeds the run's metrics.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from harness.arrival import ArrivalTally, arrival_lines
+from harness.barrier import PREPARED, READY, SENT, Meeting
 from harness.errors import RunError
+from harness.http_exec import QuestDBSql
 from harness.ingest.ilp import write_ilp
 from harness.ingest.ordered_write import default_workers
 from harness.ingest.phase_loop import (
@@ -24,7 +27,6 @@ from harness.tables import connect, server_state, validate
 
 if TYPE_CHECKING:
     from harness.bench import BenchOptions
-    from harness.http_exec import QuestDBSql
     from harness.ingest.senders import SenderSettings
     from harness.metrics import RunMetrics
     from harness.session import Run
@@ -34,13 +36,34 @@ if TYPE_CHECKING:
 
 def bench_phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, run: Run,
                  metrics: RunMetrics) -> None:
-    """Every phase the options ask for, in order."""
+    """Every phase the options ask for, in order; with ``--barrier``, as client i of a scale-out run."""
+    meeting = None
+    if options.barrier is not None:
+        meeting = Meeting(QuestDBSql(options.host, options.http_port), options.barrier,
+                          spec.group, spec.groups, options.barrier_timeout)
+    try:
+        _phases(options, spec, target, run, metrics, meeting)
+    except BaseException as exc:
+        if meeting is not None:
+            meeting.failed(exc)
+        raise
+
+
+def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, run: Run, metrics: RunMetrics,
+            meeting: Meeting | None) -> None:
     questdb, rows_before = None, {}
     if options.send:
+        if meeting is not None and meeting.client:
+            # Client 0 makes the tables; the others wait for it, then append after checking their schema.
+            meeting.wait_for(PREPARED, range(1))
+            options = dataclasses.replace(options, keep_table=True)
         questdb, rows_before = connect(options, target, run, options.schemas(), options.exactly_once)
+        if meeting is not None and not meeting.client:
+            meeting.say(PREPARED)
     threads = options.threads
-    # Rows per table of the whole data set: what the progress counts towards and validation expects (a use
-    # case whose draws drop rows, iot, counts them by running its simulation).
+    # Rows per table of what this run sends (the whole data set, or its group): what the progress counts
+    # towards and validation expects (a use case whose draws drop rows, iot, counts them by running its
+    # simulation).
     whole = options.table_rows(spec)
     total_rows = sum(whole.values())
     # Tallied where the chunks are made once: generated up front, or streamed to the one phase that runs.
@@ -60,9 +83,24 @@ def bench_phases(options: BenchOptions, spec: DatasetSpec, target: SenderSetting
     if options.write_ilp:
         write_ilp_phase(options, chunks if chunks is not None else options.chunks(spec), protocol_version, run)
     if options.send:
+        if meeting is not None:
+            meeting.say(READY)
+            waited = meeting.wait_for(READY)
+            run.say(f"All {meeting.clients} clients ready (waited {waited:.2f}s): sending")
         sent, last_flush = send_phase(options, target, work(), run, metrics, total_rows, questdb)
         if late := arrival_lines(tally.tables):
             run.say("Arrived out of order (behind a row sent before them to the same table):\n" + "\n".join(late))
+        if meeting is not None:
+            meeting.say(SENT)
+            if meeting.client:
+                run.say(f"Validation: client 0 validates the whole data set once all {meeting.clients} have sent")
+                return
+            meeting.wait_for(SENT)
+            # Time to visible counts from when the last client had sent (as seen here, a poll later at most).
+            last_flush = time.perf_counter()
+            # The tables now hold every group: validate the whole data set's rows.
+            whole = options.table_rows(spec.whole)
+            sent = dataclasses.replace(sent, tables={})
         if questdb is not None:
             metrics.set_phase("validate")
             expected = {table: before + sent.tables.get(table, whole[table]) for table, before in rows_before.items()}
@@ -77,7 +115,7 @@ def generate_phase(options: BenchOptions, rows: int, run: Run, metrics: RunMetri
     cpu_started, started = time.process_time(), time.perf_counter()
     chunks = list(made)
     seconds = time.perf_counter() - started
-    run.phase("generate", None, PhaseRecord(rows, 0, seconds, time.process_time() - cpu_started))
+    run.phase("generate", None, PhaseRecord(rows, 0, seconds, time.process_time() - cpu_started, ended_at=time.time()))
     run.say(f"Generated:\n  {rows} rows in {seconds:.2f}s: {rows / seconds / 1e6:.2f} mil rows/sec.")
     return chunks
 

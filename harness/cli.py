@@ -152,6 +152,22 @@ def compare(paths: list[str] = typer.Argument(..., help="Results JSON files (run
 
 
 @app.command()
+def merge(paths: list[str] = typer.Argument(..., help="The records of one scale-out run's clients (bench --barrier), "
+                                                    "one per interleaved group, from any hosts."),
+          results: str | None = typer.Option(None, "--results", help="Where the merged record goes. Default: "
+                                                                     "results/<UTC time>-<mode>-<N>clients.json."),
+          report: bool = typer.Option(False, "--report", help="Also write its HTML report beside it.")) -> None:
+    """Merge a scale-out run's client records into the whole run's record and print its result."""
+    from harness.merge import run_merge
+
+    merged = run_merge(paths, results)
+    if report:
+        from harness.report import write_report
+
+        print(f"Report: {write_report([merged], merged.path.with_suffix('.html'))}")
+
+
+@app.command()
 def report(paths: list[str] = typer.Argument(..., help="Results JSON files; the first is the baseline."),
            output: str | None = typer.Option(None, "--output", "-o",
                                              help="HTML file. Default: the first results file's name with .html.")

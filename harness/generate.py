@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from harness.ingest.ordered_write import default_workers, write_in_order
-from harness.option_groups import DataSetOptions, FrameOptions
 from harness.limits import check_workers
+from harness.option_groups import FrameOptions, GroupedDataSetOptions
 from harness.options import check_options, coerce_choices, option
 from harness.output_file import whole_file
 from harness.tsbs import use_cases
@@ -37,8 +37,9 @@ class OutputFormat(StrEnum):
 
 
 @dataclass
-class GenerateOptions(FrameOptions, DataSetOptions):
-    max_data_points: int = option(0, "Stop after this many rows (0: the whole range), as TSBS.", min=0)
+class GenerateOptions(FrameOptions, GroupedDataSetOptions):
+    max_data_points: int = option(0, "Stop after this many rows of the whole data set (0: the whole "
+                                     "range), as TSBS: a group gets its share.", min=0)
     file: str = option("-", "Output path; - for stdout.")
     format: OutputFormat = option(OutputFormat.questdb, "questdb or influx: TSBS prints the same bytes for both.")
     chunk_rows: int | None = option(None, "Rows per chunk (of all the use case's tables together). Default: the "
@@ -83,6 +84,8 @@ def _write(options: GenerateOptions, spec, use_case, chunk_rows: int, workers: i
     else:
         from harness.ingest.ilp import write_ilp
 
-        chunks = use_case.chunks(spec, chunk_rows, options.fields, options.symbol_dtype,
-                                 first_chunk_rows=FIRST_CHUNK_ROWS)
+        # A group's frames are cut from groups x their rows of the whole data set: asking for 1/groups of
+        # the rows keeps what is walked per chunk (the memory) the chunk size given, whatever the groups.
+        chunks = use_case.chunks(spec, max(chunk_rows // spec.groups, 1), options.fields, options.symbol_dtype,
+                                 first_chunk_rows=max(FIRST_CHUNK_ROWS // spec.groups, 1))
         write_ilp(chunks, out, workers=workers, go_floats=use_case.go_floats(options.fields))

@@ -122,14 +122,37 @@ class DataSetOptions(DataSetRangeOptions):
         return use_cases.make_spec(use_case=self.use_case, seed=self.seed, scale=self.scale,
                                    timestamp_start=self.timestamp_start, timestamp_end=end,
                                    log_interval=self.log_interval, row_limit=row_limit,
-                                   time_ordered=self.time_ordered)
+                                   time_ordered=self.time_ordered, **self.group_flags())
+
+    def group_flags(self) -> dict[str, int]:
+        """Which interleaved generation group of the data set (the whole of it here)."""
+        return {}
+
+
+@dataclass
+class GroupedDataSetOptions(DataSetOptions):
+    """A data set, or one of TSBS's interleaved generation groups of it: what every command that generates
+    one takes (``generate``, ``bench``). Client i of N runs group i: ``--interleaved-generation-group-id i
+    --interleaved-generation-groups N``."""
+
+    interleaved_generation_group_id: int = option(0, "Of the whole data set's lines (all tables, TSBS's order), "
+                                                     "keep those whose index i has i % groups == this id, as TSBS; "
+                                                     "row limits count the whole data set.")
+    interleaved_generation_groups: int = option(1, "Number of interleaved generation groups (TSBS's): the data "
+                                                   "set is generated whole and split round robin over its lines.")
+
+    def group_flags(self) -> dict[str, int]:
+        return {"interleaved_generation_group_id": self.interleaved_generation_group_id,
+                "interleaved_generation_groups": self.interleaved_generation_groups}
 
 
 @dataclass
 class DataSetRowsOptions(DataSetOptions):
     """A data set named as ``bench`` names it: by its first ``--row-count`` rows unless --timestamp-end is given."""
 
-    row_count: int = option(10_000_000, "Rows to generate (ignored when --timestamp-end is given).", min=1)
+    row_count: int = option(10_000_000, "Rows of the whole data set to generate, as TSBS's --max-data-points (an "
+                                        "interleaved group gets its share; ignored when --timestamp-end is given).",
+                            min=1)
 
     def dataset(self) -> params.DatasetSpec:
         return self.spec(None if self.timestamp_end else self.row_count, rows_set_the_end=True)

@@ -82,7 +82,7 @@ class PhaseProgress:
                        if len(self.worker_rows) > 1 else [])
             tables = dict(self.table_rows) if len(self.table_rows) > 1 else {}
             return PhaseRecord(self.rows, self.bytes, seconds, client_cpu_seconds, sum(self.worker_flushes), workers,
-                               tables, self.resent_chunks, round(self.outage_seconds, 3))
+                               tables, self.resent_chunks, round(self.outage_seconds, 3), time.time())
 
 
 @dataclass
@@ -110,6 +110,9 @@ class PhaseRecord:
     tables: dict[str, int] = field(default_factory=dict)  # rows per table, where there were several
     resent_chunks: int = 0  # exactly-once runs: chunks sent again after a failed flush
     outage_seconds: float = 0.0  # summed over workers: from a failed flush to its successful re-send
+    # When it ended, in seconds since 1970 (wall clock): where several clients' phases are merged, their
+    # union spans from the earliest start (ended_at - seconds) to the latest end.
+    ended_at: float | None = None
 
     @property
     def rows_per_second(self) -> float:

@@ -213,7 +213,9 @@ class _Charts:
     def run(self, record: RunRecord) -> list[str]:
         parts = []
         series = record.timeseries
-        if series is None or len(series.samples) < 2:
+        if record.clients:
+            parts.append(self._clients(record))
+        elif series is None or len(series.samples) < 2:
             parts.append("<p class=\"missing\">No time series in this record (recorded before schema 2's "
                          "sampling, or with --sample-interval 0): only its totals are shown.</p>")
         else:
@@ -257,6 +259,24 @@ class _Charts:
             ax.plot(server_times, server_cores, label="QuestDB server process")
         ax.legend(loc="upper right")
         return self._svg(figure, f"{who} busy cores")
+
+    def _clients(self, record: RunRecord) -> str:
+        """A merged scale-out run: each client's send window on one time axis, and its rate. (Each client's
+        own time series is in its own record.)"""
+        clients = [client for client in record.clients if client.started_at is not None]
+        if not clients:
+            return "<p class=\"missing\">No client recorded a send window.</p>"
+        origin = min(client.started_at for client in clients)
+        figure, (windows, rates) = self._figure("clients: send windows and rates", "client", rows=2)
+        for client in clients:
+            windows.barh(client.client, client.ended_at - client.started_at, left=client.started_at - origin)
+        windows.set_xlabel("seconds since the first client started sending")
+        windows.set_yticks([client.client for client in clients])
+        rates.bar([str(client.client) for client in clients],
+                  [(client.rows_per_second or 0) / 1e6 for client in clients])
+        rates.set_ylabel("M rows/s")
+        rates.set_xlabel("client (its interleaved group)")
+        return self._svg(figure, "clients")
 
     def _server(self, series: TimeSeries) -> str:
         def server(key):

@@ -30,7 +30,7 @@ from harness.phase import PhaseRecord, WorkerTotals
 from harness.timeseries import TimeSeries
 
 MIB = 1024 * 1024
-# 3: read runs (``RunRecord.read``) and ingest runs' ``arrival``; version 2 records load as they are.
+# 3: read runs (``RunRecord.read``), ingest runs' ``arrival``, merged runs' ``clients``; version 2 records load.
 SCHEMA_VERSION = 3
 
 
@@ -62,6 +62,26 @@ class TableArrival:
     @property
     def late_share(self) -> float:
         return self.late_rows / self.rows if self.rows else 0.0
+
+
+@dataclass
+class ClientFigures:
+    """One client of a merged scale-out run (``harness.merge``): which group it sent, where it ran, its send."""
+
+    client: int  # its interleaved group
+    results: str  # its own record
+    hostname: str | None
+    status: str
+    error: str | None
+    rows: int | None  # of its send phase
+    seconds: float | None
+    client_cpu_seconds: float | None
+    started_at: float | None  # its send window, seconds since 1970
+    ended_at: float | None
+
+    @property
+    def rows_per_second(self) -> float | None:
+        return self.rows / self.seconds if self.rows is not None and self.seconds else None
 
 
 @dataclass
@@ -181,6 +201,8 @@ class RunRecord:
     validation: Validation | None = None
     # Ingest runs: per table, the rows sent behind a newer one (harness.arrival).
     arrival: dict[str, TableArrival] | None = None
+    # A merged scale-out run (harness.merge): each client's figures, client 0 first.
+    clients: list[ClientFigures] | None = None
     # Chunks of the data set, counted from the first, that the server acknowledged: where --resume goes on.
     acknowledged_chunks: int | None = None
     # Second by second (harness.timeseries): rows and bytes per phase and worker, client CPU, server WAL.
@@ -215,14 +237,16 @@ class RunRecord:
             validation = Validation(**validation, tables=tables)
         arrival = values.pop("arrival", None)
         arrival = {table: TableArrival(**figures) for table, figures in arrival.items()} if arrival else None
+        clients = values.pop("clients", None)
+        clients = [ClientFigures(**figures) for figures in clients] if clients else None
         timeseries = values.pop("timeseries", None)
         timeseries = TimeSeries.from_dict(timeseries) if timeseries else None
         queries = values.pop("queries", None)
         queries = QueryFigures.from_dict(queries) if queries else None
         read = values.pop("read", None)
         read = ReadFigures(**read) if read else None
-        return cls(**values, phases=phases, validation=validation, arrival=arrival, timeseries=timeseries,
-                   queries=queries, read=read)
+        return cls(**values, phases=phases, validation=validation, arrival=arrival, clients=clients,
+                   timeseries=timeseries, queries=queries, read=read)
 
 
 def format_phase(title: str, phase: PhaseRecord) -> str:

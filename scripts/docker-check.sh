@@ -3,6 +3,8 @@
 # bad input ends in make's one-line `*** ... Stop.` before anything starts.
 #
 #   scripts/docker-check.sh cpus             print the default CPU split "QDB CLIENT" for this host
+#   scripts/docker-check.sh shares SET N     split a client CPU set among N clients: N sets, contiguous
+#                                            shares (with fewer CPUs than clients, one CPU each, reused)
 #   scripts/docker-check.sh check GOAL...    print the first problem for these make goals (nothing: fine)
 #
 # `check` reads WORKERS, ROWS, QSCALE, QUERIES, QWORKERS, QPROTOCOL, QLOAD, QDB_CPUS, CLIENT_CPUS, RESULTS,
@@ -37,6 +39,24 @@ cpu_list() {  # cpu_list SET: the CPU numbers of a cpuset ("0-3,8" -> "0 1 2 3 8
         [ "$((10#$first))" -le "$((10#$last))" ] || return 1
         for ((cpu = 10#$first; cpu <= 10#$last; cpu++)); do out+=("$cpu"); done
     done
+    echo "${out[*]}"
+}
+
+shares() {  # shares SET N
+    local cpus size extra start=0 client end share
+    read -ra cpus <<<"$(cpu_list "$1")"
+    local n=${#cpus[@]} clients=$2 out=()
+    if [ "$clients" -gt "$n" ]; then
+        for ((client = 0; client < clients; client++)); do out+=("${cpus[client % n]}"); done
+    else
+        size=$((n / clients)) extra=$((n % clients))
+        for ((client = 0; client < clients; client++)); do
+            end=$((start + size + (client < extra ? 1 : 0)))
+            share=$(printf '%s,' "${cpus[@]:start:end-start}")
+            out+=("${share%,}")
+            start=$end
+        done
+    fi
     echo "${out[*]}"
 }
 
@@ -113,6 +133,11 @@ check() {
     if has_goal "$goals" "bench noop-sink"; then
         positive_int WORKERS "${WORKERS:-}" optional || return
         positive_int ROWS "${ROWS:-}" || return
+        positive_int CLIENTS "${CLIENTS:-1}" || return
+        if has_goal "$goals" noop-sink && [ "${CLIENTS:-1}" != 1 ]; then
+            echo "noop-sink runs one client: the clients of a scale-out run meet at QuestDB, which the sink is not"
+            return
+        fi
     fi
     if has_goal "$goals" queries; then
         positive_int QSCALE "${QSCALE:-}" || return
@@ -152,7 +177,8 @@ check() {
 
 case ${1:-} in
     cpus) default_cpus ;;
+    shares) shares "$2" "$3" ;;
     check) shift; check "$@" ;;
-    *) echo "usage: $0 cpus | check GOAL..." >&2; exit 2 ;;
+    *) echo "usage: $0 cpus | shares SET N | check GOAL..." >&2; exit 2 ;;
 esac
 exit 0

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import time
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "tsbs-pandas-questdb-test"
 ROWS = 200_000
 IOT_POINTS = 50_000  # points TSBS draws; it prints about nine in ten
+CLIENT_ROWS = 60_000
 # The host ports the test stack publishes (compose.yaml's PUBLISH_*): clear of a developer's stack, the
 # native tests' 19xxx (+ offsets) and the metrics tests' 29xxx, and below Linux's ephemeral range (32768+),
 # where the suite's own client connections would sometimes hold the port at the moment Docker binds it.
@@ -110,7 +112,7 @@ def runs():
         pytest.fail(f"ports {busy} are taken: the test stack publishes there (stop what holds them)", pytrace=False)
     tag = uuid.uuid4().hex[:8]
     paths = {mode: ROOT / "results" / f"pytest-docker-{mode}-{tag}.json"
-             for mode in ("bench", "noop-sink", "iot", "queries")}
+             for mode in ("bench", "noop-sink", "iot", "clients", "queries")}
     try:
         images = make("offline-images", timeout=900)
         assert images.returncode == 0, images.stdout + images.stderr
@@ -120,11 +122,13 @@ def runs():
                     f"RESULTS=results/{paths['noop-sink'].name}")
         iot = make("bench", "OFFLINE=1", "USE_CASE=iot", f"ROWS={IOT_POINTS}", "SCALE=50", "SEED=42",
                    "METRICS_LINGER=0", f"RESULTS=results/{paths['iot'].name}")
-        yield {"bench": bench, "noop-sink": noop, "iot": iot, "paths": paths}
+        clients = make("bench", "OFFLINE=1", "CLIENTS=2", f"ROWS={CLIENT_ROWS}", "SCALE=100", "SEED=7",
+                       "METRICS_LINGER=3", f"RESULTS=results/{paths['clients'].name}")
+        yield {"bench": bench, "noop-sink": noop, "iot": iot, "clients": clients, "paths": paths}
     finally:
         compose("--profile", "*", "down", "--volumes", "--remove-orphans", timeout=180)
-        for path in (ROOT / "results").glob(f"pytest-docker-*-{tag}*"):  # the records, -load.json, reports
-            path.unlink(missing_ok=True)
+        for path in (ROOT / "results").glob(f"pytest-docker-*-{tag}*"):  # records, -load.json, reports, folders
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
 
 
 def record(runs, mode: str) -> dict:
@@ -213,6 +217,28 @@ def test_iot_run_fills_both_tables_exactly(runs):
         inside = questdb_sql_in_container(f"select count() from {table}")["dataset"][0][0]
         assert inside == count["expected"], table
     assert 0.8 * IOT_POINTS < data["validation"]["visible_rows"] < IOT_POINTS
+
+
+def test_two_client_containers_send_the_whole_data_set_once(runs):
+    """`make bench CLIENTS=2`: two client containers, each on its own share of the client CPU set, sent
+    interleaved groups 0 and 1; the merged record counts the whole data set, validated by client 0, and
+    Prometheus found both containers by DNS (each one's rows under the run's shared run_id)."""
+    data = record(runs, "clients")
+    assert data["status"] == "ok" and data["parameters"]["clients"] == 2
+    assert data["phases"]["send"]["rows"] == CLIENT_ROWS == data["validation"]["visible_rows"]
+    assert [client["client"] for client in data["clients"]] == [0, 1]
+    assert sum(client["rows"] for client in data["clients"]) == CLIENT_ROWS
+    folder = runs["paths"]["clients"].with_suffix("")
+    records = [json.loads((folder / f"client-{client}.json").read_text()) for client in range(2)]
+    client_cpus = expected_split()[1]
+    shares = subprocess.run([str(ROOT / "scripts/docker-check.sh"), "shares", client_cpus, "2"], capture_output=True,
+                            text=True).stdout.split()
+    assert [record["system"]["cpu_affinity"] for record in records] == [cpus(share) for share in shares]
+    assert {record["run_id"] for record in records} == {data["run_id"]}
+    found = prometheus(f'count(count by (instance) (last_over_time(harness_rows_total{{run_id="{data["run_id"]}", '
+                       f'phase="send"}}[1h])))')
+    assert found and found[0]["value"][1] == "2"
+    assert runs["paths"]["clients"].with_suffix(".html").exists()
 
 
 # --- make queries: last, since its load replaces table cpu (whose rows a test above counts) ---------------

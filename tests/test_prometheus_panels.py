@@ -34,11 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import PORT_OFFSET
 
 from harness.native import NativeQuestDB, port_in_use
-from test_dashboard import (PROMETHEUS_CONF, QUERIES_ROW, READ_ROW, ROOT, load_dashboard, panel_expressions, panels_by_row,
-                            substitute)
+from test_dashboard import (PROMETHEUS_CONF, QUERIES_ROW, READ_ROW, ROOT, load_dashboard, load_yaml,
+                            panel_expressions, panels_by_row, substitute)
 
 PROMETHEUS_PORT = 29090 + PORT_OFFSET
 QUESTDB_PORTS = {name: port + PORT_OFFSET for name, port in
@@ -75,12 +76,16 @@ class Prometheus:
         self.url = f"http://127.0.0.1:{port}"
         self.workdir = workdir
         self.log = workdir / "prometheus.log"
-        config = PROMETHEUS_CONF.read_text()
-        for compose_target, test_targets in targets.items():
-            assert config.count(f'"{compose_target}"') == 1, f"{compose_target} is not a target of {PROMETHEUS_CONF}"
-            config = config.replace(f'"{compose_target}"', ", ".join(f'"{target}"' for target in test_targets))
+        config = load_yaml(PROMETHEUS_CONF)
+        for job in config["scrape_configs"]:
+            # Each job's Compose target (a static one, or a DNS name and port) becomes the test's processes:
+            # natively there is no Compose DNS to discover the clients by.
+            discovered = [f"{name}:{sd['port']}" for sd in job.pop("dns_sd_configs", []) for name in sd["names"]]
+            (compose_target,) = discovered or [target for static in job["static_configs"] for target in static["targets"]]
+            assert compose_target in targets, f"{compose_target} is not a target the test replaces"
+            job["static_configs"] = [{"targets": targets[compose_target]}]
         self.config = workdir / "prometheus.yml"
-        self.config.write_text(config)
+        self.config.write_text(yaml.safe_dump(config))
         binary = shutil.which("prometheus")
         if binary is None:
             raise RuntimeError("the prometheus binary is not installed: apt-get install prometheus (see .ci/run)")

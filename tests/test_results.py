@@ -52,7 +52,7 @@ def test_record_round_trips_through_json(tmp_path):
     assert values["schema_version"] == SCHEMA_VERSION
     # Each number once: no rates stored beside the counts, no second copy of the counters.
     assert set(values["phases"]["send"]) == {"rows", "bytes", "seconds", "client_cpu_seconds", "flushes", "workers",
-                                             "tables", "resent_chunks", "outage_seconds"}
+                                             "tables", "resent_chunks", "outage_seconds", "ended_at"}
     assert "metrics" not in values and "workers" not in values
     (loaded,) = load_results([path])
     assert loaded == written and loaded.path == path

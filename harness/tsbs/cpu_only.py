@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from harness.tsbs import groups
 from harness.tsbs.choices import FieldType, SymbolDtype, choice
 from harness.tsbs.cpu_schema import FIELD_COLUMNS
 from harness.tsbs.gorand_seed import seeded_source
@@ -92,8 +93,15 @@ def frames(
     walk states themselves. Tags, timestamps and row order are the same in both.
     """
     simulator = CpuOnlySimulator(spec)
-    for first_row, values in _walk_chunks(simulator, chunk_rows, first_chunk_rows):
-        yield _frame(spec, simulator.hosts, first_row, values, fields, symbol_dtype)
+    # A group's chunk is cut from groups x the rows, so that it holds about ``chunk_rows`` of the group's.
+    whole_rows, whole_first = chunk_rows * spec.groups, first_chunk_rows and first_chunk_rows * spec.groups
+    for first_row, values in _walk_chunks(simulator, whole_rows, whole_first):
+        rows = np.arange(first_row, first_row + values.shape[1], dtype=np.int64)
+        if spec.grouped:  # the group's rows of the chunk (``groups``)
+            offset = groups.first_in_group(first_row, spec.group, spec.groups)
+            rows, values = rows[offset::spec.groups], np.ascontiguousarray(values[:, offset::spec.groups])
+        if len(rows):
+            yield _frame(spec, simulator.hosts, rows, values, fields, symbol_dtype)
 
 
 def text_jobs(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS,
@@ -105,11 +113,14 @@ def text_jobs(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS,
     printer = RowPrinter(TABLE_NAME, {tag: simulator.hosts.strings(tag) for tag in TAG_COLUMNS}, FIELD_COLUMNS,
                          spec.start_ns, spec.interval_ns)
     for first_row, values in _walk_chunks(simulator, chunk_rows, first_chunk_rows):
-        yield partial(_printed, printer, first_row, values)
+        yield partial(_printed, printer, first_row, values, spec.group, spec.groups)
 
 
-def _printed(printer: RowPrinter, first_row: int, values: np.ndarray) -> tuple[int, list]:
-    return values.shape[1], [printer.print_rows(first_row, values)]
+def _printed(printer: RowPrinter, first_row: int, values: np.ndarray, group: int, groups_: int) -> tuple[int, list]:
+    # A group's rows are every groups_-th row of the chunk, from its first one in it: printed alone.
+    offset = groups.first_in_group(first_row, group, groups_)
+    kept = values[:, offset::groups_]
+    return kept.shape[1], [printer.print_rows(first_row + offset, kept, groups_)]
 
 
 def _walk_chunks(simulator: CpuOnlySimulator, chunk_rows: int,
@@ -153,13 +164,11 @@ def schema(fields: str, table: str = TABLE_NAME) -> TableSchema:
 
 
 def _frame(
-    spec: DatasetSpec, hosts: Hosts, first_row: int, values: np.ndarray, fields: str, symbol_dtype: str
+    spec: DatasetSpec, hosts: Hosts, row_index: np.ndarray, values: np.ndarray, fields: str, symbol_dtype: str
 ) -> pd.DataFrame:
-    """``values``' rows as a cpu frame; ``first_row`` counts the measurement's rows (epoch-major)."""
+    """``values``' rows as a cpu frame; ``row_index`` numbers them among the measurement's rows (epoch-major)."""
     import pandas as pd
 
-    rows = values.shape[1]
-    row_index = np.arange(first_row, first_row + rows, dtype=np.int64)
     epoch, host = np.divmod(row_index, spec.scale)
     columns = host_tag_columns(hosts, host, symbol_dtype)
     field_values = values.astype(np.int64) if fields == FieldType.long else values
@@ -198,8 +207,8 @@ class CpuOnly:
                table: str | None = None, first_chunk_rows: int | None = None) -> Iterator[Chunk]:
         return chunks(spec, chunk_rows, fields, symbol_dtype, table or TABLE_NAME, first_chunk_rows)
 
-    def table_rows(self, spec: DatasetSpec, rows: int | None = None, table: str | None = None) -> dict[str, int]:
-        return {table or TABLE_NAME: spec.row_count if rows is None else rows}
+    def table_rows(self, spec: DatasetSpec, table: str | None = None) -> dict[str, int]:
+        return {table or TABLE_NAME: int(groups.lines_before(spec.row_count, spec.group, spec.groups))}
 
     def text_jobs(self, spec: DatasetSpec, chunk_rows: int, fields: FieldType,
                   first_chunk_rows: int | None = None) -> Iterator[TextJob] | None:

@@ -31,6 +31,7 @@ import numba
 import numpy as np
 import pandas as pd
 
+from harness.tsbs import groups
 from harness.tsbs.choices import FieldType, SymbolDtype
 from harness.tsbs.devops_schema import MEASUREMENTS, TABLES, WALK, Measurement, schemas
 from harness.tsbs.gorand import GoRand, go_float64, go_int31n, go_int63n, go_norm_float64
@@ -269,12 +270,11 @@ def _field_values(measurement: Measurement, states: np.ndarray, host: np.ndarray
     return columns
 
 
-def _frame(simulator: DevopsSimulator, measurement: Measurement, first_row: int, states: np.ndarray,
+def _frame(simulator: DevopsSimulator, measurement: Measurement, rows: np.ndarray, states: np.ndarray,
            fields: str, symbol_dtype: str) -> pd.DataFrame:
-    """Rows ``first_row``.. of one measurement (its rows counted epoch-major) as a DataFrame."""
+    """Rows ``rows`` of one measurement (its rows counted epoch-major) as a DataFrame."""
     spec = simulator.spec
-    rows = states.shape[1]
-    epoch, host = np.divmod(np.arange(first_row, first_row + rows, dtype=np.int64), spec.scale)
+    epoch, host = np.divmod(rows, spec.scale)
     columns = host_tag_columns(simulator.hosts, host, symbol_dtype)
     for tag in measurement.tags:
         key = (measurement.table, tag)
@@ -291,6 +291,13 @@ def table_rows_before(spec: DatasetSpec, row: int) -> list[int]:
             for index in range(len(MEASUREMENTS))]
 
 
+def group_table_rows(spec: DatasetSpec) -> list[int]:
+    """Rows of each table in the spec's group: a table's rows lie at the same place in every epoch's lines."""
+    return [groups.epoch_table_count(rows, index * spec.scale, spec.scale, spec.rows_per_epoch, spec.group,
+                                     spec.groups)
+            for index, rows in enumerate(table_rows_before(spec, spec.row_count))]
+
+
 def chunks(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str = "long",
            symbol_dtype: str = "category", first_chunk_rows: int | None = None
            ) -> Iterator[dict[str, pd.DataFrame]]:
@@ -298,6 +305,8 @@ def chunks(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str 
     ``first_chunk_rows`` if given and smaller), each mapping every table with rows in it to them, tables in
     TSBS's measurement order."""
     total_rows = spec.row_count
+    # A group's chunk is cut from groups x the rows, so that it holds about ``chunk_rows`` of the group's.
+    chunk_rows, first_chunk_rows = chunk_rows * spec.groups, first_chunk_rows and first_chunk_rows * spec.groups
     chunk_rows = min(chunk_rows, total_rows)
     first_chunk_rows = min(first_chunk_rows or chunk_rows, chunk_rows)
     simulator = DevopsSimulator(spec)
@@ -315,17 +324,25 @@ def chunks(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str 
             # The epochs this chunk still lacks, walked in one call (the walk does not care how it is cut).
             held = np.concatenate([held, simulator.next_states(-(-missing // scale))], axis=1)
         chunk = {}
-        for measurement, start, end in zip(MEASUREMENTS, starts, ends):
+        for index, (measurement, start, end) in enumerate(zip(MEASUREMENTS, starts, ends)):
             if end > start:
                 offset = STATE_OFFSETS[measurement.table]
                 states = held[offset:offset + len(_DISTRIBUTIONS[measurement.table]),
                               start - held_from:end - held_from]
-                chunk[measurement.table] = _frame(simulator, measurement, start, states, fields, symbol_dtype)
+                rows = np.arange(start, end, dtype=np.int64)
+                if spec.grouped:  # the group's rows of the chunk, by their lines in the whole file (``groups``)
+                    epoch, host = np.divmod(rows, scale)
+                    keep = groups.in_group(epoch * spec.rows_per_epoch + index * scale + host, spec.group,
+                                           spec.groups)
+                    rows, states = rows[keep], states.compress(keep, axis=1)  # C order: the client reads rows
+                if len(rows):
+                    chunk[measurement.table] = _frame(simulator, measurement, rows, states, fields, symbol_dtype)
         drop = min(ends) - held_from
         drop -= drop % scale  # keep whole epochs
         if drop > 0:
             held, held_from = held[:, drop:], held_from + drop
-        yield chunk
+        if chunk:
+            yield chunk
         first_row = last_row
 
 
@@ -363,8 +380,8 @@ class Devops:
                table: str | None = None, first_chunk_rows: int | None = None) -> Iterator[dict[str, pd.DataFrame]]:
         return chunks(spec, chunk_rows, fields, symbol_dtype, first_chunk_rows)
 
-    def table_rows(self, spec: DatasetSpec, rows: int | None = None, table: str | None = None) -> dict[str, int]:
-        return dict(zip(TABLES, table_rows_before(spec, spec.row_count if rows is None else rows)))
+    def table_rows(self, spec: DatasetSpec, table: str | None = None) -> dict[str, int]:
+        return dict(zip(TABLES, group_table_rows(spec)))
 
     def text_jobs(self, spec: DatasetSpec, chunk_rows: int, fields: FieldType,
                   first_chunk_rows: int | None = None) -> None:

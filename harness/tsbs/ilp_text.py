@@ -53,14 +53,15 @@ class RowPrinter:
         self.max_line_bytes = (longest_prefix + len(self._keys) + self.fields * (INT_TEXT_BYTES + 1)
                                + 1 + INT_TEXT_BYTES + 1)
 
-    def print_rows(self, first_row: int, values: np.ndarray) -> np.ndarray:
-        """The text of rows ``first_row ..``: ``values`` holds their fields, shape (fields, rows)."""
+    def print_rows(self, first_row: int, values: np.ndarray, row_step: int = 1) -> np.ndarray:
+        """The text of rows ``first_row``, ``first_row + row_step``, ...: ``values`` holds their fields, shape
+        (fields, rows) (any strides: a group's rows are a strided slice of the walk's)."""
         if values.shape[0] != self.fields:
             raise ValueError(f"{values.shape[0]} fields given, {self.fields} expected")
         out = np.empty(values.shape[1] * self.max_line_bytes, dtype=np.uint8)
         stamp = np.empty(1 + INT_TEXT_BYTES + 1, dtype=np.uint8)
         length = self._kernels.print_rows(
-            values, first_row, self.scale, self._prefixes, self._prefix_starts,
+            values, first_row, row_step, self.scale, self._prefixes, self._prefix_starts,
             self._keys, self._key_starts, self._start_ns, self._interval_ns, stamp, out)
         return out[:length]
 

@@ -61,8 +61,8 @@ class Iot:
                table: str | None = None, first_chunk_rows: int | None = None) -> Iterator[Chunk]:
         return chunks(spec, chunk_rows, fields, symbol_dtype, first_chunk_rows)
 
-    def table_rows(self, spec: DatasetSpec, rows: int | None = None, table: str | None = None) -> dict[str, int]:
-        return line_count(spec, rows)
+    def table_rows(self, spec: DatasetSpec, table: str | None = None) -> dict[str, int]:
+        return line_count(spec)
 
     def text_jobs(self, spec: DatasetSpec, chunk_rows: int, fields: FieldType,
                   first_chunk_rows: int | None = None) -> Iterator[TextJob]:

@@ -42,6 +42,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from harness.errors import ParameterError
+from harness.tsbs import groups
 from harness.tsbs.gorand import GoRand
 from harness.tsbs.iot_kernels import (
     _BATCH_SIZE, _BATCHES_COUNT, _BATCHES_HEAD, _CHOICE_COUNTS, _COUNTERS, _CURRENT_LENGTH, _CURRENT_POSITION,
@@ -77,6 +78,7 @@ class IotSimulator:
         self._entries = np.empty((max(held_points, 2 * _BATCH_SIZE), _RECORD_COLUMNS), dtype=np.int64)
         self._batches = np.empty((max(held_batches, 1), _BATCH_SIZE, _RECORD_COLUMNS), dtype=np.int64)
         self._batch_lengths = np.zeros(self._batches.shape[0], dtype=np.int64)
+        self._lines_printed = 0  # of the whole data set, for its groups
 
     @property
     def finished(self) -> bool:
@@ -93,6 +95,17 @@ class IotSimulator:
             if self._counters[_STATE] == _NEEDS_ROOM:
                 self._grow_queues()
         return out[:filled]
+
+    def next_group_records(self, lines: int) -> np.ndarray:
+        """Of the next ``lines`` printed lines, the records of the spec's group (``harness.tsbs.groups``): TSBS
+        counts the lines it prints round robin over the groups."""
+        records = self.next_records(lines)
+        spec = self.spec
+        if not spec.grouped:
+            return records
+        offset = groups.first_in_group(self._lines_printed, spec.group, spec.groups)
+        self._lines_printed += len(records)
+        return records[offset::spec.groups]
 
     def horizon(self) -> int:
         """The earliest epoch a line still to come can have: the stream's current epoch, or an earlier one
@@ -132,17 +145,38 @@ def max_points(spec: DatasetSpec) -> int:
 
 def record_chunks(simulator: IotSimulator, chunk_rows: int, first_chunk_rows: int | None) -> Iterator[np.ndarray]:
     """Records of consecutive chunks of ``chunk_rows`` lines (the first of ``first_chunk_rows`` if given and
-    smaller; the last may be shorter), in TSBS's order, or in time order if the spec says ``time_ordered``."""
+    smaller; the last may be shorter), in TSBS's order, or in time order if the spec says ``time_ordered``. A
+    group's lines are taken from TSBS's order first, then sorted: the group is TSBS's."""
     if chunk_rows <= 0:
         raise ParameterError("chunk_rows", f"must be a positive number of rows, got {chunk_rows}")
     lines = min(first_chunk_rows or chunk_rows, chunk_rows)
     if simulator.spec.time_ordered:
         yield from _time_ordered_chunks(simulator, chunk_rows, lines)
         return
+    if simulator.spec.grouped:
+        yield from _rechunked(simulator, chunk_rows, lines)
+        return
     while not simulator.finished:
         records = simulator.next_records(lines)
         if len(records):
             yield records
+        lines = chunk_rows
+
+
+def _rechunked(simulator: IotSimulator, chunk_rows: int, lines: int) -> Iterator[np.ndarray]:
+    """A group's records in chunks of ``chunk_rows`` lines (the first of ``lines``), gathered from the group's
+    share of the simulation's chunks: memory of two chunks, whatever the number of groups."""
+    held: list[np.ndarray] = []
+    held_lines = 0
+    while not simulator.finished or held_lines:
+        if not simulator.finished and held_lines < lines:
+            records = simulator.next_group_records(chunk_rows)
+            held.append(records)
+            held_lines += len(records)
+            continue
+        merged = np.concatenate(held)
+        yield merged[:lines]
+        held, held_lines = [merged[lines:]], max(len(merged) - lines, 0)
         lines = chunk_rows
 
 
@@ -155,7 +189,7 @@ def _time_ordered_chunks(simulator: IotSimulator, chunk_rows: int, lines: int) -
     ready_lines = 0
     while not simulator.finished or ready_lines:
         if not simulator.finished and ready_lines < lines:
-            waiting = np.concatenate([waiting, simulator.next_records(chunk_rows)])
+            waiting = np.concatenate([waiting, simulator.next_group_records(chunk_rows)])
             final = waiting[:, _EPOCH] < simulator.horizon()
             if final.any():
                 done = waiting[final]
@@ -170,13 +204,14 @@ def _time_ordered_chunks(simulator: IotSimulator, chunk_rows: int, lines: int) -
 
 
 def line_count(spec: DatasetSpec, lines: int | None = None) -> dict[str, int]:
-    """Lines per table among the data set's first ``lines`` lines (default: all of them). TSBS's draws decide
-    them, so this simulates those lines (about 3 M lines/s on one core), printing nothing."""
+    """Lines per table among the first ``lines`` lines of the spec's group (default: all of them; of the whole
+    data set when it is not grouped). TSBS's draws decide them, so this simulates the whole data set's lines
+    up to there (about 3 M lines/s on one core), printing nothing."""
     simulator = IotSimulator(spec)
     counts = np.zeros(len(TABLES), dtype=np.int64)
     remaining = np.inf if lines is None else lines
     while remaining > 0 and not simulator.finished:
-        records = simulator.next_records(int(min(DEFAULT_CHUNK_ROWS, remaining)))
+        records = simulator.next_group_records(int(min(DEFAULT_CHUNK_ROWS, remaining)))
         counts += np.bincount(records[:, _KIND], minlength=len(TABLES))
         remaining -= len(records)
     return dict(zip(TABLES, counts.tolist()))

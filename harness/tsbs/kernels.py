@@ -27,7 +27,7 @@ _REGION, _DATACENTER, _RACK, _OS, _ARCH, _TEAM, _SERVICE, _SERVICE_VERSION, _SER
 EXPORTS = (
     ("create_hosts", "void(u8[::1], i8[::1], i8, i8[::1], i8[::1], f8[:, ::1], i8[:, ::1])"),
     ("walk_epochs", "void(u8[::1], i8[::1], f8[:, ::1], b1, f8[:, ::1])"),
-    ("print_rows", "i8(f8[:, :], i8, i8, u1[::1], i8[::1], u1[::1], i8[::1], i8, i8, u1[::1], u1[::1])"),
+    ("print_rows", "i8(f8[:, :], i8, i8, i8, u1[::1], i8[::1], u1[::1], i8[::1], i8, i8, u1[::1], u1[::1])"),
 )
 
 
@@ -116,9 +116,10 @@ def _print_int(value, out, at):
 
 
 @numba.njit(cache=True, nogil=True)
-def print_rows(values, first_row, scale, prefixes, prefix_starts, keys, key_starts, start_ns, interval_ns, stamp,
-               out):
-    """Row ``first_row + i`` (host ``% scale``, epoch ``// scale``) as ``prefix[host]``, then per field
+def print_rows(values, first_row, row_step, scale, prefixes, prefix_starts, keys, key_starts, start_ns, interval_ns,
+               stamp, out):
+    """Row ``first_row + i*row_step`` (host ``% scale``, epoch ``// scale``; a step > 1 prints an interleaved
+    generation group's rows) as ``prefix[host]``, then per field
     ``key[field]``, ``int64(values[field, i])`` and ``i``, then `` <timestamp>\\n``; returns the bytes
     written to ``out``. The caller sizes the buffers (``ilp_text.RowPrinter``): ``stamp`` holds a timestamp
     line's end, ``out`` the longest line times the rows."""
@@ -127,7 +128,7 @@ def print_rows(values, first_row, scale, prefixes, prefix_starts, keys, key_star
     stamp_end = 0
     at = 0
     for row in range(values.shape[1]):
-        epoch, host = divmod(first_row + row, scale)
+        epoch, host = divmod(first_row + row * row_step, scale)
         start = prefix_starts[host]
         _copy_bytes(out, at, prefixes, start, prefix_starts[host + 1] - start)
         at += prefix_starts[host + 1] - start

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from harness.errors import ParameterError
@@ -103,6 +103,11 @@ class DatasetSpec:
     measurements_per_host: int = 1
     # Each table's rows handed out in time order instead of TSBS's (only iot's differ: TSBS sends some late).
     time_ordered: bool = False
+    # TSBS's interleaved generation group: of the data set's lines, in TSBS's order over all tables, this
+    # spec holds those whose index i has ``i % groups == group`` (``harness.tsbs.groups``); the row limit
+    # counts the whole data set's rows, before the split.
+    group: int = 0
+    groups: int = 1
 
     @property
     def epochs(self) -> int:
@@ -114,8 +119,19 @@ class DatasetSpec:
 
     @property
     def row_count(self) -> int:
+        """Rows of the whole data set (every group's)."""
         full = self.epochs * self.rows_per_epoch
         return full if self.row_limit is None else min(full, self.row_limit)
+
+    @property
+    def grouped(self) -> bool:
+        """Whether this spec is one group of several (a part of the data set)."""
+        return self.groups > 1
+
+    @property
+    def whole(self) -> DatasetSpec:
+        """The whole data set this spec's group is part of (itself when it is not grouped)."""
+        return replace(self, group=0, groups=1) if self.grouped else self
 
 
 def random_seed() -> int:
@@ -134,6 +150,8 @@ def make_spec(
     log_interval: str = DEFAULT_LOG_INTERVAL,
     row_limit: int | None = None,
     time_ordered: bool = False,
+    interleaved_generation_group_id: int = 0,
+    interleaved_generation_groups: int = 1,
 ) -> DatasetSpec:
     """Check TSBS-style flags and build the spec; ``timestamp_end=None`` with a ``row_limit`` means
     "as many epochs as the rows need"."""
@@ -143,6 +161,7 @@ def make_spec(
         raise ParameterError("seed", f"must fit in a signed 64-bit integer (as TSBS's), got {seed}")
     if row_limit is not None and row_limit <= 0:
         raise ParameterError("row_limit", f"must be positive, got {row_limit}")
+    check_group(interleaved_generation_group_id, interleaved_generation_groups)
     start_ns = parse_rfc3339_ns(timestamp_start, "timestamp_start")
     interval_ns = parse_go_duration_ns(log_interval)
     if not 0 < interval_ns <= INT64_MAX:
@@ -165,4 +184,17 @@ def make_spec(
     if seed is None:
         seed = random_seed()
     return DatasetSpec(use_case, seed, scale, start_ns, end_ns, interval_ns, row_limit, measurements_per_host,
-                       time_ordered)
+                       time_ordered, interleaved_generation_group_id, interleaved_generation_groups)
+
+
+def check_group(group: int, groups: int) -> None:
+    """Refuse what TSBS's ValidateGroups refuses (no groups, an id past the last group), and negatives, which
+    its unsigned flags cannot take."""
+    if groups <= 0:
+        raise ParameterError("interleaved_generation_groups", f"incorrect interleaved groups configuration: "
+                                                              f"total groups = {groups} (at least 1)")
+    if group < 0:
+        raise ParameterError("interleaved_generation_group_id", f"must be 0 or more, got {group}")
+    if group >= groups:
+        raise ParameterError("interleaved_generation_group_id", f"incorrect interleaved groups configuration: "
+                                                                f"id {group} >= total groups {groups}")

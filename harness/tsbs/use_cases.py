@@ -72,10 +72,13 @@ class UseCase(Protocol):
     def chunks(self, spec: DatasetSpec, chunk_rows: int, fields: FieldType, symbol_dtype: SymbolDtype,
                table: str | None = None, first_chunk_rows: int | None = None) -> Iterator[Chunk]:
         """The data set in chunks of ``chunk_rows`` rows of all tables together (the first of
-        ``first_chunk_rows`` if given), in TSBS's row order; any chunk size gives the same rows."""
+        ``first_chunk_rows`` if given), in TSBS's row order; any chunk size gives the same rows. Of a grouped
+        spec, its group's rows: the whole data set's chunks, each cut to the group's rows (so chunks hold fewer
+        rows, a few none, and are not yielded then)."""
 
-    def table_rows(self, spec: DatasetSpec, rows: int | None = None) -> dict[str, int]:
-        """Rows per table among the data set's first ``rows`` rows (default: all of them)."""
+    def table_rows(self, spec: DatasetSpec, table: str | None = None) -> dict[str, int]:
+        """Rows per table of ``spec``: of its group where it is one (``spec.groups`` > 1), else of the whole data
+        set; ``table_rows(spec.whole)`` counts the whole data set's rows of a group's spec."""
 
     def text_jobs(self, spec: DatasetSpec, chunk_rows: int, fields: FieldType,
                   first_chunk_rows: int | None = None) -> Iterator[TextJob] | None:
@@ -96,7 +99,8 @@ def get(name: str) -> UseCase:
 
 def make_spec(*, use_case: str = DEFAULT, **flags: Any) -> DatasetSpec:
     """``params.make_spec`` for the use case called ``use_case`` (``flags``: seed, scale, timestamp_start,
-    timestamp_end, log_interval, row_limit, time_ordered)."""
+    timestamp_end, log_interval, row_limit, time_ordered, interleaved_generation_group_id,
+    interleaved_generation_groups)."""
     chosen = get(use_case)
     if flags.get("time_ordered") and chosen.in_time_order:
         raise ParameterError("time_ordered", f"{chosen.name}'s rows are in time order as TSBS writes them: "

@@ -1,0 +1,125 @@
+"""Scale-out runs against a real QuestDB: the clients' meeting at the server (harness.barrier), N client
+processes on this machine (`bench --clients N`: TSBS's interleaved groups, one record each, merged), and
+`harness merge` of records, including its refusals."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from harness.barrier import READY, SENT, Meeting
+from harness.bench import BenchOptions, run_bench
+from harness.errors import RunError, UsageError
+from harness.merge import merge_records
+from harness.results import load_results
+from harness.scale_out import cpu_shares
+from harness.tsbs.iot_schema import TABLES as IOT_TABLES
+from conftest import run_cli
+
+
+def test_clients_meet_and_a_failure_ends_every_wait_at_once(questdb):
+    meetings = [Meeting(questdb.client, "meet-1", client, 3, timeout=30) for client in range(3)]
+    released = {}
+
+    def client(index: int) -> None:
+        time.sleep(0.3 * index)  # staggered arrivals
+        meetings[index].say(READY)
+        meetings[index].wait_for(READY)
+        released[index] = time.monotonic()
+
+    threads = [threading.Thread(target=client, args=(index,)) for index in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # Nobody leaves before the last arrives (0.6 s after the first): all leave within a few polls.
+    assert len(released) == 3 and max(released.values()) - min(released.values()) < 0.5
+
+    first, second = (Meeting(questdb.client, "meet-2", client, 2, timeout=60) for client in range(2))
+    second.failed(RunError("the disk is full"))
+    started = time.monotonic()
+    with pytest.raises(RunError, match="client 1 of run meet-2 failed: the disk is full"):
+        first.wait_for(SENT)
+    assert time.monotonic() - started < 30  # not the 60 s timeout
+
+    alone = Meeting(questdb.client, "meet-3", 0, 2, timeout=0.5)
+    with pytest.raises(RunError, match=r"clients 0, 1 did not say 'sent' within 0.5s"):
+        alone.wait_for(SENT)
+
+
+def test_cpu_shares():
+    assert cpu_shares([0, 1, 2, 3, 4], 2) == [[0, 1, 2], [3, 4]]
+    assert cpu_shares([0, 1], 2) == [[0], [1]]
+    assert cpu_shares([0, 1], 3) == [[0], [1], [0]]
+
+
+def clients_run(questdb, tmp_path, clients: int, **flags):
+    with open(tmp_path / "launcher.txt", "w") as out:
+        return run_bench(BenchOptions(send=True, host=questdb.host, ilp_port=questdb.ilp_port,
+                                      http_port=questdb.http_port, server_metrics_port=questdb.min_port,
+                                      clients=clients, results=str(tmp_path / "merged.json"), reporting_period=0,
+                                      **flags), out=out)
+
+
+def test_two_clients_send_the_whole_data_set_once(questdb, tmp_path):
+    """cpu-only in two interleaved groups from two processes: the table holds the whole data set (counted by
+    client 0 and here), no row twice; the merged record sums the clients' sends over the union of their
+    windows and keeps each client's figures."""
+    merged = clients_run(questdb, tmp_path, 2, scale=20, seed=3, row_count=40_000, worker_chunk_row_count=3000)
+    assert merged.status == "ok" and merged.parameters["clients"] == 2
+    assert questdb.client.count("cpu") == 40_000 == merged.validation.visible_rows == merged.phases["send"].rows
+    _, rows = questdb.client.query("select count() from (select distinct hostname, timestamp from cpu)")
+    assert rows == [[40_000]]
+    clients = merged.clients
+    assert [client.client for client in clients] == [0, 1] and sum(client.rows for client in clients) == 40_000
+    window = max(client.ended_at for client in clients) - min(client.started_at for client in clients)
+    assert merged.phases["send"].seconds == pytest.approx(window)
+    records = load_results(sorted((tmp_path / "merged").glob("client-*.json")))
+    assert [record.parameters["interleaved_generation_group_id"] for record in records] == [0, 1]
+    assert records[1].validation is None and records[0].validation.expected_rows == 40_000
+    compared = run_cli("compare", str(merged.path))
+    assert compared.returncode == 0 and "2clients" in compared.stdout
+
+
+def test_clients_of_a_use_case_with_several_tables(questdb, tmp_path):
+    merged = clients_run(questdb, tmp_path, 3, use_case="iot", scale=10, seed=2, row_count=20_000)
+    assert merged.status == "ok"
+    counts = {table: questdb.client.count(table) for table in IOT_TABLES}
+    assert {table: count.visible for table, count in merged.validation.tables.items()} == counts
+    assert sum(counts.values()) == merged.phases["send"].rows
+
+
+def test_merge_command_and_its_refusals(questdb, tmp_path):
+    merged = clients_run(questdb, tmp_path, 2, scale=5, seed=4, row_count=5_000)
+    paths = sorted(str(path) for path in (tmp_path / "merged").glob("client-*.json"))
+    again = run_cli("merge", *reversed(paths), "--results", str(tmp_path / "again.json"))
+    assert again.returncode == 0, again.stderr
+    assert "2 clients" in again.stdout and "client 1" in again.stdout
+    assert json.loads((tmp_path / "again.json").read_text())["phases"]["send"]["rows"] == 5_000
+    assert merged.phases["send"].rows == 5_000
+
+    one = run_cli("merge", paths[0])
+    assert one.returncode == 2 and "has 2 clients (groups 0 to 1); these records hold groups 0" in one.stderr
+    other = json.loads(open(paths[1]).read())
+    other["parameters"]["seed"] = 99
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    differ = run_cli("merge", paths[0], str(tmp_path / "other.json"))
+    assert differ.returncode == 2 and "differ in seed (99 vs 4): not one run" in differ.stderr
+    with pytest.raises(UsageError, match="is a merged record already"):
+        merge_records(load_results([merged.path]))
+    single = run_cli("merge", str(tmp_path / "launcher.txt"))
+    assert single.returncode == 2 and "launcher.txt" in single.stderr
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--clients", "2"], "they need --send to --target questdb"),
+    (["--send", "--clients", "2", "--interleaved-generation-groups", "2"], "gives client i interleaved group i"),
+    (["--send", "--barrier", "no spaces"], "a run name is 1 to 64 letters"),
+    (["--send", "--target", "sink", "--barrier", "b"], "they need --send to --target questdb"),
+])
+def test_bad_scale_out_flags(args, fragment):
+    result = run_cli("bench", "--row-count", "100", *args)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and fragment in result.stderr, result.stderr
