@@ -228,7 +228,7 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord:
     if options.clients > 1:
         from harness.scale_out import run_clients  # the launcher: its clients are bench runs of their own
 
-        return run_clients(options, out)
+        return run_clients(options, out, run_bench)
     target = options.sender_settings()
     spec = options.dataset()
     parameters = bench_parameters(options, spec, target)

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from harness import __version__
 from harness.errors import UsageError
-from harness.results import system_info, write_json_whole
+from harness.results import write_json_whole
+from harness.system_info import system_info
 
 BENCHMARK_SCHEMA = "tsbs-pandas-questdb/benchmark-record"
 BENCHMARK_SCHEMA_VERSION = 1

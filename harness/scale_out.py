@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -45,8 +46,9 @@ def cpu_shares(cpus: list[int], clients: int) -> list[list[int]]:
     return [[cpus[client % len(cpus)]] for client in range(clients)]
 
 
-def run_clients(options: BenchOptions, out: TextIO) -> RunRecord:
-    """Run ``options.clients`` clients of one run here; returns the merged record (also written)."""
+def run_clients(options: BenchOptions, out: TextIO, run_bench: Callable[..., RunRecord]) -> RunRecord:
+    """Run ``options.clients`` clients of one run here, each ``run_bench(its options, out=its log)`` in a
+    process of its own; returns the merged record (also written)."""
     clients = options.clients
     run_name = options.barrier or f"clients-{uuid.uuid4().hex[:8]}"
     merged_path = Path(options.results) if options.results else default_results_path(
@@ -65,7 +67,7 @@ def run_clients(options: BenchOptions, out: TextIO) -> RunRecord:
             interleaved_generation_groups=clients, results=str(path),
             metrics_port=options.metrics_port + client if options.metrics_port else options.metrics_port)
         out.write(f"  client {client}: group {client} of {clients}, CPUs {','.join(map(str, cpus))}\n")
-        process = context.Process(target=_client, args=(child, cpus, str(folder / f"client-{client}.log")),
+        process = context.Process(target=_client, args=(run_bench, child, cpus, str(folder / f"client-{client}.log")),
                                   name=f"client-{client}")
         children.append(process)
     out.flush()
@@ -97,10 +99,8 @@ def run_clients(options: BenchOptions, out: TextIO) -> RunRecord:
     return merged
 
 
-def _client(options: BenchOptions, cpus: list[int], log: str) -> None:
+def _client(run_bench: Callable[..., RunRecord], options: BenchOptions, cpus: list[int], log: str) -> None:
     """One client process: pinned, its progress into its log, its error as the log's last line."""
-    from harness.bench import run_bench
-
     signal.signal(signal.SIGTERM, _interrupt)  # as the command line does: the run ends and records itself
     os.sched_setaffinity(0, cpus)
     with open(log, "w", buffering=1) as out:

@@ -16,9 +16,10 @@ import pytest
 
 from harness.errors import UsageError
 from harness.phase import PhaseRecord
+from harness.system_info import system_info
 from harness.compare import comparison_table
 from harness.results import (
-    MIB, SCHEMA_VERSION, RunRecord, Validation, format_phase, load_results, system_info, write_results,
+    MIB, SCHEMA_VERSION, RunRecord, Validation, format_phase, load_results, write_results,
 )
 
 
