@@ -271,17 +271,21 @@ def test_panels_do_not_overlap():
                 cells[(x, y)] = panel["title"]
 
 
-def test_run_variable_lists_run_ids_of_harness_run_info():
+RUN_VARIABLE_QUERY = ("query_result(sort_desc(max by (run_id) "
+                      "(max_over_time(harness_run_start_time_seconds[$__range]))))")
+
+
+def test_run_variable_lists_runs_newest_first():
     variables = {variable["name"]: variable for variable in load_dashboard()["templating"]["list"]}
     run = variables["run"]
     assert run["type"] == "query"
     assert run["datasource"] == {"type": "prometheus", "uid": prometheus_datasource_uid()}
-    query = run["query"]["query"] if isinstance(run["query"], dict) else run["query"]
-    assert re.sub(r"\s", "", query) == "label_values(harness_run_info,run_id)"
-    if isinstance(run["query"], dict):  # Grafana's variable editor form of the same query
-        assert run["query"]["qryType"] == 1  # label values
-        assert (run["query"]["metric"], run["query"]["label"]) == ("harness_run_info", "run_id")
-    assert run["refresh"] in (1, 2)  # on load / on time range change: new runs appear
+    # The runs newest first (by their start time over the dashboard's range), kept in that order (sort 0), so
+    # the dashboard opens on the run in progress, else the latest: Grafana selects the first value.
+    # qryType 5: Grafana's classic query, its text run as written (query_result and the regex).
+    assert run["query"]["qryType"] == 5 and run["definition"] == run["query"]["query"] == RUN_VARIABLE_QUERY
+    assert run["regex"] == '/run_id="([^"]+)"/' and run["sort"] == 0 and not run.get("current")
+    assert run["refresh"] == 2  # on time range change: new runs appear
     assert not run.get("multi") and not run.get("includeAll")  # the queries match run_id="$run" exactly
 
 

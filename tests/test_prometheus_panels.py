@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import json
 import math
+import re
 import os
 import shutil
 import signal
@@ -424,13 +425,23 @@ def test_prometheus_agrees_with_the_query_results_json(stack):
     assert [series["metric"]["phase"] for series in phase["data"]["result"]] == ["failed"]  # the rejected query
 
 
-def test_run_variable_lists_the_run(stack):
-    """The dashboard's `run` variable is label_values(harness_run_info, run_id): Grafana asks this."""
+def test_run_variable_lists_the_runs_newest_first(stack):
+    """The dashboard's `run` variable, as Grafana asks it (query_result's PromQL, the run id taken by its
+    regex): every run of the stack, newest first, so the dashboard opens on the latest (the read run, started
+    last)."""
     variable = next(v for v in load_dashboard()["templating"]["list"] if v["name"] == "run")
-    assert "harness_run_info" in json.dumps(variable["query"])
-    answer = stack.prometheus.get("/api/v1/label/run_id/values", **{"match[]": "harness_run_info"})
+    promql = substitute(variable["definition"].removeprefix("query_result(").removesuffix(")"), "unused")
+    answer = stack.prometheus.get("/api/v1/query", query=promql)
     assert answer["status"] == "success"
-    assert stack.record["run_id"] in answer["data"] and stack.query_record["run_id"] in answer["data"]
+    pattern = re.compile(variable["regex"].strip("/"))
+    # Grafana matches the regex against each series as Prometheus writes it: {run_id="..."}.
+    listed = [pattern.search("{" + ",".join(f'{name}="{value}"' for name, value in result["metric"].items())
+                             + "}").group(1) for result in answer["data"]["result"]]
+    starts = [float(result["value"][1]) for result in answer["data"]["result"]]
+    assert starts == sorted(starts, reverse=True)
+    runs = [stack.record["run_id"], stack.query_record["run_id"], stack.read_record["run_id"]]
+    assert set(runs) <= set(listed)
+    assert [run for run in listed if run in runs] == runs[::-1]  # started bench, queries, read: read first
 
 
 def test_every_panel_query_returns_data(stack):
