@@ -40,6 +40,9 @@ class RunMetrics:
 
     phase_names: tuple[str, ...] = PHASES  # the harness_phase series, one of them 1 at a time
     counted_phases: tuple[str, ...] = COUNTED_PHASES  # the phases whose rows and bytes are exported
+    # Whether the run flushes senders (an ingest run): only then are flush series exported, so a query or
+    # read run draws no flat zero lines in the ingest panels.
+    flushes: bool = True
 
     def __init__(self, run_id: str, parameters: dict, port: int | None = None, linger_seconds: float = 0.0,
                  registry: CollectorRegistry | None = None, workers: int = 1, host: str | None = None):
@@ -73,7 +76,8 @@ class RunMetrics:
             self.phase.labels(run_id, phase).set(0)
         # Zero-valued series exist from the start, so rate() has a baseline and panels show 0, not "no data".
         self.errors_total.labels(run_id, "none")
-        self.flush_seconds.labels(run_id)
+        if self.flushes:
+            self.flush_seconds.labels(run_id)
 
     def start(self) -> None:
         """Serve /metrics on ``host``:``port`` (nothing to do when ``port`` is None)."""
@@ -156,7 +160,9 @@ class _PhaseCounters(Collector):
                     tables.add_metric((run_id, phase, table), count)
         for worker, count in enumerate(flush_counts):
             flushes.add_metric((run_id, str(worker)), count)
-        yield from (rows, nbytes, flushes, tables)
+        yield from (rows, nbytes, tables)
+        if self.metrics.flushes:
+            yield flushes
 
 
 # From a sub-millisecond lastpoint to a query near a minute-long --timeout.
@@ -171,6 +177,8 @@ class QueryRunMetrics(RunMetrics):
     panel shows 0 rather than no data, and a type's first query or failure already shows as a rate."""
 
     phase_names = ("queries", "done", "failed")
+    counted_phases = ()  # no rows or bytes of its own: the ingest panels show nothing for it
+    flushes = False
 
     def __init__(self, run_id: str, parameters: dict, port: int | None = None, linger_seconds: float = 0.0,
                  registry: CollectorRegistry | None = None, query_types: tuple[str, ...] = (),
@@ -200,6 +208,7 @@ class ReadRunMetrics(RunMetrics):
 
     phase_names = ("read", "done", "failed")
     counted_phases = ("read",)
+    flushes = False
 
     def __init__(self, run_id: str, parameters: dict, port: int | None = None, linger_seconds: float = 0.0,
                  workers: int = 1, host: str | None = None):

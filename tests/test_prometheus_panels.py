@@ -425,6 +425,24 @@ def test_prometheus_agrees_with_the_query_results_json(stack):
     assert [series["metric"]["phase"] for series in phase["data"]["result"]] == ["failed"]  # the rejected query
 
 
+def test_a_run_exports_only_what_it_does(stack):
+    """A query run has no ingest series (no flat zero lines in the ingest panels), a read run no flush
+    series, an ingest run no query series."""
+    def series(promql: str) -> list:
+        answer = stack.prometheus.get("/api/v1/query", query=f"last_over_time({promql}[1h])")
+        assert answer["status"] == "success"
+        return answer["data"]["result"]
+
+    queries, read, bench = (stack.query_record["run_id"], stack.read_record["run_id"], stack.record["run_id"])
+    for name in ("harness_rows_total", "harness_ilp_bytes_total", "harness_flushes_total",
+                 "harness_flush_duration_seconds_count"):
+        assert series(f'{name}{{run_id="{queries}"}}') == [], name
+    assert series(f'harness_flushes_total{{run_id="{read}"}}') == []
+    assert series(f'harness_rows_total{{run_id="{read}", phase="read"}}')
+    assert series(f'harness_flushes_total{{run_id="{bench}"}}')
+    assert series(f'harness_query_duration_seconds_count{{run_id="{bench}"}}') == []
+
+
 def test_run_variable_lists_the_runs_newest_first(stack):
     """The dashboard's `run` variable, as Grafana asks it (query_result's PromQL, the run id taken by its
     regex): every run of the stack, newest first, so the dashboard opens on the latest (the read run, started
