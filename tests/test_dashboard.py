@@ -152,8 +152,7 @@ def test_dashboard_provider_reads_the_compose_mount():
     (provider,) = providers
     assert provider["type"] == "file"
     assert provider["options"]["path"] == GRAFANA_DASHBOARDS_MOUNT
-    # The provisioning directory itself is what Compose mounts at /etc/grafana/provisioning: Grafana
-    # reads datasources/ and dashboards/ under it.
+    # Compose mounts these two folders under /etc/grafana/provisioning, where Grafana reads them.
     assert DATASOURCES_DIR.parent.name == "provisioning" and PROVIDERS_DIR.parent == DATASOURCES_DIR.parent
     assert DASHBOARD.parent.name == "dashboards" and DASHBOARD.parent.parent == ROOT / "grafana"
 
@@ -171,7 +170,11 @@ def compose_config() -> dict:
 def test_compose_mounts_match_the_provisioning_paths():
     services = compose_config()["services"]
     grafana = {volume["target"]: volume.get("source") for volume in services["grafana"]["volumes"]}
-    assert Path(grafana[GRAFANA_PROVISIONING_MOUNT]) == ROOT / "grafana" / "provisioning"
+    # Each of our provisioning folders on its own: the image's plugins/ and alerting/ stay visible (a mount of
+    # the whole folder hides them, and Grafana logs a provisioning error for each at every start).
+    assert GRAFANA_PROVISIONING_MOUNT not in grafana
+    assert Path(grafana[f"{GRAFANA_PROVISIONING_MOUNT}/datasources"]) == DATASOURCES_DIR
+    assert Path(grafana[f"{GRAFANA_PROVISIONING_MOUNT}/dashboards"]) == PROVIDERS_DIR
     assert Path(grafana[GRAFANA_DASHBOARDS_MOUNT]) == DASHBOARD.parent
     prometheus = {volume["target"]: volume.get("source") for volume in services["prometheus"]["volumes"]}
     assert Path(prometheus[PROMETHEUS_CONF_MOUNT]) == PROMETHEUS_CONF
