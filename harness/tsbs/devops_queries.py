@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from harness.tsbs.cpu_schema import FIELD_COLUMNS
 from harness.tsbs.gorand import GoRand, random_subset
-from harness.tsbs.gotime import TimeWindow, go_duration_string, rand_window, window_refusal
+from harness.tsbs.gotime import QueryDraws, go_duration_string, window_refusal
 from harness.tsbs.query_types import QUERY_TYPES, Query
 
 CPU_METRICS = FIELD_COLUMNS  # the order TSBS takes the first N metrics in
@@ -67,18 +67,8 @@ def _random_hosts(rng: GoRand, count: int, scale: int) -> tuple[str, ...]:
     return tuple(f"host_{n}" for n in random_subset(rng, count, scale))
 
 
-class Generator:
-    """One TSBS run's state for the devops queries: the seeded source, the time range and the number of
-    hosts."""
-
-    def __init__(self, seed: int, scale: int, start_ns: int, end_ns: int):
-        self.rng = GoRand(seed)
-        self.scale = scale
-        self.start_ns = start_ns
-        self.end_ns = end_ns
-
-    def window(self, window_ns: int) -> TimeWindow:
-        return rand_window(self.rng, self.start_ns, self.end_ns, window_ns)
+class Generator(QueryDraws):
+    """One TSBS run's draws for the devops queries (``scale``: hosts)."""
 
     def make(self, query_type: str) -> Query:
         shape = _SHAPES[query_type]

@@ -105,3 +105,17 @@ def rand_window(rng: GoRand, range_start_ns: int, range_end_ns: int, window_ns: 
     check_window_fits(range_start_ns, range_end_ns, window_ns)
     start = range_start_ns + rng.int63n(range_end_ns - window_ns - range_start_ns)
     return TimeWindow(start, start + window_ns)
+
+
+class QueryDraws:
+    """One ``tsbs_generate_queries`` run's state, whatever the use case: Go's source seeded with ``--seed``,
+    the time range and the scale (hosts or trucks); ``window`` draws a query's time window from it."""
+
+    def __init__(self, seed: int, scale: int, start_ns: int, end_ns: int):
+        self.rng = GoRand(seed)
+        self.scale = scale
+        self.start_ns = start_ns
+        self.end_ns = end_ns
+
+    def window(self, window_ns: int) -> TimeWindow:
+        return rand_window(self.rng, self.start_ns, self.end_ns, window_ns)

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.tsbs.gorand import GoRand, random_subset
-from harness.tsbs.gotime import TimeWindow, rand_window, rfc3339_micros, window_refusal
+from harness.tsbs.gorand import random_subset
+from harness.tsbs.gotime import QueryDraws, rfc3339_micros, window_refusal
 from harness.tsbs.iot_schema import FLEETS, truck_name
 from harness.tsbs.query_types import IOT_QUERY_TYPES, Query
 
@@ -204,20 +204,14 @@ WHERE broken_down = 0 AND next_broken_down = 1""",
 assert tuple(_SQL) == IOT_QUERY_TYPES
 
 
-class Generator:
-    """One TSBS run's state for iot: the seeded source, the time range and the number of trucks."""
-
-    def __init__(self, seed: int, scale: int, start_ns: int, end_ns: int):
-        self.rng = GoRand(seed)
-        self.scale = scale
-        self.start_ns = start_ns
-        self.end_ns = end_ns
+class Generator(QueryDraws):
+    """One TSBS run's draws for iot (``scale``: trucks)."""
 
     def make(self, query_type: str) -> Query:
         kind = _KINDS[query_type]
         params: list = []
         if kind.window_ns:
-            window: TimeWindow = rand_window(self.rng, self.start_ns, self.end_ns, kind.window_ns)
+            window = self.window(kind.window_ns)
             params += [rfc3339_micros(window.start_ns), rfc3339_micros(window.end_ns)]
         if kind.trucks:
             params.append(tuple(truck_name(n) for n in random_subset(self.rng, kind.trucks, self.scale)))
