@@ -19,7 +19,7 @@ import re
 import time
 
 from harness.errors import RunError, UsageError
-from harness.http_exec import QuestDBSql
+from harness.http_exec import QuestDBSql, sql_string
 
 TABLE = "harness_clients"
 PREPARED, READY, SENT, FAILED = "prepared", "ready", "sent", "failed"
@@ -44,17 +44,15 @@ class Meeting:
                      f"ts TIMESTAMP) TIMESTAMP(ts) PARTITION BY DAY WAL")
 
     def say(self, step: str, detail: str = "") -> None:
-        text = detail.replace("'", "''")[:500]
-        self.questdb.exec(f"INSERT INTO {TABLE} VALUES ('{self.run}', {self.client}, '{step}', '{text}', now())")
+        self.questdb.exec(f"INSERT INTO {TABLE} VALUES ('{self.run}', {self.client}, '{step}', "
+                          f"{sql_string(detail[:500])}, now())")
 
     def failed(self, error: BaseException) -> None:
         """Tell the others this client failed, so they stop waiting; best effort and brief (the server may
         be what failed)."""
-        detail = str(error) or type(error).__name__
         try:
-            QuestDBSql(self.questdb.host, self.questdb.http_port, timeout=FAILED_NOTICE_SECONDS).exec(
-                f"INSERT INTO {TABLE} VALUES ('{self.run}', {self.client}, '{FAILED}', "
-                f"'{detail.replace(chr(39), chr(39) * 2)[:500]}', now())")
+            with self.questdb.bounded(FAILED_NOTICE_SECONDS):
+                self.say(FAILED, str(error) or type(error).__name__)
         except RunError:
             pass
 

@@ -237,7 +237,7 @@ class QuestDBSql:
                   owner: str) -> None:
         """One row of the harness's registry of running runs (``harness.run_claims``), stamped with the
         server's clock. A write the table's lock refuses for a moment (another run's row) is tried again."""
-        values = ", ".join(_quoted(value) for value in (run_id, "," + ",".join(tables) + ",", state, owner))
+        values = ", ".join(sql_string(value) for value in (run_id, "," + ",".join(tables) + ",", state, owner))
         since = "now()" if claimed is None else f"'{claimed}'::timestamp"
         for attempt in range(40):
             try:
@@ -295,7 +295,7 @@ class QuestDBSql:
             time.sleep(poll_interval)
 
 
-def _quoted(text: str) -> str:
+def sql_string(text: str) -> str:
     """A SQL string literal of ``text``."""
     return "'" + str(text).replace("'", "''") + "'"
 
