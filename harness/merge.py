@@ -69,7 +69,7 @@ def merge_records(records: list[RunRecord]) -> RunRecord:
 def _merged_phase(phases: list[PhaseRecord]) -> PhaseRecord:
     if all(phase.ended_at is not None for phase in phases):
         end = max(phase.ended_at for phase in phases)
-        seconds = end - min(phase.ended_at - phase.seconds for phase in phases)
+        seconds = end - min(phase.started_at for phase in phases)
     else:  # records from before phases kept their end: the slowest client's time is the lower bound
         end, seconds = None, max(phase.seconds for phase in phases)
     tables: dict[str, int] = {}
@@ -91,7 +91,6 @@ def _client_figures(record: RunRecord, name: str) -> ClientFigures:
         client=record.parameters.get(GROUP_ID) or 0, results=name, hostname=record.system.get("hostname"),
         status=record.status, error=record.error, rows=send.rows if send else None,
         seconds=send.seconds if send else None, client_cpu_seconds=send.client_cpu_seconds if send else None,
-        started_at=send.ended_at - send.seconds if send and send.ended_at is not None else None,
         ended_at=send.ended_at if send else None)
 
 

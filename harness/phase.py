@@ -115,6 +115,11 @@ class PhaseRecord:
     ended_at: float | None = None
 
     @property
+    def started_at(self) -> float | None:
+        """When it started, in seconds since 1970 (from its end and its time)."""
+        return self.ended_at - self.seconds if self.ended_at is not None else None
+
+    @property
     def rows_per_second(self) -> float:
         return self.rows / self.seconds if self.seconds > 0 else 0.0
 

@@ -70,12 +70,15 @@ class ClientFigures:
     rows: int | None  # of its send phase
     seconds: float | None
     client_cpu_seconds: float | None
-    started_at: float | None  # its send window, seconds since 1970
-    ended_at: float | None
+    ended_at: float | None  # the end of its send window, seconds since 1970
 
     @property
     def rows_per_second(self) -> float | None:
         return self.rows / self.seconds if self.rows is not None and self.seconds else None
+
+    @property
+    def started_at(self) -> float | None:
+        return self.ended_at - self.seconds if self.ended_at is not None and self.seconds is not None else None
 
 
 @dataclass
