@@ -291,9 +291,7 @@ class _Charts:
         rates.plot(written[0], [value / 1e6 for value in written[1]], label="written to the WAL")
         rates.plot(applied[0], [value / 1e6 for value in applied[1]], label="applied to tables")
         rates.legend(loc="upper right")
-        points = [(sample.t, sample.server["sequencer_txn"] - sample.server["writer_txn"])
-                  for sample in series.samples
-                  if sample.server and {"sequencer_txn", "writer_txn"} <= sample.server.keys()]
+        points = series.transactions_behind()
         lag.plot([t for t, _ in points], [value for _, value in points], color="tab:red")
         lag.set_ylabel("apply lag (txns)")
         lag.set_title("WAL apply lag: sequencer txn minus writer txn")

@@ -79,10 +79,14 @@ class TimeSeries:
         disk = self.server_increase("wal_physically_written_rows")
         return disk / applied if disk is not None and applied else None
 
-    def most_transactions_behind(self) -> float | None:
-        """The WAL apply's largest lag over the run: transactions committed but not yet applied."""
-        lags = [sample.server["sequencer_txn"] - sample.server["writer_txn"] for sample in self.samples
+    def transactions_behind(self) -> list[tuple[float, float]]:
+        """The WAL apply's lag at each sample that has it: (t, transactions committed but not yet applied)."""
+        return [(sample.t, sample.server["sequencer_txn"] - sample.server["writer_txn"]) for sample in self.samples
                 if sample.server and {"sequencer_txn", "writer_txn"} <= sample.server.keys()]
+
+    def most_transactions_behind(self) -> float | None:
+        """The WAL apply's largest lag over the run, in transactions."""
+        lags = [lag for _, lag in self.transactions_behind()]
         return max(lags) if lags else None
 
 
