@@ -64,8 +64,8 @@ def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, ru
     # Rows per table of what this run sends (the whole data set, or its group): what the progress counts
     # towards and validation expects (a use case whose draws drop rows, iot, counts them by running its
     # simulation).
-    whole = options.table_rows(spec)
-    total_rows = sum(whole.values())
+    run_rows = options.table_rows(spec)
+    total_rows = sum(run_rows.values())
     # Tallied where the chunks are made once: generated up front, or streamed to the one phase that runs.
     tally = ArrivalTally()
     run.record.arrival = tally.tables
@@ -98,14 +98,16 @@ def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, ru
             meeting.wait_for(SENT)
             # Time to visible counts from when the last client had sent (as seen here, a poll later at most).
             last_flush = time.perf_counter()
-            # The tables now hold every group: validate the whole data set's rows.
-            whole = options.table_rows(spec.whole)
-            sent = dataclasses.replace(sent, tables={})
         if questdb is not None:
             metrics.set_phase("validate")
-            expected = {table: before + sent.tables.get(table, whole[table]) for table, before in rows_before.items()}
-            if options.first_chunk:  # resumed: chunks sent again replaced themselves; the whole set is there
-                expected = whole
+            if meeting is not None:  # the tables now hold every client's group: the whole data set
+                whole = options.table_rows(spec.whole)
+                expected = {table: before + whole[table] for table, before in rows_before.items()}
+            elif options.first_chunk:  # resumed: chunks sent again replaced themselves; the whole set is there
+                expected = run_rows
+            else:
+                expected = {table: before + sent.tables.get(table, run_rows[table])
+                            for table, before in rows_before.items()}
             validate(questdb, options, expected, last_flush, run)
 
 
