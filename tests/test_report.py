@@ -70,15 +70,24 @@ def test_a_suspended_wal_apply_shows_a_rising_lag(questdb_factory):
     sampler = Sampler({}, 0.1, f"http://{questdb.host}:{questdb.min_port}/metrics")
     try:
         with sampler, Sender.from_conf(f"http::addr={questdb.host}:{questdb.http_port};") as sender:
+            # The lag before any send is the baseline; the server's metrics trail its commits by a moment,
+            # so the samples are read until they show all five transactions waiting (or 20 s pass).
+            wait_until(lambda: sampler.series.transactions_behind())
+            baseline = sampler.series.transactions_behind()[0][1]
             for _ in range(5):
                 sender.dataframe(frame, table_name="cpu", symbols=True, at="timestamp")
                 sender.flush()  # one transaction each, none applied
-                time.sleep(0.3)
+            wait_until(lambda: sampler.series.most_transactions_behind() >= baseline + 5)
     finally:
         sql.exec("ALTER TABLE cpu RESUME WAL")
-    lags = [sample.server["sequencer_txn"] - sample.server["writer_txn"]
-            for sample in sampler.series.samples if sample.server]
-    assert lags[-1] >= lags[0] + 5, lags
+    lags = [lag for _, lag in sampler.series.transactions_behind()]
+    assert max(lags) >= baseline + 5, lags
+
+
+def wait_until(condition, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def cpu_only_spec():
