@@ -114,12 +114,14 @@ bench-replay-parity: setup ## replay vs the Go loader, TSBS's 4.32M-row cpu-only
 		--json $(REPLAY_PARITY_DIR)/loader-parity-replay.json 2>&1 | tee $(REPLAY_PARITY_DIR)/loader-parity-replay.txt
 
 ORIGINAL_PYTHON ?= ## Interpreter with the original pandas benchmark's dependencies (benchmarks/serialize_parity.py says how)
+ORIGINAL_6_PYTHON ?= ## The same pins but questdb 6.0.0: the original's loop on our client version (serialize_parity.py says how)
 ORIGINAL_REPO ?= ## Checkout of questdb/py-tsbs-benchmark (the original pandas benchmark)
 SERIALIZE_ROWS ?= 2000000## Rows of each bench-serialize-parity run (the original's 1-thread run holds them in one buffer)
 
-bench-serialize-parity: setup ## The original benchmark's serialize vs ours, 1 thread and N workers (ORIGINAL_PYTHON, ORIGINAL_REPO)
-	@test -n "$(ORIGINAL_PYTHON)" -a -n "$(ORIGINAL_REPO)" || { echo "bench-serialize-parity needs ORIGINAL_PYTHON=... ORIGINAL_REPO=... (see benchmarks/serialize_parity.py)" >&2; exit 2; }
-	$(PY) benchmarks/serialize_parity.py --original-python $(ORIGINAL_PYTHON) --original-repo $(ORIGINAL_REPO) \
+bench-serialize-parity: setup ## The original benchmark's serialize (its pins; our client) vs ours, 1 thread and N workers (ORIGINAL_PYTHON, ORIGINAL_6_PYTHON, ORIGINAL_REPO)
+	@test -n "$(ORIGINAL_PYTHON)" -a -n "$(ORIGINAL_6_PYTHON)" -a -n "$(ORIGINAL_REPO)" || { echo "bench-serialize-parity needs ORIGINAL_PYTHON=... ORIGINAL_6_PYTHON=... ORIGINAL_REPO=... (see benchmarks/serialize_parity.py)" >&2; exit 2; }
+	$(PY) benchmarks/serialize_parity.py --original-python $(ORIGINAL_PYTHON) \
+		--original-current-client-python $(ORIGINAL_6_PYTHON) --original-repo $(ORIGINAL_REPO) \
 		--row-count $(SERIALIZE_ROWS) --workers $(or $(strip $(WORKERS)),2)
 
 bench-query-parity: setup ## tsbs_run_queries_questdb vs queries run, per query type, alternated (TSBS_BIN=DIR)

@@ -1,7 +1,7 @@
 """Query runner parity with TSBS's Go tool (a script, not a test): `tsbs_run_queries_questdb` and our
 `queries run`, the same queries of each type on the same loaded table, alternated, medians.
 
-    .venv/bin/python benchmarks/query_parity.py --tsbs-bin DIR [--rounds 4] [--queries 1000] [--protocol pgwire]
+    .venv/bin/python benchmarks/query_parity.py --tsbs-bin DIR [--rounds 6] [--queries 500] [--workers 1 --workers 2]
     make bench-query-parity TSBS_BIN=DIR
 
 DIR holds ``tsbs_generate_queries`` and ``tsbs_run_queries_questdb``, built from a fetched copy of QuestDB's
@@ -11,10 +11,11 @@ repository.
 The script starts its own QuestDB (release jar, conf/server.conf) on its own ports, loads the data set with
 ``bench --send``, and for each query type writes the queries twice from the same flags: TSBS's file with the
 Go generator, ours with ``queries generate`` (the tests check both hold the same queries). A warm-up round
-(not counted) runs each type once with each runner; then each round runs both runners on each type, the
-order alternating, one worker each by default: the Go runner's "Overall
-query rate" against our record's queries/s. With one worker, ``1000/ours - 1000/go`` is our client's extra
-time per query in ms. Both runners share the machine with the server: their client CPU is taken from it.
+(not counted) runs each type once with each runner at each worker count, through a relay that counts each
+runner's round trips and prepares per query on the wire (``benchmarks/pgwire_tally.py``); then each round
+runs both runners on each type at each worker count (1 and 2 by default), the order alternating: the Go
+runner's "Overall query rate" against our record's queries/s. With one worker, ``1000/ours - 1000/go`` is
+our client's extra time per query in ms. Both runners share the machine with the server: their client CPU is taken from it.
 The benchmark record goes to --json (alias --results): per query type, every round's queries/s of each
 runner (its seconds: the queries over that rate, the runner's own time), medians and ratios.
 """
@@ -31,12 +32,13 @@ from pathlib import Path
 import typer
 
 from benchmarks.alternate import alternate_groups, write_record
+from benchmarks.pgwire_tally import PgwireTally
 from harness.benchmark_record import BenchmarkRecord, Measurement
 from harness.native import NativeQuestDB
+from harness.tsbs.query_types import QUERY_TYPES
 
-LIGHT_TYPES = ("single-groupby-1-1-1", "high-cpu-1", "lastpoint", "groupby-orderby-limit")
-HEAVY_TYPES = ("double-groupby-all",)
 GO_RATE = re.compile(r"Overall query rate ([0-9.]+) queries/sec")
+RUNNERS = ("go", "ours")
 
 
 def harness(*args: str) -> subprocess.CompletedProcess:
@@ -48,14 +50,14 @@ def harness(*args: str) -> subprocess.CompletedProcess:
 
 def main(
     tsbs_bin: Path = typer.Option(..., help="Folder with tsbs_generate_queries and tsbs_run_queries_questdb."),
-    rounds: int = typer.Option(4, min=1, help="Counted rounds, after one warm-up round; even, so each runner goes first equally."),
-    queries: int = typer.Option(1000, min=1, help="Queries per type (TSBS's examples use 1000; with few, the prepare of each new SQL text weighs)."),
-    workers: int = typer.Option(1, min=1),
+    rounds: int = typer.Option(6, min=1, help="Counted rounds, after one warm-up round; even, so each runner goes first equally."),
+    queries: int = typer.Option(500, min=1, help="Queries per type (with few, the prepare of each new SQL text weighs)."),
+    workers: list[int] = typer.Option([1, 2], "--workers", min=1, help="Worker counts, each compared (repeat the flag)."),
     protocol: str = typer.Option("pgwire", help="pgwire or http (both runners)."),
     scale: int = typer.Option(100, min=1),
     seed: int = 7,
     timestamp_end: str = "2016-01-02T00:00:01Z",  # TSBS's golden query sets end a second past the day
-    types: list[str] = typer.Option(list(LIGHT_TYPES + HEAVY_TYPES), "--type"),
+    types: list[str] = typer.Option(list(QUERY_TYPES), "--type", help="Query types (default: all of TSBS's 16)."),
     http_port: int = 29600, ilp_port: int = 29609, pg_port: int = 29612, min_port: int = 29603,
     results: Path = typer.Option(Path("results/query-parity.json"), "--json", "--results",
                                  help="The benchmark record's path."),
@@ -71,7 +73,7 @@ def main(
         timestamp_end=timestamp_end, types=types))
     system = record.system
     print(f"{system['cpu_model']}, {system['cpu_count']} CPUs; scale {scale} to {timestamp_end}, {queries} queries "
-          f"per type, {workers} worker(s), {protocol}; client and server share the cores")
+          f"per type, {'/'.join(map(str, workers))} worker(s), {protocol}; client and server share the cores")
     workdir = Path(tempfile.mkdtemp(prefix="query-parity-"))
     questdb = NativeQuestDB(root=workdir / "questdb-root", http_port=http_port, ilp_port=ilp_port, pg_port=pg_port,
                             min_port=min_port).start()
@@ -90,13 +92,13 @@ def main(
             harness("queries", "generate", "--query-type", name, "--queries", str(queries), "--file", str(our_file),
                     *data_flags)
             files[name] = (go_file, our_file)
-        go_protocol = ["--use-http", f"--url=http://127.0.0.1:{http_port}/"] if protocol == "http" else \
-            ["--pg-host=127.0.0.1", f"--pg-port={pg_port}"]
 
-        def rate_of(runner: str, name: str) -> float:
+        def rate_of(runner: str, name: str, worker_count: int, port: int) -> float:
             go_file, our_file = files[name]
             if runner == "go":
-                text = subprocess.run(f"zcat -f {go_file} | {run_queries} --workers={workers} "
+                go_protocol = ["--use-http", f"--url=http://127.0.0.1:{http_port}/"] if protocol == "http" else \
+                    ["--pg-host=127.0.0.1", f"--pg-port={port}"]
+                text = subprocess.run(f"zcat -f {go_file} | {run_queries} --workers={worker_count} "
                                       f"--print-interval=0 {' '.join(go_protocol)}", shell=True,
                                       capture_output=True, text=True, check=True).stdout
                 match = GO_RATE.search(text)
@@ -104,35 +106,55 @@ def main(
                     sys.exit(f"error: cannot read the Go runner's rate: {text[-500:]}")
                 return float(match.group(1))
             record_path = workdir / "queries.json"
-            harness("queries", "run", str(our_file), "--protocol", protocol, "--workers", str(workers),
-                    "--host", "127.0.0.1", "--http-port", str(http_port), "--pg-port", str(pg_port),
+            harness("queries", "run", str(our_file), "--protocol", protocol, "--workers", str(worker_count),
+                    "--host", "127.0.0.1", "--http-port", str(http_port), "--pg-port", str(port),
                     "--reporting-period", "0", "--results", str(record_path))
             run = json.loads(record_path.read_text())
             return run["queries"]["statistics"]["all queries"]["queries_per_second"]
 
-        def runner(name: str, runner_name: str):
+        wire: dict[tuple[str, int, str], dict[str, float]] = {}  # (type, workers, runner): the tally's figures
+
+        def runner(name: str, worker_count: int, runner_name: str):
             def measure(round_number: int) -> Measurement:
-                rate = rate_of(runner_name, name)
-                print(f"{f'round {round_number}' if round_number else 'warm-up'} {name:<22} {runner_name:<4} "
-                      f"{rate:8.2f} queries/s", flush=True)
+                if round_number == 0 and protocol == "pgwire":  # the warm-up: through the relay, counted
+                    tally.reset()
+                    rate = rate_of(runner_name, name, worker_count, tally.port)
+                    wire[name, worker_count, runner_name] = tally.per_query(queries)
+                else:
+                    rate = rate_of(runner_name, name, worker_count, pg_port)
+                print(f"{f'round {round_number}' if round_number else 'warm-up'} {name:<22} W={worker_count} "
+                      f"{runner_name:<4} {rate:8.2f} queries/s", flush=True)
                 return Measurement(seconds=queries / rate, extra={"queries_per_second": rate})
             return measure
 
         # The warm-up round is not counted: the first run of a type pays for the server's cold start (JIT,
         # the table's pages, each statement's first compilation), and would fall on whichever runner happened
-        # to go first. Each round runs every type, the runners' order alternating from round to round.
-        comparisons = alternate_groups({name: {"go": runner(name, "go"), "ours": runner(name, "ours")}
-                                        for name in types}, rounds, baseline="go", warm_up=True,
-                                       parameters={name: {"query_type": name} for name in types})
+        # to go first; it runs through the tally relay, which counts both runners' messages. Each round runs
+        # every type at every worker count, the runners' order alternating from round to round.
+        groups = {f"{name} W={count}": {runner_name: runner(name, count, runner_name) for runner_name in RUNNERS}
+                  for name in types for count in workers}
+        with PgwireTally("127.0.0.1", pg_port) as tally:
+            comparisons = alternate_groups(
+                groups, rounds, baseline="go", warm_up=True,
+                parameters={f"{name} W={count}": {"query_type": name, "workers": count}
+                            for name in types for count in workers})
     finally:
         questdb.stop()
-    record.comparisons.extend(comparisons)
-    print("\nmedians (queries/s), ours / Go, our extra client time per query (ms, meaningful at 1 worker):")
     for comparison in comparisons:
-        go, ours = (comparison.summary[runner_name]["queries_per_second"] for runner_name in ("go", "ours"))
-        extra_ms = 1000 / ours.median - 1000 / go.median if workers == 1 else None
-        extra = f"{extra_ms:+.2f} ms" if extra_ms is not None else "-"
-        print(f"{comparison.name:<22} Go {go.median:8.2f}  ours {ours.median:8.2f}  {ours.ratio:5.2f}x  {extra}")
+        key = (comparison.parameters["query_type"], comparison.parameters["workers"])
+        comparison.parameters["wire"] = {runner_name: wire[(*key, runner_name)] for runner_name in RUNNERS
+                                         if (*key, runner_name) in wire}
+    record.comparisons.extend(comparisons)
+    print("\nmedians (queries/s), ours / Go, our extra client time per query (ms, at 1 worker); round trips and "
+          "prepares per query (go / ours, connection set-up included):")
+    for comparison in comparisons:
+        go, ours = (comparison.summary[runner_name]["queries_per_second"] for runner_name in RUNNERS)
+        extra = f"{1000 / ours.median - 1000 / go.median:+.2f} ms" if comparison.parameters["workers"] == 1 else "-"
+        counts = comparison.parameters["wire"]
+        on_wire = "  ".join(f"{figure} {' / '.join(f'{counts[r][figure]:.3f}' for r in RUNNERS)}"
+                            for figure in ("round_trips_per_query", "prepares_per_query")) if counts else ""
+        print(f"{comparison.name:<26} Go {go.median:8.2f}  ours {ours.median:8.2f}  {ours.ratio:5.2f}x "
+              f"(paired {ours.paired_ratio:.2f}x)  {extra:>9}  {on_wire}")
     write_record(record, results)
 
 

@@ -3,8 +3,9 @@
 alternated, medians and ratios.
 
     .venv/bin/python benchmarks/serialize_parity.py --original-python /tmp/original-venv/bin/python \\
+        --original-current-client-python /tmp/original-6.0.0-venv/bin/python \\
         --original-repo /tmp/py-tsbs-benchmark [--row-count 2000000] [--workers 2] [--rounds 5]
-    make bench-serialize-parity ORIGINAL_PYTHON=... ORIGINAL_REPO=...
+    make bench-serialize-parity ORIGINAL_PYTHON=... ORIGINAL_6_PYTHON=... ORIGINAL_REPO=...
 
 The original is questdb/py-tsbs-benchmark (a checkout of its repository; never part of this one), run with
 the dependencies it was published with, in a scratch venv that is never part of our lock files:
@@ -22,6 +23,18 @@ its N-worker run deals 10,000-row slices round-robin to N threads; ours does as 
 Ours runs on protocol 1 (text, the only one the original's client speaks) and on protocol 2 (binary
 doubles), reported beside it. Each side's time is its own serialize clock (the original's printed
 "Serialized: N rows in Xs", our record's serialize phase): generation and start-up are not counted.
+Two runs of the original: with its own pins (``original``, the interpreter of --original-python) and its
+same loop on our client version (``original-6.0.0``, the interpreter of --original-current-client-python: the
+same pins but questdb 6.0.0, whose ``Buffer`` needs a protocol version: the driver hands the original's
+``Buffer()`` protocol 1, its only change to the original):
+
+    python3 -m venv /tmp/original-6.0.0-venv
+    /tmp/original-6.0.0-venv/bin/pip install questdb==6.0.0 pandas==2.0.3 numpy==1.26.4 pyarrow==14.0.2 \
+        numba==0.59.1 requests==2.31.0
+
+Besides wall time, each side's client CPU seconds per million rows over its serialize call: ours the
+record's serialize phase (the whole process, metering threads included), the original's the process's CPU
+over its ``serialize_one``/``serialize_workers`` call (the driver's only other change: a clock around it).
 The benchmark record (every run, medians, ratios to the original) goes to --json (alias --results).
 """
 
@@ -40,15 +53,40 @@ import typer
 from benchmarks.alternate import alternate_groups, write_record
 from harness.benchmark_record import BenchmarkRecord, Measurement
 
-ORIGINAL_SERIALIZED = re.compile(r"Serialized:\s+(\d+) rows in ([0-9.]+)s.*?ILP Buffer size: ([0-9.]+) MiB", re.S)
-# What runs in the original's interpreter: its own entry point (bench_pandas.main, its console script),
-# with its own flags; without --send it only generates and serializes.
-ORIGINAL_MAIN = "import sys; from py_tsbs_benchmark.bench_pandas import main; sys.argv[0] = 'bench_pandas'; main()"
-SIDES = {"original": None, "ours-p1": 1, "ours-p2": 2}  # side: our ILP protocol version
+ORIGINAL_SERIALIZED = re.compile(r"Serialized:\s+(\d+) rows in ([0-9.]+)s.*?ILP Buffer size: ([0-9.]+) MiB"
+                                 r".*?Serialize CPU: ([0-9.]+)s", re.S)
+# What runs in the original's interpreter: its own entry point (bench_pandas.main, its console script), with
+# its own flags (without --send it only generates and serializes), its serialize calls clocked for CPU time
+# and, on a client that needs one (argv[1]: "1"), its Buffer() given a protocol version.
+ORIGINAL_MAIN = """
+import functools, sys, time, types
+from py_tsbs_benchmark import bench_pandas
+protocol = sys.argv.pop(1)
+if protocol:
+    client = bench_pandas.qi
+    bench_pandas.qi = types.SimpleNamespace(**{name: getattr(client, name) for name in dir(client)})
+    bench_pandas.qi.Buffer = functools.partial(client.Buffer, protocol_version=int(protocol))
+def clocked(serialize):
+    def call(*args, **kwargs):
+        started = time.process_time()
+        size = serialize(*args, **kwargs)
+        print(f"Serialize CPU: {time.process_time() - started:.3f}s", flush=True)
+        return size
+    return call
+bench_pandas.serialize_one = clocked(bench_pandas.serialize_one)
+bench_pandas.serialize_workers = clocked(bench_pandas.serialize_workers)
+sys.argv[0] = "bench_pandas"
+bench_pandas.main()
+"""
+# side: (whose code, our ILP protocol version or the original's Buffer protocol ("": its client's default))
+SIDES = {"original": ("original", ""), "original-6.0.0": ("original", "1"), "ours-p1": ("ours", 1),
+         "ours-p2": ("ours", 2)}
 
 
-def run_original(python: Path, repo: Path, rows: int, seed: int, threads: int) -> tuple[float, float]:
-    command = [str(python), "-c", ORIGINAL_MAIN, "--row-count", str(rows), "--seed", str(seed)]
+def run_original(python: Path, repo: Path, rows: int, seed: int, threads: int,
+                 protocol: str) -> tuple[float, float, float]:
+    """The original's serialize: (seconds, MiB, client CPU seconds)."""
+    command = [str(python), "-c", ORIGINAL_MAIN, protocol, "--row-count", str(rows), "--seed", str(seed)]
     if threads > 1:
         command += ["--workers", str(threads)]
     environment = dict(os.environ, PYTHONPATH=str(repo))
@@ -58,10 +96,11 @@ def run_original(python: Path, repo: Path, rows: int, seed: int, threads: int) -
         sys.exit(f"the original benchmark failed (exit {result.returncode}): {(result.stderr or result.stdout)[-500:]}")
     if int(match.group(1)) != rows:
         sys.exit(f"the original serialized {match.group(1)} rows, not {rows}")
-    return float(match.group(2)), float(match.group(3))
+    return float(match.group(2)), float(match.group(3)), float(match.group(4))
 
 
-def run_ours(rows: int, seed: int, threads: int, protocol: int, workdir: Path) -> tuple[float, float]:
+def run_ours(rows: int, seed: int, threads: int, protocol: int, workdir: Path) -> tuple[float, float, float]:
+    """``bench``'s serialize phase: (seconds, MiB, client CPU seconds)."""
     record_path = workdir / "record.json"
     command = [sys.executable, "-m", "harness", "bench", "--row-count", str(rows), "--seed", str(seed),
                "--protocol-version", str(protocol), "--symbol-dtype", "string[pyarrow]",
@@ -74,11 +113,13 @@ def run_ours(rows: int, seed: int, threads: int, protocol: int, workdir: Path) -
     serialize = json.loads(record_path.read_text())["phases"]["serialize"]
     if serialize["rows"] != rows:
         sys.exit(f"harness serialized {serialize['rows']} rows, not {rows}")
-    return serialize["seconds"], serialize["bytes"] / 2**20
+    return serialize["seconds"], serialize["bytes"] / 2**20, serialize["client_cpu_seconds"]
 
 
 def main(
     original_python: Path = typer.Option(..., help="Interpreter with the original's pinned dependencies."),
+    original_current_client_python: Path = typer.Option(
+        ..., help="Interpreter with the original's pins but our questdb client (6.0.0)."),
     original_repo: Path = typer.Option(..., help="Checkout of questdb/py-tsbs-benchmark."),
     row_count: int = typer.Option(2_000_000, min=10_000),
     workers: int = typer.Option(2, min=2, help="N of the N-worker runs (both sides)."),
@@ -96,14 +137,15 @@ def main(
     with tempfile.TemporaryDirectory() as scratch:
         def serialize(side: str, threads: int):
             def measure(round_number: int) -> Measurement:
-                protocol = SIDES[side]
-                if protocol is None:
-                    seconds, mib = run_original(original_python, original_repo, row_count, seed, threads)
+                code, protocol = SIDES[side]
+                if code == "original":
+                    python = original_current_client_python if protocol else original_python
+                    seconds, mib, cpu = run_original(python, original_repo, row_count, seed, threads, protocol)
                 else:
-                    seconds, mib = run_ours(row_count, seed, threads, protocol, Path(scratch))
-                print(f"round {round_number} {threads} thread(s) {side:9} {row_count / seconds / 1e6:6.3f} M rows/s "
-                      f"({mib:7.1f} MiB in {seconds:.2f}s)", flush=True)
-                return Measurement(seconds=seconds, rows=row_count, extra={"mib": mib})
+                    seconds, mib, cpu = run_ours(row_count, seed, threads, protocol, Path(scratch))
+                print(f"round {round_number} {threads} thread(s) {side:14} {row_count / seconds / 1e6:6.3f} M rows/s "
+                      f"({mib:7.1f} MiB in {seconds:.2f}s; {cpu / row_count * 1e6:.3f} CPU-s/M rows)", flush=True)
+                return Measurement(seconds=seconds, rows=row_count, client_cpu_seconds=cpu, extra={"mib": mib})
             return measure
 
         # Each round serializes with 1 thread, then N workers; the sides' order rotates each round, so drift in
@@ -113,12 +155,16 @@ def main(
             rounds, baseline="original",
             parameters={f"{threads} thread(s)": {"threads": threads} for threads in (1, workers)})
     record.comparisons.extend(comparisons)
-    print("\nmedians (M rows/s), range, ratio to the original:")
+    print("\nmedians (M rows/s), range, ratio to the original; client CPU-s per million rows, the original's "
+          "over ours:")
     for comparison in comparisons:
         for side in SIDES:
             rate = comparison.summary[side]["rows_per_second"]
-            print(f"{comparison.name} {side:9} {rate.median / 1e6:6.3f} ({rate.min / 1e6:.3f}-{rate.max / 1e6:.3f})  "
-                  f"{rate.ratio:.2f}x")
+            cpu = comparison.summary[side]["client_cpu_seconds"]  # every round serializes row_count rows
+            per_million = 1e6 / row_count
+            print(f"{comparison.name} {side:14} {rate.median / 1e6:6.3f} ({rate.min / 1e6:.3f}-{rate.max / 1e6:.3f})  "
+                  f"{rate.ratio:.2f}x   {cpu.median * per_million:.3f} CPU-s/M ({cpu.min * per_million:.3f}-"
+                  f"{cpu.max * per_million:.3f})  {1 / cpu.ratio:.2f}x")
     write_record(record, results)
 
 
