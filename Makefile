@@ -292,6 +292,13 @@ offline-images: setup ## Build the stand-in images from a debootstrapped Debian 
 
 DASHBOARD_UID = $(shell $(PYTHON) -c 'import json; print(json.load(open("grafana/dashboards/harness.json"))["uid"])')
 
+GRAFANA_BIN ?= ## A Grafana server binary (built from source: docs/dashboard.md), for grafana-check
+GRAFANA_HOME ?= ## Its source tree (conf/defaults.ini), for grafana-check
+
+grafana-check: setup ## Provisioning, the run variable and every panel through a real Grafana (GRAFANA_BIN, GRAFANA_HOME)
+	@test -n "$(GRAFANA_BIN)" -a -n "$(GRAFANA_HOME)" || { echo "grafana-check needs GRAFANA_BIN=... GRAFANA_HOME=... (docs/dashboard.md says how to build one)" >&2; exit 2; }
+	GRAFANA_BIN=$(abspath $(GRAFANA_BIN)) GRAFANA_HOME=$(abspath $(GRAFANA_HOME)) $(PY) -m pytest tests/grafana_check.py -v
+
 dashboard: ## Print the Grafana dashboard's URL (Compose publishes Grafana on 127.0.0.1:3000; anonymous viewing)
 	@echo "http://127.0.0.1:3000/d/$(DASHBOARD_UID)"
 
