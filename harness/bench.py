@@ -84,6 +84,8 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, GroupedDataSet
                              "one.", min=1)
     barrier_timeout: float = option(600.0, "With --barrier: seconds to wait for the other clients at each step.",
                                     min=0, min_open=True)
+    barrier_folder: str | None = option(None, "Where the clients meet instead of the server: a folder they all "
+                                              "write (--clients N --target sink: the run's folder).", cli=False)
     write_ilp: str | None = option(None, "Also write the serialized ILP to this file (not timed).")
     verbose: bool = option(False, "Print every parameter before the run.", flags=("--verbose",))
 
@@ -145,9 +147,13 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, GroupedDataSet
         if self.barrier is not None or self.clients > 1:
             if self.barrier is not None:
                 check_run_name(self.barrier)
-            if not self.send or self.target != Target.questdb:
-                raise UsageError("--clients, --barrier: the clients of a scale-out run meet at the QuestDB they send "
-                                 "to: they need --send to --target questdb")
+            if not self.send:
+                raise UsageError("--clients, --barrier: the clients of a scale-out run send to a server: add --send")
+            # The clients meet at the QuestDB they send to; the launcher of --clients N gives the sink's clients
+            # a folder on this machine instead (the sink has no table), which a lone --barrier client lacks.
+            if self.target != Target.questdb and self.clients == 1 and self.barrier_folder is None:
+                raise UsageError("--barrier: the clients of a scale-out run meet at the QuestDB they send to, and the "
+                                 "sink is none; --clients N --target sink runs N clients on this machine")
             if self.resume is not None:
                 raise UsageError("--barrier and --resume: resume each client's run on its own, without --barrier")
         if self.exactly_once and (self.sender_transport != "http" or self.target != Target.questdb):
