@@ -69,7 +69,7 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 	$(if $(strip $(WORKERS)),--workers $(WORKERS)) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
 .PHONY: bench-native bench-generate bench-groups bench-generate-startup bench-table bench-overhead bench-exactly-once \
-	bench-parity bench-replay-parity bench-query-parity bench-serialize-parity
+	bench-scale bench-parity bench-replay-parity bench-query-parity bench-serialize-parity
 
 bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads (CLIENTS processes), validate, record
 	@$(PY) -m harness native up --questdb-only
@@ -91,6 +91,14 @@ bench-table: setup ## Reproduce the original results table (serialize/send, 1 an
 
 bench-overhead: setup ## Runner vs bare client loop, and client send vs raw replay to the socat sink
 	$(PY) benchmarks/runner_overhead.py
+
+SCALE_CLIENTS ?= 1,2,4## Client counts bench-scale compares (comma-separated)
+comma := ,
+
+bench-scale: setup ## CLIENTS 1, 2, 4 (SCALE_CLIENTS) natively, into the sink and into QuestDB, alternated: medians and ratios
+	@$(PY) -m harness native up
+	$(PY) benchmarks/clients_scaling.py --row-count $(ROWS) --scale $(SCALE) $(if $(strip $(WORKERS)),--workers $(WORKERS)) \
+		$(foreach count,$(subst $(comma), ,$(SCALE_CLIENTS)),--clients $(count))
 
 bench-exactly-once: setup ## Plain ILP/HTTP vs --exactly-once on the same data, alternated: medians and ratio
 	@$(PY) -m harness native up --questdb-only
