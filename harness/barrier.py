@@ -18,6 +18,7 @@ are a few per client. A folder's files are named by run, client and step.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import time
@@ -37,6 +38,13 @@ def check_run_name(name: str) -> str:
     if not _RUN_NAME.fullmatch(name):
         raise UsageError(f"--barrier {name!r}: a run name is 1 to 64 letters, digits, '.', '_' or '-'")
     return name
+
+
+def run_seed(name: str) -> int:
+    """The seed of run ``name`` when it was given none: every client derives the same one from the name they
+    share, so they split one data set without agreeing on anything else (a random seed each would make N
+    data sets). Below 2**63, as a random seed."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big") >> 1
 
 
 class TablePlace:

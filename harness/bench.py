@@ -19,7 +19,7 @@ from typing import TextIO
 
 import psutil
 
-from harness.barrier import check_run_name
+from harness.barrier import check_run_name, run_seed
 from harness.bench_phases import bench_phases
 from harness.errors import UsageError
 from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
@@ -78,7 +78,8 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, GroupedDataSet
                                        "interleaved group i (--interleaved-generation-group-id) of N "
                                        "(--interleaved-generation-groups); the clients meet at the server (table "
                                        "harness_clients): client 0 makes the tables, all start sending together, "
-                                       "client 0 validates the whole data set. `harness merge` joins their records.")
+                                       "client 0 validates the whole data set. Without --seed, the seed is derived "
+                                       "from the name. `harness merge` joins their records.")
     clients: int = option(1, "Clients: processes on this machine, client i sending interleaved group i of N on "
                              "its own share of the CPUs, started together (--barrier); their records merged into "
                              "one.", min=1)
@@ -235,6 +236,9 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord:
         from harness.scale_out import run_clients  # the launcher: its clients are bench runs of their own
 
         return run_clients(options, out, run_bench)
+    seed_from_name = options.barrier is not None and options.seed is None
+    if seed_from_name:
+        options = dataclasses.replace(options, seed=run_seed(options.barrier))
     target = options.sender_settings()
     spec = options.dataset()
     parameters = bench_parameters(options, spec, target)
@@ -245,8 +249,8 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord:
     if options.verbose:
         run.say("Running with params:")
         run.say(pprint.pformat(dict(sorted(parameters.items())), indent=4))
-    elif options.seed is None:
-        run.say(f"seed: {spec.seed}")
+    elif options.seed is None or seed_from_name:
+        run.say(f"seed: {spec.seed}{' (from the run name)' if seed_from_name else ''}")
     metrics = RunMetrics(run.record.run_id, _metric_labels(parameters), options.metrics_port,
                          options.metrics_linger, workers=options.threads, host=options.metrics_host)
     with metered(run, metrics), sampled(options, run, metrics.phases):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from harness.barrier import READY, SENT, FolderPlace, Meeting, TablePlace
+from harness.barrier import READY, SENT, FolderPlace, Meeting, TablePlace, run_seed
 from harness.bench import BenchOptions, run_bench
 from harness.errors import RunError, UsageError
 from harness.merge import merge_records
@@ -94,12 +94,14 @@ def test_two_clients_send_the_whole_data_set_once(questdb, tmp_path):
 
 def test_clients_into_the_sink_meet_in_their_folder(socat_sink, tmp_path):
     """`--clients 2 --target sink`: no table to meet at, so the two processes meet in the run's folder; the
-    merged record is the whole data set's rows over the union of the send windows, with no validation."""
+    merged record is the whole data set's rows over the union of the send windows, with no validation. Given
+    no seed, both clients derive the same one from the run's name (else they would split two data sets)."""
     with open(tmp_path / "launcher.txt", "w") as out:
         merged = run_bench(BenchOptions(send=True, target="sink", host=socat_sink.host, ilp_port=socat_sink.port,
                                         clients=2, results=str(tmp_path / "merged.json"), reporting_period=0,
-                                        scale=20, seed=3, row_count=40_000, worker_chunk_row_count=3000), out=out)
+                                        scale=20, row_count=40_000, worker_chunk_row_count=3000), out=out)
     assert merged.status == "ok" and merged.parameters["clients"] == 2 and merged.parameters["target"] == "sink"
+    assert merged.seed == run_seed(merged.parameters["barrier"])
     assert merged.validation is None and merged.phases["send"].rows == 40_000
     clients = merged.clients
     assert [client.client for client in clients] == [0, 1] and sum(client.rows for client in clients) == 40_000
