@@ -69,7 +69,7 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 	$(if $(strip $(WORKERS)),--workers $(WORKERS)) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
 .PHONY: bench-native bench-generate bench-groups bench-generate-startup bench-table bench-overhead bench-exactly-once \
-	bench-parity bench-replay-parity bench-query-parity bench-serialize-parity
+	bench-scale bench-parity bench-replay-parity bench-query-parity bench-serialize-parity
 
 bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads (CLIENTS processes), validate, record
 	@$(PY) -m harness native up --questdb-only
@@ -91,6 +91,14 @@ bench-table: setup ## Reproduce the original results table (serialize/send, 1 an
 
 bench-overhead: setup ## Runner vs bare client loop, and client send vs raw replay to the socat sink
 	$(PY) benchmarks/runner_overhead.py
+
+SCALE_CLIENTS ?= 1,2,4## Client counts bench-scale compares (comma-separated)
+comma := ,
+
+bench-scale: setup ## CLIENTS 1, 2, 4 (SCALE_CLIENTS) natively, into the sink and into QuestDB, alternated: medians and ratios
+	@$(PY) -m harness native up
+	$(PY) benchmarks/clients_scaling.py --row-count $(ROWS) --scale $(SCALE) $(if $(strip $(WORKERS)),--workers $(WORKERS)) \
+		$(foreach count,$(subst $(comma), ,$(SCALE_CLIENTS)),--clients $(count))
 
 bench-exactly-once: setup ## Plain ILP/HTTP vs --exactly-once on the same data, alternated: medians and ratio
 	@$(PY) -m harness native up --questdb-only
@@ -176,7 +184,7 @@ bench-read: setup ## Natively: load a cpu-only set once, read it back by every p
 # never overlap, Prometheus scraping both. OFFLINE=1 swaps in the stand-ins of images/offline/ for hosts
 # without a container registry (compose.offline.yaml). Inputs are checked while make reads this file, so a
 # bad one ends in a single `*** ... Stop.` line before anything starts.
-.PHONY: bench noop-sink queries up down logs clean offline-images
+.PHONY: bench noop-sink queries up down logs clean offline-images swarm-bench swarm-down
 
 OFFLINE ?= ## 1: use local stand-in images (built by offline-images) instead of pulling
 # Pinned versions (QUESTDB_VERSION, the *_IMAGE tags): .env, which Compose reads too.
@@ -185,12 +193,17 @@ QDB_CPUS ?= ## QuestDB's CPU set, e.g. 0-11 (empty: all cores but the client's)
 CLIENT_CPUS ?= ## Client CPU set, e.g. 12-15 (empty: the top quarter of the cores, at least one)
 METRICS_LINGER ?= 5## Seconds the client's /metrics stays up after a run (Prometheus' last scrape)
 RESULTS ?= ## Results file in results/ (empty: results/<UTC time>-docker-<target>.json)
+SWARM_STACK ?= tsbs-pandas-questdb-swarm## Name of the Swarm stack (swarm-bench, swarm-down)
+SWARM_TIMEOUT ?= 3600## Seconds swarm-bench's clients may take before they are stopped
+QUESTDB_CPU_LIMIT ?= ## swarm-bench: CPUs QuestDB may use (a CFS quota, e.g. 12; empty: no limit)
+CLIENT_CPU_LIMIT ?= ## swarm-bench: CPUs each client replica may use (e.g. 1.5; empty: no limit)
 
-DOCKER_GOALS := bench noop-sink queries up down logs clean offline-images
+DOCKER_GOALS := bench noop-sink queries up down logs clean offline-images swarm-bench swarm-down
 ifneq ($(filter $(DOCKER_GOALS),$(MAKECMDGOALS)),)
 DOCKER_PROBLEM := $(shell WORKERS='$(WORKERS)' ROWS='$(ROWS)' CLIENTS='$(CLIENTS)' QDB_CPUS='$(QDB_CPUS)' CLIENT_CPUS='$(CLIENT_CPUS)' \
 	RESULTS='$(RESULTS)' OFFLINE='$(OFFLINE)' QSCALE='$(QSCALE)' QUERIES='$(QUERIES)' QWORKERS='$(QWORKERS)' \
-	QPROTOCOL='$(QPROTOCOL)' QLOAD='$(QLOAD)' scripts/docker-check.sh check $(filter $(DOCKER_GOALS),$(MAKECMDGOALS)))
+	QPROTOCOL='$(QPROTOCOL)' QLOAD='$(QLOAD)' QUESTDB_CPU_LIMIT='$(QUESTDB_CPU_LIMIT)' CLIENT_CPU_LIMIT='$(CLIENT_CPU_LIMIT)' \
+	SWARM_TIMEOUT='$(SWARM_TIMEOUT)' scripts/docker-check.sh check $(filter $(DOCKER_GOALS),$(MAKECMDGOALS)))
 ifneq ($(DOCKER_PROBLEM),)
 $(error $(DOCKER_PROBLEM))
 endif
@@ -282,6 +295,24 @@ logs: ## Follow the stack's logs (Ctrl-C stops following, not the stack)
 clean: ## down, plus the data volumes and the client image (offline stand-ins stay: make offline-images)
 	$(COMPOSE) --profile '*' down --remove-orphans --volumes
 	docker image ls --quiet --filter reference=tsbs-pandas-questdb-client | sort -u | xargs -r docker image rm --force >/dev/null
+
+# --- docker swarm ----------------------------------------------------------------------------
+# The same stack as a Swarm stack (compose.swarm.yaml, scripts/docker-swarm.sh): CLIENTS client replicas, each
+# taking its interleaved group from its task slot, the servers on the node labelled tsbs.questdb, the clients
+# on nodes labelled tsbs.client (docs/scale-out.md). Without a swarm, a one-node swarm is made for it, which
+# swarm-down leaves. Its variables (SWARM_*, *_CPU_LIMIT) are above, with the other Docker inputs.
+swarm_env = $(COMPOSE_ENV) QUESTDB_CPU_LIMIT='$(QUESTDB_CPU_LIMIT)' CLIENT_CPU_LIMIT='$(CLIENT_CPU_LIMIT)' \
+	STACK='$(SWARM_STACK)' SWARM_TIMEOUT='$(SWARM_TIMEOUT)' \
+	COMPOSE='docker --log-level error compose $(COMPOSE_FILES) -f compose.swarm.yaml'
+
+swarm-bench: $(OFFLINE_IMAGES) ## In a Docker Swarm: QuestDB (and Prometheus), CLIENTS client replicas, records merged
+	@$(results_dir)
+	$(swarm_env) scripts/docker-swarm.sh bench $(CLIENTS) $(call docker_results,swarm-bench-$(CLIENTS)clients) \
+		bench --send --report $(BENCH_ARGS) $(CLIENT_METRICS) --host questdb
+	@$(prune_client_images)
+
+swarm-down: ## Remove the Swarm stack (its data volumes stay); leave the swarm if swarm-bench made it
+	$(swarm_env) scripts/docker-swarm.sh down
 
 offline-images: setup ## Build the stand-in images from a debootstrapped Debian (no container registry needed)
 	QUESTDB_VERSION='$(QUESTDB_VERSION)' HARNESS_PYTHON='$(PY)' scripts/docker-offline-images.sh

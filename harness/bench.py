@@ -19,7 +19,7 @@ from typing import TextIO
 
 import psutil
 
-from harness.barrier import check_run_name
+from harness.barrier import check_run_name, run_seed
 from harness.bench_phases import bench_phases
 from harness.errors import UsageError
 from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
@@ -78,12 +78,15 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, GroupedDataSet
                                        "interleaved group i (--interleaved-generation-group-id) of N "
                                        "(--interleaved-generation-groups); the clients meet at the server (table "
                                        "harness_clients): client 0 makes the tables, all start sending together, "
-                                       "client 0 validates the whole data set. `harness merge` joins their records.")
+                                       "client 0 validates the whole data set. Without --seed, the seed is derived "
+                                       "from the name. `harness merge` joins their records.")
     clients: int = option(1, "Clients: processes on this machine, client i sending interleaved group i of N on "
                              "its own share of the CPUs, started together (--barrier); their records merged into "
                              "one.", min=1)
     barrier_timeout: float = option(600.0, "With --barrier: seconds to wait for the other clients at each step.",
                                     min=0, min_open=True)
+    barrier_folder: str | None = option(None, "Where the clients meet instead of the server: a folder they all "
+                                              "write (--clients N --target sink: the run's folder).", cli=False)
     write_ilp: str | None = option(None, "Also write the serialized ILP to this file (not timed).")
     verbose: bool = option(False, "Print every parameter before the run.", flags=("--verbose",))
 
@@ -145,9 +148,13 @@ class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, GroupedDataSet
         if self.barrier is not None or self.clients > 1:
             if self.barrier is not None:
                 check_run_name(self.barrier)
-            if not self.send or self.target != Target.questdb:
-                raise UsageError("--clients, --barrier: the clients of a scale-out run meet at the QuestDB they send "
-                                 "to: they need --send to --target questdb")
+            if not self.send:
+                raise UsageError("--clients, --barrier: the clients of a scale-out run send to a server: add --send")
+            # The clients meet at the QuestDB they send to; the launcher of --clients N gives the sink's clients
+            # a folder on this machine instead (the sink has no table), which a lone --barrier client lacks.
+            if self.target != Target.questdb and self.clients == 1 and self.barrier_folder is None:
+                raise UsageError("--barrier: the clients of a scale-out run meet at the QuestDB they send to, and the "
+                                 "sink is none; --clients N --target sink runs N clients on this machine")
             if self.resume is not None:
                 raise UsageError("--barrier and --resume: resume each client's run on its own, without --barrier")
         if self.exactly_once and (self.sender_transport != "http" or self.target != Target.questdb):
@@ -229,6 +236,9 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord:
         from harness.scale_out import run_clients  # the launcher: its clients are bench runs of their own
 
         return run_clients(options, out, run_bench)
+    seed_from_name = options.barrier is not None and options.seed is None
+    if seed_from_name:
+        options = dataclasses.replace(options, seed=run_seed(options.barrier))
     target = options.sender_settings()
     spec = options.dataset()
     parameters = bench_parameters(options, spec, target)
@@ -239,8 +249,8 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord:
     if options.verbose:
         run.say("Running with params:")
         run.say(pprint.pformat(dict(sorted(parameters.items())), indent=4))
-    elif options.seed is None:
-        run.say(f"seed: {spec.seed}")
+    elif options.seed is None or seed_from_name:
+        run.say(f"seed: {spec.seed}{' (from the run name)' if seed_from_name else ''}")
     metrics = RunMetrics(run.record.run_id, _metric_labels(parameters), options.metrics_port,
                          options.metrics_linger, workers=options.threads, host=options.metrics_host)
     with metered(run, metrics), sampled(options, run, metrics.phases):

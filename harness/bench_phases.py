@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from harness.arrival import ArrivalTally, arrival_lines
-from harness.barrier import PREPARED, READY, SENT, Meeting
+from harness.barrier import PREPARED, READY, SENT, FolderPlace, Meeting, TablePlace
 from harness.errors import RunError
 from harness.http_exec import QuestDBSql
 from harness.ingest.ilp import write_ilp
@@ -39,8 +39,9 @@ def bench_phases(options: BenchOptions, spec: DatasetSpec, target: SenderSetting
     """Every phase the options ask for, in order; with ``--barrier``, as client i of a scale-out run."""
     meeting = None
     if options.barrier is not None:
-        meeting = Meeting(QuestDBSql(options.host, options.http_port), options.barrier,
-                          spec.group, spec.groups, options.barrier_timeout)
+        place = (FolderPlace(options.barrier_folder) if options.barrier_folder is not None
+                 else TablePlace(QuestDBSql(options.host, options.http_port)))
+        meeting = Meeting(place, options.barrier, spec.group, spec.groups, options.barrier_timeout)
     try:
         _phases(options, spec, target, run, metrics, meeting)
     except BaseException as exc:

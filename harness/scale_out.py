@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from harness.errors import HarnessError, RunError, UsageError
+from harness.ingest.choices import Target
 from harness.merge import merge_records, summary
 from harness.results import RunRecord, default_results_path, load_results, write_results
 
@@ -56,6 +57,8 @@ def run_clients(options: BenchOptions, out: TextIO, run_bench: Callable[..., Run
     folder = merged_path.with_suffix("")
     folder.mkdir(parents=True, exist_ok=True)
     shares = cpu_shares(sorted(os.sched_getaffinity(0)), clients)
+    # The sink has no table to meet at: its clients, all on this machine, meet in the run's folder.
+    meeting_folder = str(folder / "meeting") if options.target == Target.sink else options.barrier_folder
     children, paths = [], []
     context = multiprocessing.get_context("spawn")
     out.write(f"{clients} clients, run {run_name}; records and logs in {folder}/\n")
@@ -64,7 +67,7 @@ def run_clients(options: BenchOptions, out: TextIO, run_bench: Callable[..., Run
         paths.append(path)
         child = dataclasses.replace(
             options, clients=1, barrier=run_name, report=False, interleaved_generation_group_id=client,
-            interleaved_generation_groups=clients, results=str(path),
+            interleaved_generation_groups=clients, results=str(path), barrier_folder=meeting_folder,
             metrics_port=options.metrics_port + client if options.metrics_port else options.metrics_port)
         out.write(f"  client {client}: group {client} of {clients}, CPUs {','.join(map(str, cpus))}\n")
         process = context.Process(target=_client, args=(run_bench, child, cpus, str(folder / f"client-{client}.log")),

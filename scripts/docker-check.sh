@@ -8,9 +8,9 @@
 #   scripts/docker-check.sh check GOAL...    print the first problem for these make goals (nothing: fine)
 #
 # `check` reads WORKERS, ROWS, QSCALE, QUERIES, QWORKERS, QPROTOCOL, QLOAD, QDB_CPUS, CLIENT_CPUS, RESULTS,
-# OFFLINE, HOST_CORES and compose.yaml's PUBLISH_* ports from the environment; a published port held by
-# anything but this Compose project is named with how to stop it. It always exits 0: the Makefile turns a
-# printed problem into $(error).
+# OFFLINE, SWARM_TIMEOUT, QUESTDB_CPU_LIMIT, CLIENT_CPU_LIMIT, HOST_CORES and compose.yaml's PUBLISH_* ports
+# from the environment; a published port held by anything but this Compose project is named with how to stop
+# it. It always exits 0: the Makefile turns a printed problem into $(error).
 set -uo pipefail
 
 host_cores=${HOST_CORES:-$(getconf _NPROCESSORS_ONLN)}
@@ -80,6 +80,13 @@ positive_int() {  # positive_int NAME VALUE [optional]
     return 1
 }
 
+cpu_limit() {  # cpu_limit NAME VALUE: empty (no limit) or a positive number of CPUs
+    [ -z "$2" ] && return 0
+    [[ $2 =~ ^[0-9]*\.?[0-9]+$ ]] && [[ $2 =~ [1-9] ]] && return 0
+    echo "$1 must be a positive number of CPUs like 2 or 1.5, or empty for no limit (got '$2')"
+    return 1
+}
+
 port_holder() {  # port_holder PORT: who listens on PORT, with how to stop it; nothing when free or our stack
     local port=$1 line pid name project
     line=$(ss -Hltnp "sport = :$port" 2>/dev/null | head -n 1)
@@ -130,7 +137,7 @@ check() {
     read -r qdb_cpus client_cpus <<<"$(default_cpus)"
     qdb_cpus=${QDB_CPUS:-$qdb_cpus} client_cpus=${CLIENT_CPUS:-$client_cpus}
 
-    if has_goal "$goals" "bench noop-sink"; then
+    if has_goal "$goals" "bench noop-sink swarm-bench"; then
         positive_int WORKERS "${WORKERS:-}" optional || return
         positive_int ROWS "${ROWS:-}" || return
         positive_int CLIENTS "${CLIENTS:-1}" || return
@@ -146,7 +153,12 @@ check() {
         [[ ${QPROTOCOL:-} =~ ^(pgwire|http)$ ]] || { echo "QPROTOCOL must be pgwire or http (got '${QPROTOCOL:-}')"; return; }
         [[ ${QLOAD:-} =~ ^[01]$ ]] || { echo "QLOAD must be 1 (load the data set first) or 0 (got '${QLOAD:-}')"; return; }
     fi
-    if has_goal "$goals" "$CLIENT_GOALS" && [ -n "${RESULTS:-}" ] && [[ ! ${RESULTS} =~ ^(\./)?results/[^/]+$ ]]; then
+    if has_goal "$goals" swarm-bench; then
+        positive_int SWARM_TIMEOUT "${SWARM_TIMEOUT:-}" || return
+        cpu_limit QUESTDB_CPU_LIMIT "${QUESTDB_CPU_LIMIT:-}" || return
+        cpu_limit CLIENT_CPU_LIMIT "${CLIENT_CPU_LIMIT:-}" || return
+    fi
+    if has_goal "$goals" "$CLIENT_GOALS swarm-bench" && [ -n "${RESULTS:-}" ] && [[ ! ${RESULTS} =~ ^(\./)?results/[^/]+$ ]]; then
         echo "RESULTS must name a file in results/ (the only directory the client container sees), got '$RESULTS'"
         return
     fi

@@ -129,6 +129,51 @@ def test_offline_override_uses_stand_ins_only():
     assert services["grafana"]["profiles"] == ["grafana-has-no-offline-stand-in"]
 
 
+# --- the Swarm stack (make swarm-bench; it runs in test_docker_swarm.py) -----------------------------------
+
+def swarm_stack(*args: str) -> dict:
+    """The stack file scripts/docker-swarm.sh deploys: scripts/swarm-stack.py over the Compose model of the
+    offline files and compose.swarm.yaml, read back by `docker stack config` (the stack's own loader, which
+    refuses what a stack cannot take; it needs no engine)."""
+    compose_cli()
+    model = subprocess.run(["docker", "compose", "-f", "compose.yaml", "-f", "compose.offline.yaml", "-f",
+                            "compose.swarm.yaml", "--profile", "client", "config", "--format", "json"], cwd=ROOT,
+                           capture_output=True, text=True, env={**os.environ, "GRAFANA_ADMIN_PASSWORD": "a-test",
+                                                                "QDB_CPUS": "0", "CLIENT_CPUS": "1",
+                                                                "CLIENT_CPU_LIMIT": "1.5"})
+    assert model.returncode == 0, model.stderr
+    stack = subprocess.run([str(ROOT / "scripts" / "swarm-stack.py"), *args], input=model.stdout, capture_output=True,
+                           text=True, check=True).stdout
+    loaded = subprocess.run(["docker", "stack", "config", "-c", "-"], input=stack, capture_output=True, text=True)
+    assert loaded.returncode == 0, loaded.stderr
+    return json.loads(stack)
+
+
+def test_swarm_stack():
+    """N client replicas that run once, on the nodes labelled for clients, each taking its group and record
+    file from its task slot; the servers on the node labelled for QuestDB, publishing nothing (a swarm cannot
+    publish on loopback only); CPU limits instead of cpusets; no name of the Compose project's."""
+    services = swarm_stack("--clients", "3", "--folder", "results/run", "--", "bench", "--send", "--barrier", "r$x")
+    client, questdb = services["services"]["client"], services["services"]["questdb"]
+    assert set(services["services"]) == {"questdb", "prometheus", "client"}  # offline: no Grafana; no sink
+    assert client["deploy"]["replicas"] == 3 and client["deploy"]["restart_policy"] == {"condition": "none"}
+    assert client["deploy"]["placement"]["constraints"] == ["node.labels.tsbs.client == true"]
+    assert client["deploy"]["resources"]["limits"]["cpus"] == "1.5"
+    assert client["environment"]["CLIENT_SLOT"] == "{{.Task.Slot}}"
+    assert client["environment"]["CLIENT_RESULTS"] == "results/run"
+    assert client["command"] == ["bench", "--send", "--barrier", "r$$x"]  # the stack loader reads $$ as $
+    assert '--interleaved-generation-group-id "$$group"' in client["entrypoint"][2]
+    assert "group=$$((CLIENT_SLOT - 1))" in client["entrypoint"][2]
+    for name in ("questdb", "prometheus"):
+        service = services["services"][name]
+        assert service["deploy"]["placement"]["constraints"] == ["node.labels.tsbs.questdb == true"], name
+        assert not service.get("ports"), name
+    for service in services["services"].values():
+        assert not {"cpuset", "build", "profiles", "pull_policy", "depends_on"} & set(service)
+    assert "name" not in services and all("name" not in volume for volume in services["volumes"].values())
+    assert set(swarm_stack("--servers-only")["services"]) == {"questdb", "prometheus"}
+
+
 # --- hadolint ---------------------------------------------------------------------------------------------
 
 def hadolint() -> str:
@@ -219,7 +264,8 @@ def test_one_core_needs_explicit_sets():
 def test_help_lists_the_docker_targets():
     result = make("help")
     assert result.returncode == 0
-    for target in ("bench", "noop-sink", "queries", "up", "down", "logs", "clean", "offline-images"):
+    for target in ("bench", "noop-sink", "queries", "up", "down", "logs", "clean", "offline-images", "swarm-bench",
+                   "swarm-down"):
         assert f"  {target} " in result.stdout, target
     for variable in ("OFFLINE", "QDB_CPUS", "CLIENT_CPUS", "RESULTS"):
         assert f"  {variable} " in result.stdout, variable

@@ -29,6 +29,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from container_sql import questdb_sql_in
 from prerequisites import require
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,26 +82,7 @@ def prometheus(query: str) -> list[dict]:
 
 
 def questdb_sql_in_container(sql: str) -> dict:
-    """Ask QuestDB from inside its own container, in bash alone (the image need not have curl).
-
-    QuestDB answers /exec chunked and keeps the connection open, so bash reads up to the last chunk.
-    """
-    script = (
-        'exec 3<>/dev/tcp/127.0.0.1/9000 && printf "GET %s HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n" "$1" >&3 '
-        "&& while IFS= read -r -t 30 line <&3; do printf '%s\\n' \"$line\"; [[ $line =~ ^0+$'\\r'$ ]] && break; done")
-    path = "/exec?query=" + urllib.parse.quote(sql)
-    result = subprocess.run(["docker", "exec", container("questdb"), "bash", "-c", script, "bash", path],
-                            capture_output=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    head, _, body = result.stdout.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 200"), head
-    payload = b""
-    while True:  # chunked transfer encoding: hex size, CRLF, data, CRLF ... a zero size ends it
-        size_line, _, body = body.partition(b"\r\n")
-        size = int(size_line, 16)
-        if size == 0:
-            return json.loads(payload)
-        payload, body = payload + body[:size], body[size + 2:]
+    return questdb_sql_in(container("questdb"), sql)
 
 
 @pytest.fixture(scope="module")

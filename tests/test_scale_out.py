@@ -1,6 +1,6 @@
-"""Scale-out runs against a real QuestDB: the clients' meeting at the server (harness.barrier), N client
-processes on this machine (`bench --clients N`: TSBS's interleaved groups, one record each, merged), and
-`harness merge` of records, including its refusals."""
+"""Scale-out runs against a real QuestDB and the real socat sink: the clients' meeting at the server or in a
+folder (harness.barrier), N client processes on this machine (`bench --clients N`: TSBS's interleaved
+groups, one record each, merged), and `harness merge` of records, including its refusals."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from harness.barrier import READY, SENT, Meeting
+from harness.barrier import READY, SENT, FolderPlace, Meeting, TablePlace, run_seed
 from harness.bench import BenchOptions, run_bench
 from harness.errors import RunError, UsageError
 from harness.merge import merge_records
@@ -20,8 +20,16 @@ from harness.tsbs.iot_schema import TABLES as IOT_TABLES
 from conftest import run_cli
 
 
-def test_clients_meet_and_a_failure_ends_every_wait_at_once(questdb):
-    meetings = [Meeting(questdb.client, "meet-1", client, 3, timeout=30) for client in range(3)]
+@pytest.fixture(params=["server", "folder"])
+def place(request, tmp_path):
+    """Where the clients meet: table harness_clients of the test QuestDB, or a folder."""
+    if request.param == "folder":
+        return FolderPlace(tmp_path / "meeting")
+    return TablePlace(request.getfixturevalue("questdb").client)
+
+
+def test_clients_meet_and_a_failure_ends_every_wait_at_once(place):
+    meetings = [Meeting(place, "meet-1", client, 3, timeout=30) for client in range(3)]
     released = {}
 
     def client(index: int) -> None:
@@ -38,14 +46,14 @@ def test_clients_meet_and_a_failure_ends_every_wait_at_once(questdb):
     # Nobody leaves before the last arrives (0.6 s after the first): all leave within a few polls.
     assert len(released) == 3 and max(released.values()) - min(released.values()) < 0.5
 
-    first, second = (Meeting(questdb.client, "meet-2", client, 2, timeout=60) for client in range(2))
+    first, second = (Meeting(place, "meet-2", client, 2, timeout=60) for client in range(2))
     second.failed(RunError("the disk is full"))
     started = time.monotonic()
     with pytest.raises(RunError, match="client 1 of run meet-2 failed: the disk is full"):
         first.wait_for(SENT)
     assert time.monotonic() - started < 30  # not the 60 s timeout
 
-    alone = Meeting(questdb.client, "meet-3", 0, 2, timeout=0.5)
+    alone = Meeting(place, "meet-3", 0, 2, timeout=0.5)
     with pytest.raises(RunError, match=r"clients 0, 1 did not say 'sent' within 0.5s"):
         alone.wait_for(SENT)
 
@@ -84,6 +92,25 @@ def test_two_clients_send_the_whole_data_set_once(questdb, tmp_path):
     assert compared.returncode == 0 and "2clients" in compared.stdout
 
 
+def test_clients_into_the_sink_meet_in_their_folder(socat_sink, tmp_path):
+    """`--clients 2 --target sink`: no table to meet at, so the two processes meet in the run's folder; the
+    merged record is the whole data set's rows over the union of the send windows, with no validation. Given
+    no seed, both clients derive the same one from the run's name (else they would split two data sets)."""
+    with open(tmp_path / "launcher.txt", "w") as out:
+        merged = run_bench(BenchOptions(send=True, target="sink", host=socat_sink.host, ilp_port=socat_sink.port,
+                                        clients=2, results=str(tmp_path / "merged.json"), reporting_period=0,
+                                        scale=20, row_count=40_000, worker_chunk_row_count=3000), out=out)
+    assert merged.status == "ok" and merged.parameters["clients"] == 2 and merged.parameters["target"] == "sink"
+    assert merged.seed == run_seed(merged.parameters["barrier"])
+    assert merged.validation is None and merged.phases["send"].rows == 40_000
+    clients = merged.clients
+    assert [client.client for client in clients] == [0, 1] and sum(client.rows for client in clients) == 40_000
+    window = max(client.ended_at for client in clients) - min(client.started_at for client in clients)
+    assert merged.phases["send"].seconds == pytest.approx(window)
+    said = sorted(path.name for path in (tmp_path / "merged" / "meeting" / merged.parameters["barrier"]).iterdir())
+    assert said == ["0.prepared", "0.ready", "0.sent", "1.ready", "1.sent"]
+
+
 def test_clients_of_a_use_case_with_several_tables(questdb, tmp_path):
     merged = clients_run(questdb, tmp_path, 3, use_case="iot", scale=10, seed=2, row_count=20_000)
     assert merged.status == "ok"
@@ -115,10 +142,10 @@ def test_merge_command_and_its_refusals(questdb, tmp_path):
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["--clients", "2"], "they need --send to --target questdb"),
+    (["--clients", "2"], "scale-out run send to a server: add --send"),
     (["--send", "--clients", "2", "--interleaved-generation-groups", "2"], "gives client i interleaved group i"),
     (["--send", "--barrier", "no spaces"], "a run name is 1 to 64 letters"),
-    (["--send", "--target", "sink", "--barrier", "b"], "they need --send to --target questdb"),
+    (["--send", "--target", "sink", "--barrier", "b"], "--clients N --target sink runs N clients on this machine"),
 ])
 def test_bad_scale_out_flags(args, fragment):
     result = run_cli("bench", "--row-count", "100", *args)

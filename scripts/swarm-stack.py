@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""The Swarm stack file of `make swarm-bench`, from the Compose model: reads `docker compose config --format
+json` of compose.yaml (+ compose.offline.yaml) + compose.swarm.yaml on stdin, writes what `docker stack deploy`
+takes on stdout (JSON, which is YAML).
+
+    swarm-stack.py --servers-only                                     < model.json > stack.json
+    swarm-stack.py --clients N --folder results/RUN -- bench ARGS...  < model.json > stack.json
+
+It drops what a stack refuses or ignores: the project's name and the names Compose gives its networks and
+volumes (the stack namespaces its own), and each service's build (the images must be on the nodes already),
+cpuset (compose.swarm.yaml sets CPU limits instead), profiles, pull_policy and depends_on (a stack starts
+every service at once; the target waits for QuestDB before it adds the clients); a CPU limit becomes the
+string a stack wants. --servers-only leaves the
+clients out; otherwise the client service runs N replicas of the given harness command, each writing its
+record into FOLDER (compose.swarm.yaml's entrypoint adds the replica's group and record file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+DROPPED = ("build", "cpuset", "profiles", "pull_policy", "depends_on")
+
+
+def stack(model: dict, clients: int | None, folder: str | None, command: list[str]) -> dict:
+    model.pop("name", None)
+    for section in ("networks", "volumes"):
+        for definition in (model.get(section) or {}).values():
+            definition.pop("name", None)
+    services = model["services"]
+    for service in services.values():
+        for key in DROPPED:
+            service.pop(key, None)
+        for key in [key for key, value in service.items() if value is None]:  # entrypoint: null ...
+            del service[key]
+        # Compose writes a CPU limit as a number, the stack's schema wants a string.
+        for resources in (service.get("deploy", {}).get("resources") or {}).values():
+            if "cpus" in resources:
+                resources["cpus"] = str(resources["cpus"])
+    if clients is None:
+        del services["client"]
+    else:
+        client = services["client"]
+        client["command"] = [word.replace("$", "$$") for word in command]  # the stack loader interpolates $
+        client["deploy"]["replicas"] = clients
+        client["environment"]["CLIENT_RESULTS"] = folder
+    return model
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--servers-only", action="store_true")
+    parser.add_argument("--clients", type=int)
+    parser.add_argument("--folder")
+    parser.add_argument("command", nargs="*")
+    options = parser.parse_args()
+    if options.servers_only == (options.clients is not None) or (options.clients and not options.folder):
+        parser.error("give --servers-only, or --clients N --folder DIR -- COMMAND...")
+    model = json.load(sys.stdin)
+    json.dump(stack(model, None if options.servers_only else options.clients, options.folder, options.command),
+              sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()
