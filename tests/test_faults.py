@@ -5,6 +5,7 @@ validation; queries run; read), with no worker thread or connection left behind 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -13,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -133,27 +134,37 @@ def progress(phase: str, at_least: int = 1) -> Callable[[str], bool]:
     return done
 
 
-def stop_when(command: list[str], ready: Callable[[str], bool],
-              stop: Callable[[subprocess.Popen], None]) -> subprocess.CompletedProcess:
-    """Run ``command``; at the first line of its stdout that is ``ready``, ``stop`` it (a signal to it, a kill
-    of its server); return how it ended (its stdout from after that line) once it has, within its bound.
-    ``communicate``'s timeout only guards against a hang."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+@contextlib.contextmanager
+def running(command: list[str], text: bool = True) -> Iterator[subprocess.Popen]:
+    """``command`` running, its output piped; killed if it still runs when the block ends (a failed test)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=text)
     try:
-        for line in process.stdout:
-            if ready(line):
-                break
-        else:
-            pytest.fail(f"the run ended before it was stopped: {process.communicate()[1][-2000:]}")
-        stop(process)
-        stopped = time.monotonic()
-        stdout, stderr = process.communicate(timeout=2 * ENDS_WITHIN_SECONDS)
-        took = time.monotonic() - stopped
+        yield process
     finally:
         if process.poll() is None:
             process.kill()
-            process.wait()
+            process.communicate()
+
+
+def stopped(process: subprocess.Popen, stop: Callable[[subprocess.Popen], None]) -> tuple:
+    """``stop`` the running process (a signal to it, a kill of its server); its (rest of) stdout and stderr
+    once it has ended, within its bound. ``communicate``'s timeout only guards against a hang."""
+    stop(process)
+    started = time.monotonic()
+    stdout, stderr = process.communicate(timeout=2 * ENDS_WITHIN_SECONDS)
+    took = time.monotonic() - started
     assert took < ENDS_WITHIN_SECONDS, f"the run ended {took:.1f}s after it was stopped"
+    return stdout, stderr
+
+
+def stop_when(command: list[str], ready: Callable[[str], bool],
+              stop: Callable[[subprocess.Popen], None]) -> subprocess.CompletedProcess:
+    """Run ``command``; at the first line of its stdout that is ``ready``, ``stop`` it; return how it ended
+    (its stdout from after that line)."""
+    with running(command) as process:
+        if not any(map(ready, process.stdout)):
+            pytest.fail(f"the run ended before it was stopped: {process.communicate()[1][-2000:]}")
+        stdout, stderr = stopped(process, stop)
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
@@ -324,19 +335,10 @@ def test_a_signal_while_generating_to_stdout_leaves_a_true_prefix(fields, signum
     """The signal arrives while generate waits for its reader (the pipe is full): what it wrote up to the last
     whole line is the data set's first lines, byte for byte, and fewer than all."""
     command = [*GENERATE, "--fields", fields]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    with running(command, text=False) as process:
         head = process.stdout.read(1 << 20)
-        process.send_signal(signum)
-        signalled = time.monotonic()
-        rest, stderr = process.communicate(timeout=2 * ENDS_WITHIN_SECONDS)
-        took = time.monotonic() - signalled
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        rest, stderr = stopped(process, lambda run: run.send_signal(signum))
     assert process.returncode == code and stderr == f"error: {word}\n".encode(), (process.returncode, stderr)
-    assert took < ENDS_WITHIN_SECONDS
     written = head + rest
     lines = written[:written.rindex(b"\n") + 1]
     count = lines.count(b"\n")
@@ -349,22 +351,11 @@ def test_a_signal_while_generating_to_stdout_leaves_a_true_prefix(fields, signum
 def test_a_signal_while_generating_to_a_file_leaves_no_file(tmp_path, signum, code, word):
     """Caught while the file is being written (its temporary file has bytes): neither it nor a partial file
     stays."""
-    target = tmp_path / "out.ilp"
-    process = subprocess.Popen([*GENERATE, "--workers", "1", "--file", str(target)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    try:
+    with running([*GENERATE, "--workers", "1", "--file", str(tmp_path / "out.ilp")]) as process:
         deadline = time.monotonic() + 2 * ENDS_WITHIN_SECONDS
         while not any(partial.stat().st_size for partial in tmp_path.glob(".out.ilp.*.partial")):
             assert process.poll() is None and time.monotonic() < deadline, process.communicate()
             time.sleep(0.01)
-        process.send_signal(signum)
-        signalled = time.monotonic()
-        _, stderr = process.communicate(timeout=2 * ENDS_WITHIN_SECONDS)
-        took = time.monotonic() - signalled
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        _, stderr = stopped(process, lambda run: run.send_signal(signum))
     assert process.returncode == code and stderr == f"error: {word}\n", (process.returncode, stderr)
-    assert took < ENDS_WITHIN_SECONDS
     assert list(tmp_path.iterdir()) == []
