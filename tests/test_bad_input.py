@@ -304,5 +304,20 @@ def test_a_make_targets_bad_variable_is_one_line_before_anything_starts(nothing_
     assert took < CASE_SECONDS, f"took {took:.1f}s"
 
 
+@pytest.mark.parametrize("args", [["bench", "--send", "--row-count", "10"],
+                                  ["queries", "run", "--generate", "--query-types", "lastpoint"]])
+def test_a_dry_run_takes_good_options_quietly(tmp_path, capsys, args):
+    main([*args, "--dry-run", "--results", str(tmp_path / "r.json")])
+    assert capsys.readouterr() == ("", "") and list(tmp_path.iterdir()) == []
+
+
+def test_the_make_checks_let_good_variables_through():
+    """`make -n`: the checks run as make reads the Makefile, and the targets' commands are printed, not run."""
+    result = subprocess.run(["make", "-s", "-n", "bench-native", "bench-queries", "bench-read", f"PY={sys.executable}"],
+                            cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=CASE_SECONDS)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert "harness bench --send --report --clients 1" in result.stdout
+
+
 def test_at_least_a_hundred_and_fifty_cases():
     assert len(CASES) + len(MAKE_CASES) >= 150
