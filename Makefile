@@ -64,16 +64,22 @@ CHUNK ?= 10000## Rows per chunk (--worker-chunk-row-count)
 OP ?= dataframe## dataframe, iterrows or itertuples
 ARGS ?= ## Extra `harness bench` options, e.g. ARGS="--stream --keep-table"
 
+# The N of the benchmarks that compare 1 worker with N.
+COMPARED_WORKERS = $(or $(strip $(WORKERS)),2)
+WORKERS_OPTION = $(if $(strip $(WORKERS)),--workers $(WORKERS))
 BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --fields $(FIELDS) --transport $(TRANSPORT) \
 	--protocol-version $(PROTOCOL) --worker-chunk-row-count $(CHUNK) --op $(OP) \
-	$(if $(strip $(WORKERS)),--workers $(WORKERS)) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
+	$(WORKERS_OPTION) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
 .PHONY: bench-native bench-generate bench-groups bench-generate-startup bench-table bench-overhead bench-exactly-once \
 	bench-scale bench-parity bench-replay-parity bench-query-parity bench-serialize-parity
 
+# What bench-native runs, and (the native input checks, below) checks first.
+NATIVE_BENCH = bench --send --report --clients $(CLIENTS) $(BENCH_ARGS)
+
 bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads (CLIENTS processes), validate, record
 	@$(PY) -m harness native up --questdb-only
-	$(PY) -m harness bench --send --report --clients $(CLIENTS) $(BENCH_ARGS)
+	$(PY) -m harness $(NATIVE_BENCH)
 	@echo "QuestDB is still running (127.0.0.1 only; web console http://127.0.0.1:9000): make native-down stops it"
 
 bench-generate: setup ## Print the generator's DataFrame and ILP output rates and peak RSS
@@ -87,7 +93,7 @@ bench-generate-startup: setup ## Time `generate` to its first byte and in whole 
 
 bench-table: setup ## Reproduce the original results table (serialize/send, 1 and N workers, iterrows) natively
 	@$(PY) -m harness native up --questdb-only
-	$(PY) benchmarks/original_table.py --row-count $(ROWS) --workers $(or $(strip $(WORKERS)),2)
+	$(PY) benchmarks/original_table.py --row-count $(ROWS) --workers $(COMPARED_WORKERS)
 
 bench-overhead: setup ## Runner vs bare client loop, and client send vs raw replay to the socat sink
 	$(PY) benchmarks/runner_overhead.py
@@ -102,7 +108,7 @@ bench-scale: setup ## CLIENTS 1, 2, 4 (SCALE_CLIENTS) natively, into the sink an
 
 bench-exactly-once: setup ## Plain ILP/HTTP vs --exactly-once on the same data, alternated: medians and ratio
 	@$(PY) -m harness native up --questdb-only
-	$(PY) benchmarks/exactly_once_cost.py --row-count $(ROWS) $(if $(strip $(WORKERS)),--workers $(WORKERS))
+	$(PY) benchmarks/exactly_once_cost.py --row-count $(ROWS) $(WORKERS_OPTION)
 
 TSBS_BIN ?= ## Folder with tsbs_generate_data and tsbs_load_questdb (built from QuestDB's TSBS fork)
 
@@ -130,7 +136,7 @@ bench-serialize-parity: setup ## The original benchmark's serialize (its pins; o
 	@test -n "$(ORIGINAL_PYTHON)" -a -n "$(ORIGINAL_6_PYTHON)" -a -n "$(ORIGINAL_REPO)" || { echo "bench-serialize-parity needs ORIGINAL_PYTHON=... ORIGINAL_6_PYTHON=... ORIGINAL_REPO=... (see benchmarks/serialize_parity.py)" >&2; exit 2; }
 	$(PY) benchmarks/serialize_parity.py --original-python $(ORIGINAL_PYTHON) \
 		--original-current-client-python $(ORIGINAL_6_PYTHON) --original-repo $(ORIGINAL_REPO) \
-		--row-count $(SERIALIZE_ROWS) --workers $(or $(strip $(WORKERS)),2)
+		--row-count $(SERIALIZE_ROWS) --workers $(COMPARED_WORKERS)
 
 bench-query-parity: setup ## tsbs_run_queries_questdb vs queries run, per query type, alternated (TSBS_BIN=DIR)
 	@test -n "$(TSBS_BIN)" || { echo "bench-query-parity needs TSBS_BIN=DIR (tsbs_generate_queries, tsbs_run_queries_questdb)" >&2; exit 2; }
@@ -157,13 +163,17 @@ QDATA_ARGS = --seed $(QSEED) --scale $(QSCALE) --timestamp-start $(QSTART) --tim
 
 .PHONY: bench-queries
 
+# The load and the query run of bench-queries (also checked before QuestDB starts: below).
+QUERIES_LOAD = bench --send --transport http $(QDATA_ARGS) --http-port $(QHTTP_PORT) --ilp-port $(QILP_PORT) \
+	--server-metrics-port $(QMIN_PORT) --reporting-period 0
+QUERIES_RUN = queries run --generate $(QDATA_ARGS) --queries $(QUERIES) --workers $(QWORKERS) --protocol $(QPROTOCOL) \
+	--http-port $(QHTTP_PORT) --pg-port $(QPG_PORT) $(QARGS)
+
 bench-queries: setup ## Natively: load the query data set (bench --send), run TSBS's queries (all types), print the summary
 	@$(PY) -m harness native up --questdb-only --http-port $(QHTTP_PORT) --ilp-port $(QILP_PORT) \
 		--pg-port $(QPG_PORT) --min-port $(QMIN_PORT)
-	$(if $(filter 1,$(QLOAD)),$(PY) -m harness bench --send --transport http $(QDATA_ARGS) \
-		--http-port $(QHTTP_PORT) --ilp-port $(QILP_PORT) --server-metrics-port $(QMIN_PORT) --reporting-period 0)
-	$(PY) -m harness queries run --generate $(QDATA_ARGS) --queries $(QUERIES) --workers $(QWORKERS) \
-		--protocol $(QPROTOCOL) --http-port $(QHTTP_PORT) --pg-port $(QPG_PORT) $(QARGS)
+	$(if $(filter 1,$(QLOAD)),$(PY) -m harness $(QUERIES_LOAD))
+	$(PY) -m harness $(QUERIES_RUN)
 
 # --- read benchmark (a table back into pandas) --------------------------------------------------
 READ_ROWS ?= 10000000## Rows of bench-read's cpu-only data set (scale SCALE, seed 1)
@@ -178,6 +188,39 @@ bench-read: setup ## Natively: load a cpu-only set once, read it back by every p
 	@mkdir -p $(READ_DIR)
 	set -o pipefail; $(PY) benchmarks/read_protocols.py --row-count $(READ_ROWS) --scale $(SCALE) --rounds $(READ_ROUNDS) \
 		--workers $(READ_WORKERS) --out-dir $(READ_DIR) 2>&1 | tee $(READ_DIR)/output.txt
+
+# --- input checks of the native targets ------------------------------------------------------------
+# Run while make reads this file, as the Docker targets' are (below): a bad variable ends in make's one
+# `*** ... Stop.` line before QuestDB starts. The options a target hands a harness command, that command
+# checks itself (`--dry-run`: its own refusal, nothing run; the benchmark scripts' rows and workers are bench
+# options); the variables no command takes are checked here. Before `make setup` there is no harness to ask.
+NATIVE_GOALS := bench-native bench-table bench-exactly-once bench-sampler-overhead bench-queries bench-read
+# "GOAL: the line the harness refuses these options with"; nothing when it takes them.
+dry_run = $(shell problem=$$($(PY) -m harness $(2) --dry-run 2>&1 >/dev/null) || \
+	echo "$$problem" | sed '1s/^error: /$(1): /')
+POSITIVE := [0-9]*[1-9][0-9]*
+positive_int = $(shell [[ '$(2)' =~ ^$(POSITIVE)$$ ]] || echo "$(1) must be a positive integer (got '$(2)')")
+positive_ints = $(shell [[ '$(2)' =~ ^$(POSITIVE)(,$(POSITIVE))*$$ ]] || \
+	echo "$(1) must be positive integers separated by commas (got '$(2)')")
+goal = $(filter $(1),$(MAKECMDGOALS))
+
+ifneq ($(and $(filter $(NATIVE_GOALS),$(MAKECMDGOALS)),$(wildcard $(PY))),)
+NATIVE_PROBLEM := $(or \
+	$(if $(call goal,bench-native),$(call dry_run,bench-native,$(NATIVE_BENCH))), \
+	$(if $(call goal,bench-table),$(call dry_run,bench-table,bench --send --row-count $(ROWS) --workers $(COMPARED_WORKERS))), \
+	$(if $(call goal,bench-exactly-once bench-sampler-overhead),\
+		$(call dry_run,$(call goal,bench-exactly-once bench-sampler-overhead),bench --send --row-count $(ROWS) $(WORKERS_OPTION))), \
+	$(if $(call goal,bench-queries),$(or \
+		$(if $(filter 0 1,$(QLOAD)),,QLOAD must be 1 (load the data set first) or 0 (got '$(QLOAD)')), \
+		$(call dry_run,bench-queries,$(QUERIES_LOAD)), $(call dry_run,bench-queries,$(QUERIES_RUN)))), \
+	$(if $(call goal,bench-read),$(or \
+		$(call positive_int,READ_ROUNDS,$(READ_ROUNDS)), \
+		$(call positive_ints,READ_WORKERS,$(READ_WORKERS)), \
+		$(call dry_run,bench-read,bench --send --workers 2 --seed 1 --row-count $(READ_ROWS) --scale $(SCALE)))))
+ifneq ($(strip $(NATIVE_PROBLEM)),)
+$(error $(strip $(NATIVE_PROBLEM)))
+endif
+endif
 
 # --- docker compose ------------------------------------------------------------------------
 # The same benchmark in containers (compose.yaml): pinned images, QuestDB and the client on CPU sets that
@@ -335,7 +378,7 @@ dashboard: ## Print the Grafana dashboard's URL (Compose publishes Grafana on 12
 
 bench-sampler-overhead: setup ## Send with the run's time-series sampler on vs off, alternated 3+3: medians and ratios
 	@$(PY) -m harness native up --questdb-only
-	$(PY) benchmarks/sampler_overhead.py --row-count $(ROWS) $(if $(strip $(WORKERS)),--workers $(WORKERS))
+	$(PY) benchmarks/sampler_overhead.py --row-count $(ROWS) $(WORKERS_OPTION)
 
 bench-metrics-overhead: setup ## Serialize throughput, metrics served+scraped vs off (2M rows, median of 7 alternating)
-	$(PY) benchmarks/metrics_overhead.py $(if $(strip $(WORKERS)),--workers $(WORKERS))
+	$(PY) benchmarks/metrics_overhead.py $(WORKERS_OPTION)

@@ -28,8 +28,8 @@ from harness.limits import check_workers
 from harness.output_file import check_writable
 from harness.metrics import RunMetrics
 from harness.option_groups import (
-    DataSetRowsOptions, FrameOptions, GroupedDataSetOptions, MetricsOptions, ProgressOptions, RecordOptions,
-    ServerOptions,
+    DataSetRowsOptions, DryRunOptions, FrameOptions, GroupedDataSetOptions, MetricsOptions, ProgressOptions,
+    RecordOptions, ServerOptions,
 )
 from harness.options import check_options, coerce_choices, option
 from harness.results import RunRecord, load_results
@@ -45,8 +45,8 @@ CLIENT_RETRY_TIMEOUT_MS = 2_000
 
 
 @dataclass
-class BenchOptions(MetricsOptions, ProgressOptions, FrameOptions, GroupedDataSetOptions, DataSetRowsOptions,
-                   RecordOptions, ServerOptions):
+class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, FrameOptions, GroupedDataSetOptions,
+                   DataSetRowsOptions, RecordOptions, ServerOptions):
     """Every option of a benchmark run; the defaults are the original benchmark's."""
 
     workers: int | None = option(None, "Workers: threads, each with its own buffer and connection. Default: one, "
@@ -226,12 +226,16 @@ def resumed_options(path: str) -> BenchOptions:
     return BenchOptions(**values)
 
 
-def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord:
-    """Run one benchmark; returns its record (also written as JSON). Raises UsageError/RunError."""
+def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord | None:
+    """Run one benchmark; returns its record (also written as JSON), or None after a --dry-run's checks.
+    Raises UsageError/RunError."""
     out = out or sys.stdout
+    dry_run = options.dry_run
     if options.resume is not None:
         options = resumed_options(options.resume)
     options.check()
+    if dry_run:
+        return None
     if options.clients > 1:
         from harness.scale_out import run_clients  # the launcher: its clients are bench runs of their own
 

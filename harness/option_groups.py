@@ -37,6 +37,15 @@ class RecordOptions:
 
 
 @dataclass
+class DryRunOptions:
+    """A command line checked without running it."""
+
+    dry_run: bool = option(False, "Only check the options (and this machine's limits), then exit: no server is "
+                                  "asked, nothing is sent or written (the Makefile's native targets check their "
+                                  "variables so before they start QuestDB).", flags=("--dry-run",))
+
+
+@dataclass
 class ProgressOptions:
     reporting_period: float = option(10.0, "Seconds between progress lines (0: none).", min=0)
 

@@ -2,12 +2,15 @@
 no traceback, within its time bound, and must touch nothing: the QuestDB table it names is still there, rows and all.
 
 The commands run in this process (``harness.cli.main``), so a hundred of them cost seconds; the ones that
-start servers or runs are covered by the end-to-end tests.
+start servers or runs are covered by the end-to-end tests. The Make targets' variables (``make -s TARGET
+VAR=...``) run in a process each, and must end before the target starts QuestDB.
 """
 
 from __future__ import annotations
 
 import gzip
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from harness.cli import main
 from conftest import GOLDEN_DIR
 
 GOLDEN = GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 # (arguments, exit code, a fragment the one line must hold). {server} becomes the test QuestDB's host and
 # ports, so that a check that came too late would drop the sentinel table; {tmp} a per-test folder.
@@ -246,5 +250,74 @@ def test_bad_input_is_one_line_and_touches_nothing(questdb, bad_files, capsys, a
     assert took < CASE_SECONDS, f"took {took:.1f}s"
 
 
+# The Make targets' variables: (make arguments, a fragment of make's one line). Every target here starts a
+# native QuestDB; its variables are checked while make reads the Makefile, before anything starts.
+MAKE_CASES = [
+    (["bench-native", "WORKERS=abc"], "bench-native: Invalid value for '--workers'"),
+    (["bench-native", "ROWS=-1"], "bench-native: Invalid value for '--row-count'"),
+    (["bench-native", "CLIENTS=0"], "bench-native: Invalid value for '--clients'"),
+    (["bench-native", "USE_CASE=nope"], "unknown use case 'nope'"),
+    (["bench-native", "FIELDS=float"], "'float' is not one of 'double', 'long'"),
+    (["bench-native", "TRANSPORT=udp"], "--transport"),
+    (["bench-native", "OP=iterrows", "WORKERS=2"], "--op iterrows is the single-threaded row-by-row baseline"),
+    (["bench-native", "ARGS=--no-such-flag"], "No such option: --no-such-flag"),
+    (["bench-queries", "QWORKERS=0"], "bench-queries: Invalid value for '--workers'"),
+    (["bench-queries", "QPROTOCOL=grpc"], "'grpc' is not one of 'pgwire', 'http'"),
+    (["bench-queries", "QLOAD=yes"], "QLOAD must be 1 (load the data set first) or 0 (got 'yes')"),
+    (["bench-queries", "QHTTP_PORT=70000"], "--http-port"),
+    (["bench-queries", "QARGS=--query-types nope"], "unknown cpu-only query type 'nope'"),
+    (["bench-read", "READ_ROUNDS=0"], "READ_ROUNDS must be a positive integer (got '0')"),
+    (["bench-read", "READ_WORKERS=1,x"], "READ_WORKERS must be positive integers separated by commas (got '1,x')"),
+    (["bench-read", "READ_ROWS=0"], "bench-read: Invalid value for '--row-count'"),
+    (["bench-table", "WORKERS=0"], "bench-table: Invalid value for '--workers'"),
+    (["bench-exactly-once", "ROWS=ten"], "bench-exactly-once: Invalid value for '--row-count'"),
+    (["bench-sampler-overhead", "WORKERS=-2"], "bench-sampler-overhead: Invalid value for '--workers'"),
+]
+
+
+@pytest.fixture
+def nothing_started():
+    """Fails the test if the target started the native QuestDB (`make native-up`'s, in .cache/native/), and
+    stops it then."""
+    from harness.native import NativeQuestDB
+
+    server = NativeQuestDB()
+    running_before = server.is_running()
+    yield
+    if not running_before and server.is_running():
+        server.stop()
+        pytest.fail("the target started QuestDB before refusing its input")
+
+
+@pytest.mark.parametrize("args, fragment", MAKE_CASES, ids=[" ".join(case[0]) for case in MAKE_CASES])
+def test_a_make_targets_bad_variable_is_one_line_before_anything_starts(nothing_started, args, fragment):
+    started = time.monotonic()
+    # PY: the harness of these tests (make's own default, .venv/bin/python, may not exist here).
+    result = subprocess.run(["make", "-s", *args, f"PY={sys.executable}"], cwd=PROJECT_ROOT, capture_output=True,
+                            text=True, timeout=CASE_SECONDS)
+    took = time.monotonic() - started
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stdout == "", result.stdout
+    assert result.stderr.count("\n") == 1 and "*** " in result.stderr and result.stderr.endswith("Stop.\n"), \
+        result.stderr
+    assert fragment in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert took < CASE_SECONDS, f"took {took:.1f}s"
+
+
+@pytest.mark.parametrize("args", [["bench", "--send", "--row-count", "10"],
+                                  ["queries", "run", "--generate", "--query-types", "lastpoint"]])
+def test_a_dry_run_takes_good_options_quietly(tmp_path, capsys, args):
+    main([*args, "--dry-run", "--results", str(tmp_path / "r.json")])
+    assert capsys.readouterr() == ("", "") and list(tmp_path.iterdir()) == []
+
+
+def test_the_make_checks_let_good_variables_through():
+    """`make -n`: the checks run as make reads the Makefile, and the targets' commands are printed, not run."""
+    result = subprocess.run(["make", "-s", "-n", "bench-native", "bench-queries", "bench-read", f"PY={sys.executable}"],
+                            cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=CASE_SECONDS)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert "harness bench --send --report --clients 1" in result.stdout
+
+
 def test_at_least_a_hundred_and_fifty_cases():
-    assert len(CASES) >= 150
+    assert len(CASES) + len(MAKE_CASES) >= 150

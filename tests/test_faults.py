@@ -1,18 +1,31 @@
 """Faults a long run meets, each ending cleanly: a server that stops reading, a server that drops the
-connection while chunks are still being generated, a busy metrics port, and Ctrl-C in every phase, with
-no worker thread or connection left behind in the process."""
+connection while chunks are still being generated, the sink killed mid-send, a busy metrics port, and
+SIGINT (Ctrl-C) or SIGTERM in every phase of every command (generate; bench's serialize, send and
+validation; queries run; read), with no worker thread or connection left behind in the process."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
+from harness.bench import BenchOptions, run_bench
+from harness.native import SocatSink
+from conftest import free_port
+
+# However a run is stopped, it ends within this many seconds (most end in under one): the issue's bound.
+ENDS_WITHIN_SECONDS = 30
+SIGNALS = [pytest.param(signal.SIGINT, 130, "interrupted", id="SIGINT"),
+           pytest.param(signal.SIGTERM, 143, "terminated", id="SIGTERM")]
 
 
 class Listener:
@@ -95,7 +108,74 @@ def test_a_busy_metrics_port_is_one_line_and_a_record(tmp_path, socat_sink):
     assert_failed_in_one_line(result, 2, f"--metrics-port {port}", tmp_path)
 
 
-# --- Ctrl-C in every phase: the CLI's exit, and what the process keeps afterwards ---------------------
+@pytest.mark.parametrize("workers", [(), ("--workers", "2")])
+def test_the_sink_killed_mid_send_fails_the_run_with_the_rows_sent(tmp_path, workers):
+    """The sink (socat and its per-connection copies) SIGKILLed while rows stream to it."""
+    sink = SocatSink(free_port(), pid_file=tmp_path / "sink.pid").start()
+    try:
+        command = [sys.executable, "-m", "harness", "bench", "--send", "--target", "sink", "--stream", "--host",
+                   sink.host, "--ilp-port", str(sink.port), "--row-count", "100000000", "--reporting-period", "0.2",
+                   "--results", str(tmp_path / "r.json"), *workers]
+        result = stop_when(command, progress("send"), lambda _: os.killpg(sink.pid(), signal.SIGKILL))
+    finally:
+        sink.stop()
+    record = assert_failed_in_one_line(result, 1, f"sending to {sink.host}:{sink.port} failed", tmp_path)
+    assert "rows were sent (flushed) before the failure" in result.stderr
+    assert 0 < record["phases"]["send"]["rows"] < 100_000_000
+
+
+# --- SIGINT and SIGTERM in every phase: the CLI's exit, and what the process keeps afterwards -----------
+
+def progress(phase: str, at_least: int = 1) -> Callable[[str], bool]:
+    """Whether a stdout line is a progress line of ``phase`` that shows ``at_least`` rows done."""
+    def done(line: str) -> bool:
+        fields = line.split(",")
+        return len(fields) == 8 and fields[1] == phase and float(fields[3]) >= at_least
+    return done
+
+
+@contextlib.contextmanager
+def running(command: list[str], text: bool = True) -> Iterator[subprocess.Popen]:
+    """``command`` running, its output piped; killed if it still runs when the block ends (a failed test)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=text)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+def stopped(process: subprocess.Popen, stop: Callable[[subprocess.Popen], None]) -> tuple:
+    """``stop`` the running process (a signal to it, a kill of its server); its (rest of) stdout and stderr
+    once it has ended, within its bound. ``communicate``'s timeout only guards against a hang."""
+    stop(process)
+    started = time.monotonic()
+    stdout, stderr = process.communicate(timeout=2 * ENDS_WITHIN_SECONDS)
+    took = time.monotonic() - started
+    assert took < ENDS_WITHIN_SECONDS, f"the run ended {took:.1f}s after it was stopped"
+    return stdout, stderr
+
+
+def stop_when(command: list[str], ready: Callable[[str], bool],
+              stop: Callable[[subprocess.Popen], None]) -> subprocess.CompletedProcess:
+    """Run ``command``; at the first line of its stdout that is ``ready``, ``stop`` it; return how it ended
+    (its stdout from after that line)."""
+    with running(command) as process:
+        if not any(map(ready, process.stdout)):
+            pytest.fail(f"the run ended before it was stopped: {process.communicate()[1][-2000:]}")
+        stdout, stderr = stopped(process, stop)
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def assert_interrupted(result: subprocess.CompletedProcess, code: int, word: str, results) -> dict:
+    """The exit code of the signal, its one line, and the record: interrupted."""
+    assert result.returncode == code, (result.returncode, result.stderr)
+    assert result.stderr == f"error: {word}\n", result.stderr
+    record = json.loads(results.read_text())
+    assert record["status"] == "interrupted" and record["error"] == "interrupted"
+    return record
+
 
 @pytest.mark.parametrize("phase, args", [
     ("serialize", ["--row-count", "5000000"]),
@@ -103,28 +183,45 @@ def test_a_busy_metrics_port_is_one_line_and_a_record(tmp_path, socat_sink):
     ("send", ["--send", "--target", "sink", "--row-count", "100000000", "--stream"]),
     ("send", ["--send", "--target", "sink", "--row-count", "100000000", "--stream", "--workers", "2"]),
 ])
-@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_in_each_phase_ends_the_run_there(tmp_path, socat_sink, phase, args, signum, code):
+@pytest.mark.parametrize("signum, code, word", SIGNALS)
+def test_a_signal_in_each_phase_ends_the_run_there(tmp_path, socat_sink, phase, args, signum, code, word):
     """The signal ends the run in the phase it arrived in, its record interrupted with the rows done so far:
-    fewer than asked (the run did not just finish). ``communicate``'s timeout only guards against a hang."""
+    fewer than asked (the run did not just finish)."""
     command = [sys.executable, "-m", "harness", "bench", "--host", socat_sink.host, "--ilp-port",
                str(socat_sink.port), "--reporting-period", "0.2", "--results", str(tmp_path / "r.json"), *args]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        for line in process.stdout:  # until the phase shows progress
-            fields = line.split(",")
-            if len(fields) == 8 and fields[1] == phase and float(fields[3]) > 0:
-                break
-        process.send_signal(signum)
-        _, stderr = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == code, (process.returncode, stderr)
-    record = json.loads((tmp_path / "r.json").read_text())
-    assert record["status"] == "interrupted"
+    result = stop_when(command, progress(phase), lambda run: run.send_signal(signum))
+    record = assert_interrupted(result, code, word, tmp_path / "r.json")
     asked = int(args[args.index("--row-count") + 1])
     assert phase in record["phases"] and 0 < record["phases"][phase]["rows"] < asked
+
+
+VALIDATED_ROWS = 50_000
+
+
+@pytest.mark.parametrize("signum, code, word", SIGNALS)
+def test_a_signal_while_validating_ends_the_run_with_every_row_sent(tmp_path, questdb_server, signum, code, word):
+    """Validation waits for rows that cannot come: the table deduplicates, and already holds this data set
+    (an --exactly-once run loaded it), so the second send's rows replace the first's instead of adding to them.
+    The signal, sent once the send phase is over, ends the run in its validation."""
+    client, table = questdb_server.client, "faults_validation"
+    server = ["--host", questdb_server.host, "--http-port", str(questdb_server.http_port),
+              "--ilp-port", str(questdb_server.ilp_port)]
+    data_set = dict(seed=3, scale=100, row_count=VALIDATED_ROWS, table=table)
+    client.drop_table(table)
+    try:
+        with open(os.devnull, "w") as devnull:
+            run_bench(BenchOptions(send=True, exactly_once=True, transport="http", host=questdb_server.host,
+                                   http_port=questdb_server.http_port, reporting_period=0, sample_interval=0,
+                                   results=str(tmp_path / "load.json"), **data_set), out=devnull)
+        command = [sys.executable, "-m", "harness", "bench", "--send", "--keep-table", "--seed", "3", "--scale",
+                   "100", "--row-count", str(VALIDATED_ROWS), "--table", table, *server, "--reporting-period", "0",
+                   "--results", str(tmp_path / "r.json")]
+        result = stop_when(command, lambda line: line.startswith("Sent:"), lambda run: run.send_signal(signum))
+        record = assert_interrupted(result, code, word, tmp_path / "r.json")
+        assert record["phases"]["send"]["rows"] == VALIDATED_ROWS and record["validation"] is None
+        assert client.count(table) == VALIDATED_ROWS  # what validation was waiting on: never twice as many
+    finally:
+        client.drop_table(table)
 
 
 # Runs in a process of its own, so that the interrupt can never reach the test session: the library call is
@@ -172,3 +269,93 @@ def test_an_interrupted_send_leaves_no_thread_or_connection(tmp_path, socat_sink
     assert left == {"outcome": "interrupted", "threads": [], "connections": 0}, left
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["status"] == "interrupted" and record["phases"]["send"]["rows"] > 0
+
+
+# The query data set: 10 hosts over 25 hours (90,000 rows), enough for every query type but the one that needs
+# 32 hosts; loaded once into table cpu of the session's QuestDB.
+QUERY_DATA = dict(seed=7, scale=10, timestamp_start="2016-01-01T00:00:00Z", timestamp_end="2016-01-02T01:00:00Z")
+QUERY_DATA_SET = [text for name, value in QUERY_DATA.items() for text in (f"--{name.replace('_', '-')}", str(value))]
+QUERY_DATA_ROWS = 90_000
+
+
+def load_query_data_set(server, results) -> None:
+    with open(os.devnull, "w") as devnull:
+        run_bench(BenchOptions(send=True, transport="http", host=server.host, http_port=server.http_port,
+                               reporting_period=0, sample_interval=0, results=str(results), **QUERY_DATA),
+                  out=devnull)
+    assert server.client.count("cpu") == QUERY_DATA_ROWS
+
+
+@pytest.fixture(scope="module")
+def query_data(questdb_server, tmp_path_factory):
+    load_query_data_set(questdb_server, tmp_path_factory.mktemp("load") / "load.json")
+    return questdb_server
+
+
+def query_progress(line: str) -> bool:
+    """Whether a stdout line is a query run's progress line (time,queries,failed,...) with queries done."""
+    fields = line.split(",")
+    return len(fields) == 5 and fields[0].isdigit() and int(fields[1]) > 0
+
+
+@pytest.mark.parametrize("signum, code, word", SIGNALS)
+@pytest.mark.parametrize("protocol", ["pgwire", "http"])
+def test_a_signal_mid_query_run_ends_it_with_the_queries_done(tmp_path, query_data, protocol, signum, code, word):
+    command = [sys.executable, "-m", "harness", "queries", "run", "--generate", *QUERY_DATA_SET, "--queries", "1000",
+               "--protocol", protocol, "--host", query_data.host, "--http-port", str(query_data.http_port),
+               "--pg-port", str(query_data.pg_port), "--reporting-period", "0.2", "--results", str(tmp_path / "r.json")]
+    result = stop_when(command, query_progress, lambda run: run.send_signal(signum))
+    record = assert_interrupted(result, code, word, tmp_path / "r.json")
+    done, asked = record["phases"]["queries"]["rows"], record["parameters"]["query_count"]
+    assert 0 < done < asked
+    assert record["queries"]["statistics"]["all queries"]["count"] == done
+
+
+@pytest.mark.parametrize("signum, code, word", SIGNALS)
+@pytest.mark.parametrize("protocol", ["asyncpg", "http-csv"])
+def test_a_signal_mid_read_ends_it_with_the_rows_read(tmp_path, query_data, protocol, signum, code, word):
+    """Chunks of 20 rows make the read of the 90,000 long enough to be caught in it."""
+    command = [sys.executable, "-m", "harness", "read", "--protocol", protocol, "--chunk-rows", "20", "--host",
+               query_data.host, "--http-port", str(query_data.http_port), "--pg-port", str(query_data.pg_port),
+               "--server-metrics-port", str(query_data.min_port), "--reporting-period", "0.2",
+               "--results", str(tmp_path / "r.json")]
+    result = stop_when(command, progress("read"), lambda run: run.send_signal(signum))
+    record = assert_interrupted(result, code, word, tmp_path / "r.json")
+    assert 0 < record["phases"]["read"]["rows"] < QUERY_DATA_ROWS
+    assert record["read"]["expected_rows"] == QUERY_DATA_ROWS
+
+
+GENERATE = [sys.executable, "-m", "harness", "generate", "--seed", "1", "--scale", "100"]
+GENERATED_ROWS = 100 * 8640  # a day of 10 s epochs
+
+
+@pytest.mark.parametrize("signum, code, word", SIGNALS)
+@pytest.mark.parametrize("fields", ["double", "long"])
+def test_a_signal_while_generating_to_stdout_leaves_a_true_prefix(fields, signum, code, word):
+    """The signal arrives while generate waits for its reader (the pipe is full): what it wrote up to the last
+    whole line is the data set's first lines, byte for byte, and fewer than all."""
+    command = [*GENERATE, "--fields", fields]
+    with running(command, text=False) as process:
+        head = process.stdout.read(1 << 20)
+        rest, stderr = stopped(process, lambda run: run.send_signal(signum))
+    assert process.returncode == code and stderr == f"error: {word}\n".encode(), (process.returncode, stderr)
+    written = head + rest
+    lines = written[:written.rindex(b"\n") + 1]
+    count = lines.count(b"\n")
+    assert 0 < count < GENERATED_ROWS
+    first = subprocess.run([*command, "--max-data-points", str(count)], capture_output=True, timeout=120)
+    assert first.returncode == 0 and first.stdout == lines
+
+
+@pytest.mark.parametrize("signum, code, word", SIGNALS)
+def test_a_signal_while_generating_to_a_file_leaves_no_file(tmp_path, signum, code, word):
+    """Caught while the file is being written (its temporary file has bytes): neither it nor a partial file
+    stays."""
+    with running([*GENERATE, "--workers", "1", "--file", str(tmp_path / "out.ilp")]) as process:
+        deadline = time.monotonic() + 2 * ENDS_WITHIN_SECONDS
+        while not any(partial.stat().st_size for partial in tmp_path.glob(".out.ilp.*.partial")):
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.01)
+        _, stderr = stopped(process, lambda run: run.send_signal(signum))
+    assert process.returncode == code and stderr == f"error: {word}\n", (process.returncode, stderr)
+    assert list(tmp_path.iterdir()) == []

@@ -1,6 +1,7 @@
 """A real QuestDB that fails under a run: the run ends within the user's own timeout plus a few seconds
 (one deadline for every later question, a frozen server adds no minute of its own), in one line that says
-what the server knows."""
+what the server knows. A server killed (SIGKILL) mid-send or mid-query ends the run in one line naming it,
+and the record's count holds against what the server kept."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import time
 
 import pytest
 
-from test_faults import Listener
+from test_faults import (
+    QUERY_DATA_SET, Listener, assert_failed_in_one_line, load_query_data_set, progress, query_progress, stop_when,
+)
 
 # What the run may take after the pause beyond --flush-timeout: the issue's bound.
 AFTER_FLUSH_TIMEOUT_SECONDS = 15
@@ -113,3 +116,53 @@ def test_a_refused_login_is_named(tmp_path):
     assert result.returncode == 1, result.stderr
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
     assert "refused the login (HTTP 401)" in result.stderr
+
+
+def settled_count(client, table: str, timeout: float = 60) -> int:
+    """The table's rows once the server (restarted on its data) has applied its whole WAL."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = client.wal_state(table)
+            if state is not None and state["writerTxn"] == state["sequencerTxn"]:
+                return client.count(table)
+        except Exception:
+            pass  # still starting
+        time.sleep(0.2)
+    raise AssertionError(f"the WAL of {table} was not applied within {timeout}s")
+
+
+def test_a_server_killed_mid_send_fails_the_run_with_an_upper_bound(tmp_path, killable_questdb):
+    """Over TCP what was flushed is an upper bound of what arrived: restarted on its data, the server holds
+    no more than the record says was sent."""
+    server = killable_questdb
+    command = [sys.executable, "-m", "harness", "bench", "--send", "--stream", "--scale", "1000",
+               "--row-count", "50000000", "--host", server.host, "--ilp-port", str(server.ilp_port),
+               "--http-port", str(server.http_port), "--reporting-period", "0.2",
+               "--results", str(tmp_path / "r.json")]
+    result = stop_when(command, progress("send"), lambda _: server.kill())
+    record = assert_failed_in_one_line(result, 1, f"sending to {server.host}:{server.ilp_port} failed", tmp_path)
+    assert "rows were sent (flushed) before the failure (over TCP: an upper bound of what arrived)" in result.stderr
+    assert f"the server does not answer (QuestDB HTTP at {server.host}:{server.http_port}" in result.stderr
+    flushed = record["phases"]["send"]["rows"]
+    assert 0 < flushed < 50_000_000
+    server.server.start()
+    assert settled_count(server.client, "cpu") <= flushed
+
+
+@pytest.mark.parametrize("protocol, lost", [
+    pytest.param("pgwire", "the PGWire connection to {host}:{pg_port} was lost", id="pgwire"),
+    pytest.param("http", "the HTTP connection to {host}:{http_port} was lost", id="http"),
+])
+def test_a_server_killed_mid_query_run_fails_it_with_the_queries_done(tmp_path, killable_questdb, protocol, lost):
+    server = killable_questdb
+    load_query_data_set(server, tmp_path / "load.json")
+    command = [sys.executable, "-m", "harness", "queries", "run", "--generate", *QUERY_DATA_SET, "--queries", "1000",
+               "--protocol", protocol, "--workers", "2", "--host", server.host, "--http-port", str(server.http_port),
+               "--pg-port", str(server.pg_port), "--reporting-period", "0.2", "--results", str(tmp_path / "r.json")]
+    result = stop_when(command, query_progress, lambda _: server.kill())
+    named = lost.format(host=server.host, pg_port=server.pg_port, http_port=server.http_port)
+    record = assert_failed_in_one_line(result, 1, named, tmp_path)
+    done = record["phases"]["queries"]["rows"]
+    assert 0 < done < record["parameters"]["query_count"]
+    assert record["queries"]["statistics"]["all queries"]["count"] == done

@@ -128,14 +128,18 @@ class PgwireConnection:
             raise QueryFailed(TIMEOUT, f"no answer within {timeout:g}s") from None
         except (asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             if self.connection.is_closed():
-                raise RunError(f"the PGWire connection was lost: {_one_line(exc)}") from None
+                raise self._lost(exc) from None
             raise QueryFailed(REJECTED, _one_line(exc)) from None
         except (OSError, ConnectionError) as exc:
-            raise RunError(f"the PGWire connection was lost: {_one_line(exc)}") from None
+            raise self._lost(exc) from None
         seconds = time.perf_counter() - started
         if not want_answer:
             return seconds, None
         return seconds, from_records([attribute.name for attribute in statement.get_attributes()], records)
+
+    def _lost(self, exc: BaseException) -> RunError:
+        """A lost connection ends the run, naming the server that went away."""
+        return RunError(f"the PGWire connection to {self.host}:{self.port} was lost: {_one_line(exc)}")
 
     async def _execute(self, wire: WireQuery, timeout: float, started: float, want_answer: bool):
         """(the statement, its rows): prepared now if this connection has not seen the text, then bound.

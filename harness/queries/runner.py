@@ -25,7 +25,7 @@ from harness.http_exec import QuestDBSql
 from harness.metrics import QueryRunMetrics
 from harness.limits import check_workers
 from harness.option_groups import (
-    DataSetOptions, EndpointOptions, MetricsOptions, PgwireOptions, ProgressOptions, RecordOptions,
+    DataSetOptions, DryRunOptions, EndpointOptions, MetricsOptions, PgwireOptions, ProgressOptions, RecordOptions,
 )
 from harness.options import check_options, coerce_choices, option
 from harness.phase import PhaseRecord
@@ -52,8 +52,8 @@ class Protocol(StrEnum):
 
 
 @dataclass
-class QueriesRunOptions(MetricsOptions, ProgressOptions, QuerySetOptions, DataSetOptions, RecordOptions,
-                        PgwireOptions, EndpointOptions):
+class QueriesRunOptions(DryRunOptions, MetricsOptions, ProgressOptions, QuerySetOptions, DataSetOptions,
+                        RecordOptions, PgwireOptions, EndpointOptions):
     """Every option of a query run. The data set flags (seed, scale, time range, log interval, fields) name
     both the generated queries and, for ``--check``, the data set the table holds (as ``bench`` took them)."""
 
@@ -137,10 +137,14 @@ def load_queries(options: QueriesRunOptions) -> list[Query]:
     return queries
 
 
-def run_queries(options: QueriesRunOptions, out: TextIO | None = None) -> RunRecord:
-    """Run the queries; returns the record (also written as JSON). Raises UsageError/RunError."""
+def run_queries(options: QueriesRunOptions, out: TextIO | None = None) -> RunRecord | None:
+    """Run the queries; returns the record (also written as JSON), or None after a --dry-run's checks.
+    Raises UsageError/RunError."""
     out = out or sys.stdout
     options.check_values()
+    if options.dry_run:
+        load_queries(options)  # its refusals (query types, all burn-in) need no server
+        return None
     run = Run(RunRecord(kind="queries", mode=options.mode, parameters=dataclasses.asdict(options),
                         seed=options.seed), options, out)
     metrics = QueryRunMetrics(run.record.run_id, _metric_labels(options), options.metrics_port,
