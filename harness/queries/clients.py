@@ -32,8 +32,9 @@ from harness.tsbs.params import parse_rfc3339_ns
 
 PG_USER, PG_PASSWORD, PG_DATABASE = "admin", "quest", "qdb"
 # Statements kept prepared per connection; TSBS's host lists make most statement texts distinct, and the
-# server holds every prepared statement until its connection closes.
-STATEMENT_CACHE_SIZE = 256
+# server holds every prepared statement until its connection closes. pgx v5's capacity (TSBS's Go runner):
+# a statement dropped from the cache costs asyncpg a round trip (Close, Sync) before the next query.
+STATEMENT_CACHE_SIZE = 512
 CONNECT_TIMEOUT_SECONDS = 10.0
 REPREPARE_ATTEMPTS = 5
 REJECTED, TIMEOUT = "rejected", "timeout"
