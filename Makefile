@@ -234,7 +234,7 @@ OFFLINE ?= ## 1: use local stand-in images (built by offline-images) instead of 
 include .env
 QDB_CPUS ?= ## QuestDB's CPU set, e.g. 0-11 (empty: all cores but the client's)
 CLIENT_CPUS ?= ## Client CPU set, e.g. 12-15 (empty: the top quarter of the cores, at least one)
-METRICS_LINGER ?= 5## Seconds the client's /metrics stays up after a run (Prometheus' last scrape)
+METRICS_LINGER ?= 10## Seconds the client's /metrics stays up after a run (Prometheus finds a new container in ~6 s)
 RESULTS ?= ## Results file in results/ (empty: results/<UTC time>-docker-<target>.json)
 SWARM_STACK ?= tsbs-pandas-questdb-swarm## Name of the Swarm stack (swarm-bench, swarm-down)
 SWARM_TIMEOUT ?= 3600## Seconds swarm-bench's clients may take before they are stopped

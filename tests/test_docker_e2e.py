@@ -98,15 +98,16 @@ def runs():
     try:
         images = make("offline-images", timeout=900)
         assert images.returncode == 0, images.stdout + images.stderr
-        bench = make("bench", "OFFLINE=1", "WORKERS=2", f"ROWS={ROWS}", "SEED=42", "METRICS_LINGER=3",
+        bench = make("bench", "OFFLINE=1", "WORKERS=2", f"ROWS={ROWS}", "SEED=42", "METRICS_LINGER=15",
                      f"RESULTS=results/{paths['bench'].name}")
         noop = make("noop-sink", "OFFLINE=1", f"ROWS={ROWS}", "SEED=42", "METRICS_LINGER=3",
                     f"RESULTS=results/{paths['noop-sink'].name}")
         iot = make("bench", "OFFLINE=1", "USE_CASE=iot", f"ROWS={IOT_POINTS}", "SCALE=50", "SEED=42",
                    "METRICS_LINGER=0", f"RESULTS=results/{paths['iot'].name}")
+        # The runs that tests find in Prometheus linger 15 s: a new container is scraped ~6 s after it starts.
         # A table of its own: table cpu keeps the first run's rows, which a test below counts.
         clients = make("bench", "OFFLINE=1", "CLIENTS=2", f"ROWS={CLIENT_ROWS}", "SCALE=100", "SEED=7",
-                       "METRICS_LINGER=3", "ARGS=--table cpu_clients", f"RESULTS=results/{paths['clients'].name}")
+                       "METRICS_LINGER=15", "ARGS=--table cpu_clients", f"RESULTS=results/{paths['clients'].name}")
         yield {"bench": bench, "noop-sink": noop, "iot": iot, "clients": clients, "paths": paths}
     finally:
         compose("--profile", "*", "down", "--volumes", "--remove-orphans", timeout=180)
@@ -238,7 +239,7 @@ def queries(runs):
     """`make queries OFFLINE=1` on the stack `runs` started: the load, then TSBS's queries of every type the
     data set allows. Used only by the tests below, so it runs after the tests above (pytest's file order)."""
     started = time.monotonic()
-    result = make("queries", "OFFLINE=1", *QUERY_SET, "METRICS_LINGER=3",
+    result = make("queries", "OFFLINE=1", *QUERY_SET, "METRICS_LINGER=15",
                   f"RESULTS=results/{runs['paths']['queries'].name}")
     runs["queries"] = result
     return {"result": result, "seconds": time.monotonic() - started}
