@@ -309,7 +309,7 @@ def test_queries_loads_the_data_set_then_runs_the_queries_in_the_client():
                          "--reporting-period", "0", "--results"]
     assert load[-1] == "results/q-load.json"  # beside the queries' record
     assert queries == ["queries", "run", "--generate", *data_set, "--queries", "2", "--workers", "2", "--protocol",
-                       "http", "--host", "questdb", "--metrics-port", "9464", "--metrics-linger", "5", "--report",
+                       "http", "--host", "questdb", "--metrics-port", "9464", "--metrics-linger", "10", "--report",
                        "--results", "results/q.json", "--burn-in", "3"]
     # The same container as bench's: its run options, the client's CPU set, the offline override.
     ((bench_run, bench),) = client_commands(dry_run("bench", "ROWS=10"))
