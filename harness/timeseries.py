@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 import time
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -92,10 +91,13 @@ class TimeSeries:
 
 def server_metrics(url: str) -> dict[str, float]:
     """The WAL counters from QuestDB's Prometheus endpoint; OSError/ValueError when it does not answer."""
-    # Imported here: a tenth of a second of every command's start-up, needed only where a server is sampled.
+    # Imported here: a tenth of a second of every command's start-up (the parser, and urllib.request's HTTP
+    # and email modules), needed only where a server is sampled.
+    from urllib.request import urlopen
+
     from prometheus_client.parser import text_string_to_metric_families
 
-    with urllib.request.urlopen(url, timeout=SERVER_TIMEOUT_SECONDS) as response:
+    with urlopen(url, timeout=SERVER_TIMEOUT_SECONDS) as response:
         text = response.read().decode()
     values = {}
     for family in text_string_to_metric_families(text):

@@ -284,7 +284,8 @@ def test_file_pieces_are_whole_lines_covering_the_file(tmp_path):
     data = gzip.open(GOLDEN).read()
     plain = tmp_path / "golden.ilp"
     plain.write_bytes(data)
-    for path, size in [(str(GOLDEN), 1), (str(plain), 100), (str(GOLDEN), 4096), (str(plain), len(data)),
+    # A plain file is mapped (pieces are views of it), a gzip'd one read into buffers.
+    for path, size in [(str(GOLDEN), 1), (str(plain), 1), (str(plain), 100), (str(GOLDEN), 4096), (str(plain), len(data)),
                        (str(plain), 10 * len(data))]:
         with IlpFile(path, size, raw.buffers_needed(2)) as ilp:
             assert ilp.first_piece() == data[: data.index(b"\n")]
@@ -292,11 +293,27 @@ def test_file_pieces_are_whole_lines_covering_the_file(tmp_path):
             for piece in ilp.pieces():
                 pieces.append(bytes(piece.buffer[: piece.size]))
                 assert piece.rows == pieces[-1].count(b"\n") and piece.table_rows is None
-                ilp.release(piece.buffer)
+                ilp.release(piece)
         assert b"".join(pieces) == data
         longest = max(len(line) + 1 for line in data.splitlines())
         assert all(one.endswith(b"\n") and len(one) <= max(size, 2 * longest) for one in pieces)
         assert len(pieces) > 1 or size >= len(data)
+
+
+def test_a_mapped_file_that_shrinks_while_read_is_named(tmp_path):
+    """A plain file is mapped: reading past a new, shorter end would kill the process (SIGBUS), so a file cut
+    short while it is replayed ends the reading with a UsageError naming it, before the next piece."""
+    data = gzip.open(GOLDEN).read()
+    plain = tmp_path / "golden.ilp"
+    plain.write_bytes(data)
+    with IlpFile(str(plain), 4096, raw.buffers_needed(1)) as ilp:
+        ilp.first_piece()
+        pieces = ilp.pieces()
+        ilp.release(next(pieces))
+        os.truncate(plain, len(data) // 2)
+        with pytest.raises(UsageError, match="shrank while it was read"):
+            for piece in pieces:
+                ilp.release(piece)
 
 
 def test_replay_to_socat_sink(tmp_path, socat_sink, devnull):

@@ -74,7 +74,7 @@ def send_pieces(source: IlpFile, host: str, port: int, progress: PhaseProgress, 
                             sent[index] += piece.size
                             progress.add(index, piece.rows, piece.size, piece.table_rows)
                     finally:
-                        source.release(piece.buffer)
+                        source.release(piece)
                 connection.shutdown(socket.SHUT_WR)
         except OSError as exc:
             failures.append(f"writing to {host}:{port} failed: {exc.strerror or exc}")
@@ -92,7 +92,7 @@ def send_pieces(source: IlpFile, host: str, port: int, progress: PhaseProgress, 
                 if stop.is_set() and piece is not None:
                     break
         if piece is not None:  # never to be written
-            source.release(piece.buffer)
+            source.release(piece)
 
     threads = [threading.Thread(target=write, args=(index, connection), name=f"replay-{index}", daemon=True)
                for index, connection in enumerate(connections)]
