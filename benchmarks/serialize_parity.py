@@ -4,7 +4,8 @@ alternated, medians and ratios.
 
     .venv/bin/python benchmarks/serialize_parity.py --original-python /tmp/original-venv/bin/python \\
         --original-current-client-python /tmp/original-6.0.0-venv/bin/python \\
-        --original-repo /tmp/py-tsbs-benchmark [--row-count 2000000] [--workers 2] [--rounds 5]
+        --original-repo /tmp/py-tsbs-benchmark [--row-count 2000000] [--workers 2] [--rounds 5] \
+        [--side original-our-deps --side ours-p1 --no-one-thread]   # some sides only, N workers only
     make bench-serialize-parity ORIGINAL_PYTHON=... ORIGINAL_6_PYTHON=... ORIGINAL_REPO=...
 
 The original is questdb/py-tsbs-benchmark (a checkout of its repository; never part of this one), run with
@@ -23,14 +24,18 @@ its N-worker run deals 10,000-row slices round-robin to N threads; ours does as 
 Ours runs on protocol 1 (text, the only one the original's client speaks) and on protocol 2 (binary
 doubles), reported beside it. Each side's time is its own serialize clock (the original's printed
 "Serialized: N rows in Xs", our record's serialize phase): generation and start-up are not counted.
-Two runs of the original: with its own pins (``original``, the interpreter of --original-python) and its
+Three runs of the original: with its own pins (``original``, the interpreter of --original-python); its
 same loop on our client version (``original-6.0.0``, the interpreter of --original-current-client-python: the
 same pins but questdb 6.0.0, whose ``Buffer`` needs a protocol version: the driver hands the original's
 ``Buffer()`` protocol 1, its only change to the original):
 
     python3 -m venv /tmp/original-6.0.0-venv
-    /tmp/original-6.0.0-venv/bin/pip install questdb==6.0.0 pandas==2.0.3 numpy==1.26.4 pyarrow==14.0.2 \
+    /tmp/original-6.0.0-venv/bin/pip install questdb==6.0.0 pandas==2.0.3 numpy==1.26.4 pyarrow==14.0.2 \\
         numba==0.59.1 requests==2.31.0
+
+and the same loop in our own interpreter (``original-our-deps``: our client, pandas, numpy and pyarrow; its
+``requests`` import, which our interpreter lacks, is given an empty module: a serialize-only run makes no
+HTTP call). Against that side, ours differs only in its own code.
 
 Besides wall time, each side's client CPU seconds per million rows over its serialize call: ours the
 record's serialize phase (the whole process, metering threads included), the original's the process's CPU
@@ -60,7 +65,11 @@ ORIGINAL_SERIALIZED = re.compile(r"Serialized:\s+(\d+) rows in ([0-9.]+)s.*?ILP 
 # its own flags (without --send it only generates and serializes), the CPU time of the part its serialize
 # calls time and, on a client that needs one (argv[1]: "1"), its Buffer() given a protocol version.
 ORIGINAL_MAIN = """
-import functools, sys, time, types
+import functools, importlib.util, sys, time, types
+if importlib.util.find_spec("requests") is None:
+    # Our interpreter has no requests, which the original imports for its HTTP calls: a serialize-only run
+    # makes none.
+    sys.modules["requests"] = types.ModuleType("requests")
 from py_tsbs_benchmark import bench_pandas
 protocol = sys.argv.pop(1)
 if protocol:
@@ -87,9 +96,10 @@ bench_pandas.serialize_workers = clocked(bench_pandas.serialize_workers)
 sys.argv[0] = "bench_pandas"
 bench_pandas.main()
 """
-# side: (whose code, our ILP protocol version or the original's Buffer protocol ("": its client's default))
-SIDES = {"original": ("original", ""), "original-6.0.0": ("original", "1"), "ours-p1": ("ours", 1),
-         "ours-p2": ("ours", 2)}
+# side: (whose code, our ILP protocol version or the original's Buffer protocol ("": its client's default),
+# whose interpreter: the original's pins, those pins with our client, or ours)
+SIDES = {"original": ("original", "", "original"), "original-6.0.0": ("original", "1", "original-6.0.0"),
+         "original-our-deps": ("original", "1", "ours"), "ours-p1": ("ours", 1, "ours"), "ours-p2": ("ours", 2, "ours")}
 
 
 def run_original(python: Path, repo: Path, rows: int, seed: int, threads: int,
@@ -134,44 +144,52 @@ def main(
     workers: int = typer.Option(2, min=2, help="N of the N-worker runs (both sides)."),
     rounds: int = typer.Option(5, min=1),
     seed: int = typer.Option(1),
+    sides: list[str] = typer.Option(list(SIDES), "--side", help=f"Sides to run (repeat; of {', '.join(SIDES)}); the "
+                                    "first is the baseline of the ratios."),
+    one_thread: bool = typer.Option(True, help="Also the 1-thread runs (--no-one-thread: only the N-worker ones)."),
     results: Path = typer.Option(Path("results/serialize-parity.json"), "--json", "--results",
                                  help="The benchmark record's path."),
 ) -> None:
+    unknown = [side for side in sides if side not in SIDES]
+    if unknown or not sides:
+        sys.exit(f"--side: {', '.join(unknown) or 'none given'}: the sides are {', '.join(SIDES)}")
     if not (original_repo / "py_tsbs_benchmark" / "bench_pandas.py").is_file():
         sys.exit(f"{original_repo} is not a checkout of questdb/py-tsbs-benchmark (no py_tsbs_benchmark/bench_pandas.py)")
     record = BenchmarkRecord("serialize-parity", parameters=dict(row_count=row_count, workers=workers, rounds=rounds,
-                                                                 seed=seed))
+                                                                 seed=seed, sides=sides, one_thread=one_thread))
     print(f"{record.system.get('cpu_model', '?')}, {os.cpu_count()} CPUs; {row_count:,} rows, 1 thread and {workers} "
           f"workers, {rounds} rounds; serialize only (in-memory buffers)", flush=True)
     with tempfile.TemporaryDirectory() as scratch:
         def serialize(side: str, threads: int):
             def measure(round_number: int) -> Measurement:
-                code, protocol = SIDES[side]
+                code, protocol, interpreter = SIDES[side]
                 if code == "original":
-                    python = original_current_client_python if protocol else original_python
+                    python = {"original": original_python, "original-6.0.0": original_current_client_python,
+                              "ours": Path(sys.executable)}[interpreter]
                     seconds, mib, cpu = run_original(python, original_repo, row_count, seed, threads, protocol)
                 else:
                     seconds, mib, cpu = run_ours(row_count, seed, threads, protocol, Path(scratch))
-                print(f"round {round_number} {threads} thread(s) {side:14} {row_count / seconds / 1e6:6.3f} M rows/s "
+                print(f"round {round_number} {threads} thread(s) {side:17} {row_count / seconds / 1e6:6.3f} M rows/s "
                       f"({mib:7.1f} MiB in {seconds:.2f}s; {cpu / row_count * 1e6:.3f} CPU-s/M rows)", flush=True)
                 return Measurement(seconds=seconds, rows=row_count, client_cpu_seconds=cpu, extra={"mib": mib})
             return measure
 
         # Each round serializes with 1 thread, then N workers; the sides' order rotates each round, so drift in
         # the machine's speed falls on every side alike.
+        thread_counts = (1, workers) if one_thread else (workers,)
         comparisons = alternate_groups(
-            {f"{threads} thread(s)": {side: serialize(side, threads) for side in SIDES} for threads in (1, workers)},
-            rounds, baseline="original",
-            parameters={f"{threads} thread(s)": {"threads": threads} for threads in (1, workers)})
+            {f"{threads} thread(s)": {side: serialize(side, threads) for side in sides} for threads in thread_counts},
+            rounds, baseline=sides[0],
+            parameters={f"{threads} thread(s)": {"threads": threads} for threads in thread_counts})
     record.comparisons.extend(comparisons)
-    print("\nmedians (M rows/s), range, ratio to the original; client CPU-s per million rows, the original's "
-          "over ours:")
+    print(f"\nmedians (M rows/s), range, ratio to {sides[0]}; client CPU-s per million rows, {sides[0]}'s over "
+          "each side's:")
     for comparison in comparisons:
-        for side in SIDES:
+        for side in sides:
             rate = comparison.summary[side]["rows_per_second"]
             cpu = comparison.summary[side]["client_cpu_seconds"]  # every round serializes row_count rows
             per_million = 1e6 / row_count
-            print(f"{comparison.name} {side:14} {rate.median / 1e6:6.3f} ({rate.min / 1e6:.3f}-{rate.max / 1e6:.3f})  "
+            print(f"{comparison.name} {side:17} {rate.median / 1e6:6.3f} ({rate.min / 1e6:.3f}-{rate.max / 1e6:.3f})  "
                   f"{rate.ratio:.2f}x   {cpu.median * per_million:.3f} CPU-s/M ({cpu.min * per_million:.3f}-"
                   f"{cpu.max * per_million:.3f})  {1 / cpu.ratio:.2f}x")
     write_record(record, results)
