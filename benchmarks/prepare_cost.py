@@ -1,6 +1,6 @@
 """What a new SQL text costs a Python PGWire client (a script, not a test): TSBS's queries of one type whose
-every query is a new text (host lists inlined), run one after another on one connection by asyncpg as
-``queries run`` runs them (prepare a named statement, then bind and execute: two round trips) and by
+every query is a new text (host lists inlined), run one after another on one connection by ``queries
+run``'s own asyncpg connection (prepare a named statement, then bind and execute: two round trips) and by
 psycopg 3 in the one round trip it sends an unprepared query in (Parse, Bind, Describe, Execute, Sync);
 alternated over rounds, each round its own draw of queries; medians of the wall time and the client's CPU
 time per query.
@@ -18,53 +18,50 @@ per query adds to each query's time: this shows how much of a gap to TSBS's Go r
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 
-import asyncpg
 import psycopg
 import typer
 
 from benchmarks.alternate import alternate_groups, write_record
 from harness.benchmark_record import BenchmarkRecord, Measurement
-from harness.queries.clients import PG_DATABASE, PG_PASSWORD, PG_USER, PgwireConnection
+from harness.queries.clients import PG_DATABASE, PG_PASSWORD, PG_USER, PgwireConnection, WireQuery
 from harness.tsbs.queries import generate_queries
 
 START, END = "2016-01-01T00:00:00Z", "2016-01-02T00:00:01Z"  # the query parity's data set
-_NAMES = itertools.count()
+QUERY_TIMEOUT_SECONDS = 60.0
 
 
-def drawn(query_type: str, scale: int, queries: int, seed: int) -> list[tuple[str, list]]:
-    """``queries`` of ``query_type`` drawn from ``seed``: (SQL with $n placeholders, values to bind: the time
-    bounds as datetimes, as ``queries run`` binds them)."""
-    wires = (PgwireConnection.wire(query)
-             for query in generate_queries("cpu-only", seed, scale, START, END, queries, query_type))
-    return [(wire.sql, [value if time is None else time for value, time in zip(wire.values, wire.times)])
-            for wire in wires]
+def drawn(query_type: str, scale: int, queries: int, seed: int) -> list[WireQuery]:
+    """``queries`` of ``query_type`` drawn from ``seed``, as ``queries run`` sends them over PGWire."""
+    return [PgwireConnection.wire(query)
+            for query in generate_queries("cpu-only", seed, scale, START, END, queries, query_type)]
 
 
-async def asyncpg_run(host: str, port: int, work: list[tuple[str, list]]) -> tuple[float, float]:
-    connection = await asyncpg.connect(host=host, port=port, user=PG_USER, password=PG_PASSWORD,
-                                       database=PG_DATABASE, statement_cache_size=0)
+async def asyncpg_run(host: str, port: int, work: list[WireQuery]) -> tuple[float, float]:
+    """``queries run``'s own PGWire connection: each new text prepared (a named statement), then executed."""
+    connection = await PgwireConnection.open(host, port)
     try:
         started, cpu_started = time.perf_counter(), time.process_time()
-        for sql, values in work:
-            statement = await connection.prepare(sql, name=f"prepare_cost_{next(_NAMES)}")
-            await statement.executemany([values])
+        for wire in work:
+            await connection.run(wire, QUERY_TIMEOUT_SECONDS, want_answer=False)
         return time.perf_counter() - started, time.process_time() - cpu_started
     finally:
         await connection.close()
 
 
-async def psycopg_run(host: str, port: int, work: list[tuple[str, list]]) -> tuple[float, float]:
+async def psycopg_run(host: str, port: int, work: list[WireQuery]) -> tuple[float, float]:
+    # Its own placeholders and values made before the clock starts, as ``queries run`` makes its wire queries.
+    statements = [(_percent_placeholders(wire.sql, len(wire.values)),
+                   [value if time is None else time for value, time in zip(wire.values, wire.times)])
+                  for wire in work]
     connection = await psycopg.AsyncConnection.connect(host=host, port=port, user=PG_USER, password=PG_PASSWORD,
                                                        dbname=PG_DATABASE, autocommit=True, prepare_threshold=None)
     try:
         started, cpu_started = time.perf_counter(), time.process_time()
         async with connection.cursor(binary=True) as cursor:
-            for sql, values in work:
-                # psycopg's placeholders are %s; TSBS's SQL has no other % (checked below).
-                await cursor.execute(_percent_placeholders(sql, len(values)), values)
+            for sql, values in statements:
+                await cursor.execute(sql, values)
                 await cursor.fetchall()
         return time.perf_counter() - started, time.process_time() - cpu_started
     finally:
@@ -72,6 +69,7 @@ async def psycopg_run(host: str, port: int, work: list[tuple[str, list]]) -> tup
 
 
 def _percent_placeholders(sql: str, count: int) -> str:
+    """psycopg's placeholders (%s) for the $n of ``sql``; TSBS's SQL holds no other %."""
     if "%" in sql:
         raise SystemExit(f"a query holds '%', which psycopg would read as a placeholder: {sql[:120]}")
     for number in range(count, 0, -1):  # $10 before $1
