@@ -170,3 +170,54 @@ def test_a_killed_run_frees_its_tables_at_once(questdb, tmp_path):
     second = run_cli("bench", "--send", "--row-count", "1000", *server_args(questdb),
                      "--results", str(tmp_path / "b.json"))
     assert second.returncode == 0, second.stderr
+
+
+@pytest.mark.parametrize("word", ["go", "done", None])
+def test_a_run_first_by_its_stamp_waits_for_the_word_of_a_claim_it_sees_later(questdb, word):
+    """The race two runs started together can hit: run A's claim carries the earlier stamp (taken before its
+    insert waited for the registry's writer), run B's read missed it and went on. A, first by the order,
+    must not go on too: it waits for B's word (emulated here by rows in B's name) and refuses on ``go``,
+    goes on after ``done``, and refuses if B says nothing."""
+    import os
+    import socket
+    import threading
+    import time
+    import uuid
+
+    from harness.run_claims import DECISION_SECONDS, REGISTRY, TableClaim
+
+    client = questdb.client
+    client.create_claims(REGISTRY)
+    b_id, owner = f"b-{uuid.uuid4().hex[:8]}", f"pid {os.getpid()} on {socket.gethostname()}"
+    client.add_claim(REGISTRY, b_id, ["claimrace"], "claim", None, owner)
+    a = TableClaim(client, f"a-{uuid.uuid4().hex[:8]}", ["claimrace"])
+    a.claimed = "2000-01-01T00:00:00.000000Z"  # A's stamp: before B's
+    outcome: list = []
+
+    def take():
+        try:
+            a.take()
+            outcome.append("went on")
+        except UsageError as exc:
+            outcome.append(str(exc))
+
+    started = time.monotonic()
+    taker = threading.Thread(target=take)
+    taker.start()
+    # A has read B's claim and waits for its word.
+    while not any(row["run_id"] == a.run_id for row in client.recent_claims(REGISTRY, 10)):
+        time.sleep(0.05)
+    time.sleep(0.3)
+    assert not outcome
+    if word is not None:
+        client.add_claim(REGISTRY, b_id, ["claimrace"], word, None, owner)
+    taker.join(DECISION_SECONDS + 10)
+    a.release()
+    if word == "done":
+        assert outcome == ["went on"]
+    else:
+        assert outcome and f"table claimrace is held by another harness run ({b_id}" in outcome[0]
+        assert ("has not said" in outcome[0]) == (word is None)
+        assert time.monotonic() - started < DECISION_SECONDS + 5
+    if word is not None:
+        client.add_claim(REGISTRY, b_id, ["claimrace"], "done", None, owner)
