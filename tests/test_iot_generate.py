@@ -207,7 +207,7 @@ def test_frame_dtypes():
     diagnostics = frames["diagnostics"]
     assert all(isinstance(diagnostics[tag].dtype, pd.CategoricalDtype) for tag in STRING_TAGS)
     assert diagnostics["fuel_state"].dtype == np.float64 and diagnostics["status"].dtype == "Int64"
-    assert str(diagnostics[TIMESTAMP_COLUMN].dtype) == "datetime64[ns, UTC]"
+    assert str(diagnostics[TIMESTAMP_COLUMN].dtype) == "datetime64[ns]"
 
 
 def test_schemas():

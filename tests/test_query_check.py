@@ -66,7 +66,7 @@ def load(questdb, fields: str) -> None:
 
 def frames_with_usage_user(fields: str, at: str, value: int):
     """The data set's frames with host_0's usage_user at ``at`` set to ``value``."""
-    moment = pd.Timestamp(at)
+    moment = pd.Timestamp(at).tz_convert(None)  # the frames' timestamps are UTC without a zone
     for frame in frames(SPEC, 20_000, fields):
         frame.loc[(frame["hostname"] == "host_0") & (frame["timestamp"] == moment), "usage_user"] = value
         yield frame

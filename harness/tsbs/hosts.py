@@ -126,8 +126,15 @@ def symbol_column(codes: np.ndarray, categories: pd.CategoricalDtype, symbol_dty
 
 
 def timestamp_column(spec: DatasetSpec, epoch: np.ndarray) -> pd.DatetimeIndex:
-    """The UTC timestamps of rows of epochs ``epoch``."""
+    """The timestamps of rows of epochs ``epoch``."""
+    return utc_timestamps(spec.start_ns + epoch * spec.interval_ns)
+
+
+def utc_timestamps(ns: np.ndarray) -> pd.DatetimeIndex:
+    """Nanoseconds since the epoch as a frame's timestamp column: ``datetime64[ns]`` without a zone, UTC by
+    convention, as the original benchmark's frames and as the client reads it. Not zone-aware: the client
+    turns a zone-aware column into arrow in every ``dataframe()`` call with the GIL held, which cost the
+    serializer 10-14 % at two workers (results/reference/2026-11-24-parity/timestamp-zone-ab/)."""
     import pandas as pd
 
-    timestamps_ns = spec.start_ns + epoch * spec.interval_ns
-    return pd.DatetimeIndex(timestamps_ns.view("datetime64[ns]")).tz_localize("UTC")
+    return pd.DatetimeIndex(ns.view("datetime64[ns]"))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.tsbs.choices import FieldType, SymbolDtype, choice
-from harness.tsbs.hosts import symbol_column
+from harness.tsbs.hosts import symbol_column, utc_timestamps
 from harness.tsbs.iot_simulator import DEFAULT_CHUNK_ROWS, IotSimulator, record_chunks
 from harness.tsbs.iot_kernels import _CLEARED_FIELD, _CLEARED_TAG, _EPOCH, _KIND, _TRUCK, _VALUES
 from harness.tsbs.iot_schema import DEVICE_VERSIONS, DRIVERS, FIELDS, FLEETS, MODELS, NUMERIC_TAGS, STRING_TAGS, TABLES, truck_name
@@ -27,7 +27,8 @@ def chunks(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str 
     """Chunks of ``chunk_rows`` consecutive lines of both tables together (the last may be shorter; the first
     of ``first_chunk_rows`` if given and smaller), each mapping every table with lines in it to a DataFrame of
     them in TSBS's order. Tags are ``symbol_dtype`` columns (a cleared tag: null), the model's numbers and
-    the values float64 (a cleared one: NaN), ``status`` nullable Int64, ``timestamp`` UTC.
+    the values float64 (a cleared one: NaN), ``status`` nullable Int64, ``timestamp`` UTC without a zone
+    (``hosts.utc_timestamps``).
 
     ``fields`` is accepted for the other use cases' sake: TSBS's iot values are decimals truncated to a
     fixed precision, the same for ``long`` and ``double``."""
@@ -78,5 +79,5 @@ def _frame(simulator: IotSimulator, table: str, records: np.ndarray, dtypes: dic
             # TSBS's float64(int(x * 10**d)) / 10**d, the same double.
             columns[key] = np.where(cleared, np.nan, digits.astype(np.float64) / 10.0 ** decimals)
     timestamps = simulator.spec.start_ns + records[:, _EPOCH] * simulator.spec.interval_ns
-    columns[TIMESTAMP_COLUMN] = pd.DatetimeIndex(timestamps.view("datetime64[ns]")).tz_localize("UTC")
+    columns[TIMESTAMP_COLUMN] = utc_timestamps(timestamps)
     return pd.DataFrame(columns, copy=False)
