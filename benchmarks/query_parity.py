@@ -53,8 +53,7 @@ def main(
     rounds: int = typer.Option(6, min=1, help="Counted rounds, after one warm-up round; even, so each runner goes first equally."),
     queries: int = typer.Option(500, min=1, help="Queries per type (with few, the prepare of each new SQL text weighs)."),
     workers: list[int] = typer.Option([1, 2], "--workers", min=1, help="Worker counts, each compared (repeat the flag)."),
-    protocol: str = typer.Option("pgwire", help="pgwire or http (both runners), or psycopg (ours over PGWire "
-                                                "through psycopg 3, the Go runner over PGWire)."),
+    protocol: str = typer.Option("pgwire", help="pgwire or http (both runners)."),
     scale: int = typer.Option(100, min=1),
     seed: int = 7,
     timestamp_end: str = "2016-01-02T00:00:01Z",  # TSBS's golden query sets end a second past the day
@@ -117,7 +116,7 @@ def main(
 
         def runner(name: str, worker_count: int, runner_name: str):
             def measure(round_number: int) -> Measurement:
-                if round_number == 0 and protocol != "http":  # the warm-up: through the relay, counted
+                if round_number == 0 and protocol == "pgwire":  # the warm-up: through the relay, counted
                     tally.reset()
                     rate = rate_of(runner_name, name, worker_count, tally.port)
                     wire[name, worker_count, runner_name] = tally.per_query(queries)

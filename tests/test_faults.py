@@ -299,7 +299,7 @@ def query_progress(line: str) -> bool:
 
 
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
-@pytest.mark.parametrize("protocol", ["pgwire", "psycopg", "http"])
+@pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_a_signal_mid_query_run_ends_it_with_the_queries_done(tmp_path, query_data, protocol, signum, code, word):
     command = [sys.executable, "-m", "harness", "queries", "run", "--generate", *QUERY_DATA_SET, "--queries", "1000",
                "--protocol", protocol, "--host", query_data.host, "--http-port", str(query_data.http_port),

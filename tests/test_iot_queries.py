@@ -124,7 +124,7 @@ def test_the_answers_are_not_trivial():
     )).rows)
 
 
-@pytest.mark.parametrize("protocol", ["pgwire", "psycopg", "http"])
+@pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_every_iot_type_answers_as_the_reference(loaded, tmp_path, protocol, devnull):
     record = run_queries(options(loaded, tmp_path, protocol=protocol, workers=2), out=devnull)
     assert record.status == "ok"

@@ -26,7 +26,7 @@ def loaded(request, questdb_server, tmp_path_factory):
     return questdb_server, request.param
 
 
-@pytest.mark.parametrize("protocol", ["pgwire", "psycopg", "http"])
+@pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_golden_queries_answer_as_the_reference(loaded, tmp_path, protocol, devnull):
     server, fields = loaded
     record = run_queries(QueriesRunOptions(file=str(QUERIES_FILE), fields=fields, protocol=protocol, workers=2,

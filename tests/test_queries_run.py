@@ -53,7 +53,7 @@ def options(server, tmp_path: Path, **values) -> QueriesRunOptions:
     return QueriesRunOptions(**settings)
 
 
-@pytest.mark.parametrize("protocol", ["pgwire", "psycopg", "http"])
+@pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_every_type_answers_as_the_reference(loaded, tmp_path, protocol, devnull):
     record = run_queries(options(loaded, tmp_path, protocol=protocol, workers=2, check=True),
                          out=devnull)
@@ -130,11 +130,11 @@ def assert_one_line(result: subprocess.CompletedProcess, code: int, *fragments: 
 
 
 
-@pytest.mark.parametrize("protocol", ["pgwire", "psycopg", "http"])
+@pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_server_down_is_one_line_and_a_record(loaded, tmp_path, protocol):
     port = free_port()
     results = tmp_path / "down.json"
-    ports = (["--pg-port", str(port), "--http-port", str(loaded.http_port)] if protocol != "http" else
+    ports = (["--pg-port", str(port), "--http-port", str(loaded.http_port)] if protocol == "pgwire" else
              ["--http-port", str(port)])
     result = harness("queries", "run", "--generate", "--queries", "1", "--seed", "7", "--host", "127.0.0.1",
                      "--protocol", protocol, *ports, "--results", str(results))
@@ -155,7 +155,7 @@ def test_bad_file_is_one_line_and_a_record(loaded, tmp_path):
     assert_one_line(harness("queries", "run"), 2, "--generate")
 
 
-@pytest.mark.parametrize("protocol", ["pgwire", "psycopg", "http"])
+@pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_a_rejected_query_is_counted_and_the_others_run(loaded, tmp_path, protocol):
     lines = [{"query_type": "lastpoint", "label": "ok", "description": "d", "sql": "SELECT * FROM cpu latest by hostname",
               "params": None},
@@ -180,7 +180,7 @@ SLOW_SQL = "SELECT sum(x) FROM long_sequence(500000000)"
 TIMEOUT = "0.5"
 
 
-@pytest.mark.parametrize("protocol", ["pgwire", "psycopg", "http"])
+@pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_a_query_over_the_timeout_is_counted_as_a_timeout(loaded, tmp_path, protocol):
     """--timeout on a genuinely slow query: each expiry counted per type as kind timeout, the run goes on
     (the fast query after each still answers, over PGWire on a new connection), then one line, exit 1 and

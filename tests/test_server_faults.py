@@ -152,7 +152,6 @@ def test_a_server_killed_mid_send_fails_the_run_with_an_upper_bound(tmp_path, ki
 
 @pytest.mark.parametrize("protocol, lost", [
     pytest.param("pgwire", "the PGWire connection to {host}:{pg_port} was lost", id="pgwire"),
-    pytest.param("psycopg", "the PGWire connection to {host}:{pg_port} was lost", id="psycopg"),
     pytest.param("http", "the HTTP connection to {host}:{http_port} was lost", id="http"),
 ])
 def test_a_server_killed_mid_query_run_fails_it_with_the_queries_done(tmp_path, killable_questdb, protocol, lost):

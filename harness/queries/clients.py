@@ -1,12 +1,9 @@
-"""The query runner's connections: one per worker, over PGWire (asyncpg or psycopg 3) or HTTP ``/exec``, each
-timing its own queries and turning a failure into what the run counts.
+"""The query runner's connections: one per worker, over PGWire (asyncpg) or HTTP ``/exec``, each timing
+its own queries and turning a failure into what the run counts.
 
 A query's latency is what the client waits for its whole answer: from sending it (over PGWire, preparing a
 statement text the connection has not seen yet included, as TSBS's Go runner pays it too) to the last row
-received. The two PGWire drivers differ in round trips for a text the connection has not seen: asyncpg
-prepares it (Parse, Describe, Sync), then binds and executes it (two round trips, as pgx in TSBS's Go
-runner); psycopg sends it unnamed, Parse, Bind, Describe, Execute, Sync, in one, and prepares a text only
-once it has run it ``prepare_threshold`` times (5). Once prepared, both bind and execute in one. Parsing the answer into an ``Answer`` is outside the timing and only done when asked (``--check``).
+received. Parsing the answer into an ``Answer`` is outside the timing and only done when asked (``--check``).
 
 A query the server rejects or that exceeds ``--timeout`` raises ``QueryFailed`` (counted, the run goes
 on); a connection that cannot be made or is lost raises ``RunError`` (the run stops).
@@ -18,7 +15,6 @@ import asyncio
 import http.client
 import itertools
 import json
-import logging
 import socket
 import time
 import urllib.parse
@@ -28,11 +24,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import asyncpg
-import psycopg
-
-# psycopg logs a warning of its own when a query it was asked to cancel (our --timeout) cannot be cancelled
-# and it closes the connection: the run counts and reports that timeout itself, in its one line.
-logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 from harness.errors import RunError, UsageError
 from harness.queries.answer import Answer, from_exec, from_records
@@ -184,68 +175,6 @@ class PgwireConnection:
             await asyncio.wait_for(self.connection.close(), CONNECT_TIMEOUT_SECONDS)
         except (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError):
             self.connection.terminate()
-
-
-class PsycopgConnection:
-    """One psycopg 3 connection (asyncio, autocommit, binary results, PostgreSQL's own ``$n`` placeholders)."""
-
-    def __init__(self, connection: psycopg.AsyncConnection, host: str, port: int):
-        self.connection: psycopg.AsyncConnection | None = connection
-        self.cursor = connection.cursor(binary=True)
-        self.host, self.port = host, port
-
-    @staticmethod
-    def wire(query) -> WireQuery:
-        return PgwireConnection.wire(query)
-
-    @classmethod
-    async def open(cls, host: str, port: int) -> PsycopgConnection:
-        return cls(await cls._connect(host, port), host, port)
-
-    @staticmethod
-    async def _connect(host: str, port: int) -> psycopg.AsyncConnection:
-        try:
-            return await psycopg.AsyncConnection.connect(
-                host=host, port=port, user=PG_USER, password=PG_PASSWORD, dbname=PG_DATABASE, autocommit=True,
-                connect_timeout=max(int(CONNECT_TIMEOUT_SECONDS), 2), cursor_factory=psycopg.AsyncRawCursor)
-        except psycopg.Error as exc:
-            raise RunError(f"cannot connect to QuestDB over PGWire at {host}:{port}: {_one_line(exc)}") from None
-
-    async def run(self, wire: WireQuery, timeout: float, want_answer: bool) -> tuple[float, Answer | None]:
-        if self.connection is None:
-            self.connection = await self._connect(self.host, self.port)  # after a timeout, untimed
-            self.cursor = self.connection.cursor(binary=True)
-        # Times bound as datetimes (timestamp without time zone), as asyncpg binds them; other values as given.
-        values = [value if time_value is None else time_value for value, time_value in zip(wire.values, wire.times)]
-        started = time.perf_counter()
-        try:
-            # Every row is read into libpq's result either way; only --check turns them into Python values.
-            await asyncio.wait_for(self.cursor.execute(wire.sql, values), timeout)
-            records = await self.cursor.fetchall() if want_answer else None
-        except asyncio.TimeoutError:
-            # As for asyncpg: QuestDB's connection stays busy until the query ends; a new one goes on at once.
-            await self._drop()
-            raise QueryFailed(TIMEOUT, f"no answer within {timeout:g}s") from None
-        except psycopg.Error as exc:
-            if self.connection.broken or self.connection.closed:
-                raise RunError(f"the PGWire connection to {self.host}:{self.port} was lost: "
-                               f"{_one_line(exc)}") from None
-            raise QueryFailed(REJECTED, _one_line(exc)) from None
-        seconds = time.perf_counter() - started
-        if not want_answer:
-            return seconds, None
-        return seconds, from_records([column.name for column in self.cursor.description or []], records)
-
-    async def _drop(self) -> None:
-        connection, self.connection = self.connection, None
-        try:
-            await asyncio.wait_for(connection.close(), CONNECT_TIMEOUT_SECONDS)
-        except (OSError, asyncio.TimeoutError, psycopg.Error):
-            pass
-
-    async def close(self) -> None:
-        if self.connection is not None:
-            await self._drop()
 
 
 class HttpConnection:

@@ -29,7 +29,7 @@ from harness.option_groups import (
 )
 from harness.options import check_options, coerce_choices, option
 from harness.phase import PhaseRecord
-from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, PsycopgConnection, QueryFailed
+from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, QueryFailed
 from harness.queries.generate import QuerySetOptions, skipped_types
 from harness.queries.references import CHECKED_USE_CASES
 from harness.queries.stats import QueryProgress, QueryStats, format_slowdown, format_summary
@@ -48,7 +48,6 @@ LOAD_TABLE = "cpu"  # the table --under-load appends to
 
 class Protocol(StrEnum):
     pgwire = "pgwire"
-    psycopg = "psycopg"
     http = "http"
 
 
@@ -62,9 +61,7 @@ class QueriesRunOptions(DryRunOptions, MetricsOptions, ProgressOptions, QuerySet
                            "--generate.", argument=True)
     generate: bool = option(False, "Generate the queries (with the generate flags) instead of reading FILE.",
                             flags=("--generate",))
-    protocol: Protocol = option(Protocol.pgwire, "pgwire (asyncpg: a new SQL text prepared, then bound: two round "
-                                "trips, as TSBS's Go runner), psycopg (PGWire through psycopg 3: a new text in one "
-                                "round trip) or http (/exec).")
+    protocol: Protocol = option(Protocol.pgwire, "pgwire (asyncpg, statements prepared and bound) or http (/exec).")
     workers: int = option(1, "Workers: connections, one query at a time each.", min=1)
     max_queries: int = option(0, "Run at most this many queries, burn-in included (0: all).", min=0)
     burn_in: int = option(0, "Queries run first and not counted.", min=0)
@@ -326,8 +323,6 @@ def _reference(options: QueriesRunOptions, questdb: QuestDBSql, run: Run):
 async def _open(options: QueriesRunOptions, executor: ThreadPoolExecutor | None):
     if options.protocol == Protocol.pgwire:
         return await PgwireConnection.open(options.host, options.pg_port)
-    if options.protocol == Protocol.psycopg:
-        return await PsycopgConnection.open(options.host, options.pg_port)
     return await HttpConnection.open(options.host, options.http_port, executor)
 
 
