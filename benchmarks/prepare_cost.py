@@ -53,7 +53,7 @@ async def asyncpg_run(host: str, port: int, work: list[WireQuery]) -> tuple[floa
 async def psycopg_run(host: str, port: int, work: list[WireQuery]) -> tuple[float, float]:
     # Its own placeholders and values made before the clock starts, as ``queries run`` makes its wire queries.
     statements = [(_percent_placeholders(wire.sql, len(wire.values)),
-                   [value if time is None else time for value, time in zip(wire.values, wire.times)])
+                   [value if when is None else when for value, when in zip(wire.values, wire.times)])
                   for wire in work]
     connection = await psycopg.AsyncConnection.connect(host=host, port=port, user=PG_USER, password=PG_PASSWORD,
                                                        dbname=PG_DATABASE, autocommit=True, prepare_threshold=None)

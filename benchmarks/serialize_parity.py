@@ -4,7 +4,7 @@ alternated, medians and ratios.
 
     .venv/bin/python benchmarks/serialize_parity.py --original-python /tmp/original-venv/bin/python \\
         --original-current-client-python /tmp/original-6.0.0-venv/bin/python \\
-        --original-repo /tmp/py-tsbs-benchmark [--row-count 2000000] [--workers 2] [--rounds 5] \
+        --original-repo /tmp/py-tsbs-benchmark [--row-count 2000000] [--workers 2] [--rounds 5] \\
         [--side original-our-deps --side ours-p1 --no-one-thread]   # some sides only, N workers only
     make bench-serialize-parity ORIGINAL_PYTHON=... ORIGINAL_6_PYTHON=... ORIGINAL_REPO=...
 

@@ -133,8 +133,9 @@ def timestamp_column(spec: DatasetSpec, epoch: np.ndarray) -> pd.DatetimeIndex:
 def utc_timestamps(ns: np.ndarray) -> pd.DatetimeIndex:
     """Nanoseconds since the epoch as a frame's timestamp column: ``datetime64[ns]`` without a zone, UTC by
     convention, as the original benchmark's frames and as the client reads it. Not zone-aware: the client
-    turns a zone-aware column into arrow in every ``dataframe()`` call with the GIL held, which cost the
-    serializer 10-14 % at two workers (results/reference/2026-11-24-parity/timestamp-zone-ab/)."""
+    turns a zone-aware column into arrow in every ``dataframe()`` call with the GIL held, which two serializing
+    threads then wait for (zone-less, paired: 1.04x at two workers;
+    results/reference/2026-11-24-parity/timestamp-zone-ab/)."""
     import pandas as pd
 
     return pd.DatetimeIndex(ns.view("datetime64[ns]"))
