@@ -15,14 +15,19 @@ Go generator, ours with ``queries generate`` (the tests check both hold the same
 runner's round trips and prepares per query on the wire (``benchmarks/pgwire_tally.py``); then each round
 runs both runners on each type at each worker count (1 and 2 by default), the order alternating: the Go
 runner's "Overall query rate" against our record's queries/s. With one worker, ``1000/ours - 1000/go`` is
-our client's extra time per query in ms. Both runners share the machine with the server: their client CPU is taken from it.
-The benchmark record goes to --json (alias --results): per query type, every round's queries/s of each
-runner (its seconds: the queries over that rate, the runner's own time), medians and ratios.
+our client's extra time per query in ms. Both runners share the machine with the server: their client CPU is
+taken from it. Each run's client CPU comes from the kernel (``wait4``): the Go runner's is its whole process
+(it starts in under 10 ms of CPU), ours the record's queries phase (the process's, Python's start-up and
+the query file's parsing excluded; the whole process's is recorded beside it).
+The benchmark record goes to --json (alias --results): per query type, every round's queries/s and client
+CPU seconds of each runner (its seconds: the queries over that rate, the runner's own time), medians and
+ratios.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -46,6 +51,18 @@ def harness(*args: str) -> subprocess.CompletedProcess:
     if result.returncode != 0:
         sys.exit(f"error: harness {' '.join(args[:2])} failed: {result.stderr.strip()[-500:]}")
     return result
+
+
+def measured(command: list[str]) -> tuple[str, float]:
+    """Run a runner to its end: (its stdout, the CPU seconds of its process, from the kernel)."""
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        process = subprocess.Popen(command, stdout=stdout, stderr=stderr)
+        _, status, usage = os.wait4(process.pid, 0)
+        stdout.seek(0)
+        stderr.seek(0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"error: {' '.join(command[:4])} failed: {stderr.read().decode(errors='replace').strip()[-500:]}")
+        return stdout.read().decode(errors="replace"), usage.ru_utime + usage.ru_stime
 
 
 def main(
@@ -93,24 +110,27 @@ def main(
                     *data_flags)
             files[name] = (go_file, our_file)
 
-        def rate_of(runner: str, name: str, worker_count: int, port: int) -> float:
+        def rate_of(runner: str, name: str, worker_count: int, port: int) -> tuple[float, float, float]:
+            """(queries/s, client CPU seconds of the queries, CPU seconds of the whole process)."""
             go_file, our_file = files[name]
             if runner == "go":
                 go_protocol = ["--use-http", f"--url=http://127.0.0.1:{http_port}/"] if protocol == "http" else \
                     ["--pg-host=127.0.0.1", f"--pg-port={port}"]
-                text = subprocess.run(f"zcat -f {go_file} | {run_queries} --workers={worker_count} "
-                                      f"--print-interval=0 {' '.join(go_protocol)}", shell=True,
-                                      capture_output=True, text=True, check=True).stdout
+                text, cpu_seconds = measured([str(run_queries), f"--file={go_file}", f"--workers={worker_count}",
+                                              "--print-interval=0", *go_protocol])
                 match = GO_RATE.search(text)
                 if not match:
                     sys.exit(f"error: cannot read the Go runner's rate: {text[-500:]}")
-                return float(match.group(1))
+                # The Go binary starts in under 10 ms of CPU: its process's CPU is its queries'.
+                return float(match.group(1)), cpu_seconds, cpu_seconds
             record_path = workdir / "queries.json"
-            harness("queries", "run", str(our_file), "--protocol", protocol, "--workers", str(worker_count),
-                    "--host", "127.0.0.1", "--http-port", str(http_port), "--pg-port", str(port),
-                    "--reporting-period", "0", "--results", str(record_path))
+            _, cpu_seconds = measured([sys.executable, "-m", "harness", "queries", "run", str(our_file), "--protocol",
+                                       protocol, "--workers", str(worker_count), "--host", "127.0.0.1",
+                                       "--http-port", str(http_port), "--pg-port", str(port), "--reporting-period",
+                                       "0", "--results", str(record_path)])
             run = json.loads(record_path.read_text())
-            return run["queries"]["statistics"]["all queries"]["queries_per_second"]
+            return (run["queries"]["statistics"]["all queries"]["queries_per_second"],
+                    run["phases"]["queries"]["client_cpu_seconds"], cpu_seconds)
 
         wire: dict[tuple[str, int, str], dict[str, float]] = {}  # (type, workers, runner): the tally's figures
 
@@ -118,13 +138,15 @@ def main(
             def measure(round_number: int) -> Measurement:
                 if round_number == 0 and protocol == "pgwire":  # the warm-up: through the relay, counted
                     tally.reset()
-                    rate = rate_of(runner_name, name, worker_count, tally.port)
+                    rate, cpu, process_cpu = rate_of(runner_name, name, worker_count, tally.port)
                     wire[name, worker_count, runner_name] = tally.per_query(queries)
                 else:
-                    rate = rate_of(runner_name, name, worker_count, pg_port)
+                    rate, cpu, process_cpu = rate_of(runner_name, name, worker_count, pg_port)
                 print(f"{f'round {round_number}' if round_number else 'warm-up'} {name:<22} W={worker_count} "
-                      f"{runner_name:<4} {rate:8.2f} queries/s", flush=True)
-                return Measurement(seconds=queries / rate, extra={"queries_per_second": rate})
+                      f"{runner_name:<4} {rate:8.2f} queries/s  {1000 * cpu / queries:.3f} ms CPU a query "
+                      f"(process {process_cpu:.2f} s)", flush=True)
+                return Measurement(seconds=queries / rate, client_cpu_seconds=cpu,
+                                   extra={"queries_per_second": rate, "process_cpu_seconds": process_cpu})
             return measure
 
         # The warm-up round is not counted: the first run of a type pays for the server's cold start (JIT,
@@ -145,16 +167,19 @@ def main(
         comparison.parameters["wire"] = {runner_name: wire[(*key, runner_name)] for runner_name in RUNNERS
                                          if (*key, runner_name) in wire}
     record.comparisons.extend(comparisons)
-    print("\nmedians (queries/s), ours / Go, our extra client time per query (ms, at 1 worker); round trips and "
-          "prepares per query (go / ours, connection set-up included):")
+    print("\nmedians (queries/s), ours / Go, our extra time per query (ms, at 1 worker); client CPU ms a query, Go / "
+          "ours (Go's whole process; ours the record's queries phase), Go's over ours; round trips and prepares "
+          "per query (go / ours, connection set-up included):")
     for comparison in comparisons:
         go, ours = (comparison.summary[runner_name]["queries_per_second"] for runner_name in RUNNERS)
+        go_cpu, our_cpu = (comparison.summary[runner_name]["client_cpu_seconds"] for runner_name in RUNNERS)
         extra = f"{1000 / ours.median - 1000 / go.median:+.2f} ms" if comparison.parameters["workers"] == 1 else "-"
         counts = comparison.parameters["wire"]
         on_wire = "  ".join(f"{figure} {' / '.join(f'{counts[r][figure]:.3f}' for r in RUNNERS)}"
                             for figure in ("round_trips_per_query", "prepares_per_query")) if counts else ""
         print(f"{comparison.name:<26} Go {go.median:8.2f}  ours {ours.median:8.2f}  {ours.ratio:5.2f}x "
-              f"(paired {ours.paired_ratio:.2f}x)  {extra:>9}  {on_wire}")
+              f"(paired {ours.paired_ratio:.2f}x)  {extra:>9}  CPU {1000 * go_cpu.median / queries:.3f} / "
+              f"{1000 * our_cpu.median / queries:.3f} ms {1 / our_cpu.ratio:.2f}x  {on_wire}")
     write_record(record, results)
 
 

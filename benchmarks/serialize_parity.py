@@ -19,8 +19,15 @@ the dependencies it was published with, in a scratch venv that is never part of 
 nearest that install, the questdb client is its own 1.1.0). Both sides serialize into an in-memory buffer
 only, nothing is sent. The original's 1-thread run serializes its whole frame in one ``dataframe()`` call,
 its N-worker run deals 10,000-row slices round-robin to N threads; ours does as ``bench`` (no --send) does:
-10,000-row chunks, one buffer per worker cleared after each chunk. Same rows, 10 SYMBOL columns
+10,000-row chunks, one buffer per worker cleared after each chunk. Same shape: 10 SYMBOL columns
 (``string[pyarrow]`` on both sides), 10 DOUBLE fields of full-precision random-walk values, a timestamp.
+
+Same rows by default (``--original-rows tsbs``): the rows ``bench`` serializes (TSBS's cpu-only, the same
+seed) are written once to a feather file, and the original's run reads that frame in place of the one its
+``gen_dataframe`` makes (one arrow chunk a column, index named ``cpu``, as its own); both then produce the
+same ILP bytes. Its check of the split, outside its clock, sorts the slices by timestamp, which TSBS's rows
+share a scale's worth at a time: the driver checks the same sorted by the row index. ``--original-rows own``
+runs the original on the rows it generates itself: its own random walk, whose values format faster.
 Ours runs on protocol 1 (text, the only one the original's client speaks) and on protocol 2 (binary
 doubles), reported beside it. Each side's time is its own serialize clock (the original's printed
 "Serialized: N rows in Xs", our record's serialize phase): generation and start-up are not counted.
@@ -65,7 +72,7 @@ ORIGINAL_SERIALIZED = re.compile(r"Serialized:\s+(\d+) rows in ([0-9.]+)s.*?ILP 
 # its own flags (without --send it only generates and serializes), the CPU time of the part its serialize
 # calls time and, on a client that needs one (argv[1]: "1"), its Buffer() given a protocol version.
 ORIGINAL_MAIN = """
-import functools, importlib.util, sys, time, types
+import functools, importlib.util, os, sys, time, types
 if importlib.util.find_spec("requests") is None:
     # Our interpreter has no requests, which the original imports for its HTTP calls: a serialize-only run
     # makes none.
@@ -91,6 +98,25 @@ def clocked(serialize):
         print(f"Serialize CPU: {cpu_at_clock[-1] - cpu_at_clock[0]:.3f}s", flush=True)
         return size
     return call
+if os.environ.get("PARITY_ROWS"):
+    # Given rows (--original-rows tsbs): the frame is read from the file in place of the one it generates,
+    # its tags as the string[pyarrow] columns it makes itself; the rest of its run is its own.
+    import pandas, pyarrow, pyarrow.feather
+    def gen_dataframe(seed, row_count, scale):
+        # One arrow chunk a column, as its own pd.Series(list, dtype) makes (its client 1.1.0 crashes on a
+        # slice across chunks).
+        frame = pyarrow.feather.read_table(os.environ["PARITY_ROWS"]).combine_chunks().to_pandas(
+            types_mapper={pyarrow.string(): pandas.StringDtype("pyarrow")}.get)
+        assert len(frame) == row_count, (len(frame), row_count)
+        frame.index.name = "cpu"  # the table name, as its own frame names it
+        return frame
+    bench_pandas.gen_dataframe = gen_dataframe
+    def sanity_check_split2(df, dfs_by_worker):
+        # Its own check sorts the dealt slices by timestamp, which its rows never share and TSBS's share a
+        # scale's worth at a time: the same check, sorted by the row index.
+        joined = pandas.concat([part for parts in dfs_by_worker for part in parts]).sort_index()
+        assert len(df) == len(joined) and df.equals(joined)
+    bench_pandas.sanity_check_split2 = sanity_check_split2
 bench_pandas.serialize_one = clocked(bench_pandas.serialize_one)
 bench_pandas.serialize_workers = clocked(bench_pandas.serialize_workers)
 sys.argv[0] = "bench_pandas"
@@ -103,12 +129,15 @@ SIDES = {"original": ("original", "", "original"), "original-6.0.0": ("original"
 
 
 def run_original(python: Path, repo: Path, rows: int, seed: int, threads: int,
-                 protocol: str) -> tuple[float, float, float]:
-    """The original's serialize: (seconds, MiB, client CPU seconds)."""
+                 protocol: str, given_rows: Path | None) -> tuple[float, float, float]:
+    """The original's serialize: (seconds, MiB, client CPU seconds); of ``given_rows`` (a feather file) in
+    place of the frame it generates, if given."""
     command = [str(python), "-c", ORIGINAL_MAIN, protocol, "--row-count", str(rows), "--seed", str(seed)]
     if threads > 1:
         command += ["--workers", str(threads)]
     environment = dict(os.environ, PYTHONPATH=str(repo))
+    if given_rows is not None:
+        environment["PARITY_ROWS"] = str(given_rows)
     result = subprocess.run(command, capture_output=True, text=True, env=environment)
     match = ORIGINAL_SERIALIZED.search(result.stdout)
     if result.returncode != 0 or not match:
@@ -135,6 +164,24 @@ def run_ours(rows: int, seed: int, threads: int, protocol: int, workdir: Path) -
     return serialize["seconds"], serialize["bytes"] / 2**20, serialize["client_cpu_seconds"]
 
 
+def write_tsbs_rows(rows: int, seed: int, path: Path) -> None:
+    """The rows ``bench`` serializes (its own chunks, the same flags as ``run_ours``), as one frame in a feather
+    file the original's interpreter reads: tags as arrow strings, fields, zone-less timestamps."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.feather
+
+    from harness.bench import BenchOptions
+
+    options = BenchOptions(row_count=rows, seed=seed, symbol_dtype="string[pyarrow]")
+    frame = pd.concat([table for chunk in options.chunks(options.dataset()) for table in chunk.values()],
+                      ignore_index=True)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = table.cast(pa.schema([pa.field(field.name, pa.string() if pa.types.is_large_string(field.type)
+                                           else field.type) for field in table.schema]))
+    pyarrow.feather.write_feather(table, path, compression="uncompressed", chunksize=len(frame))
+
+
 def main(
     original_python: Path = typer.Option(..., help="Interpreter with the original's pinned dependencies."),
     original_current_client_python: Path = typer.Option(
@@ -147,26 +194,39 @@ def main(
     sides: list[str] = typer.Option(list(SIDES), "--side", help=f"Sides to run (repeat; of {', '.join(SIDES)}); the "
                                     "first is the baseline of the ratios."),
     one_thread: bool = typer.Option(True, help="Also the 1-thread runs (--no-one-thread: only the N-worker ones)."),
+    original_rows: str = typer.Option("tsbs", help="tsbs: the original's runs serialize the rows ours does (TSBS's, "
+                                      "written once to a file it reads in place of its own frame); own: the rows "
+                                      "it generates itself (its random walk: other values)."),
     results: Path = typer.Option(Path("results/serialize-parity.json"), "--json", "--results",
                                  help="The benchmark record's path."),
 ) -> None:
+    if original_rows not in ("tsbs", "own"):
+        sys.exit(f"--original-rows: tsbs or own, not {original_rows!r}")
     unknown = [side for side in sides if side not in SIDES]
     if unknown or not sides:
         sys.exit(f"--side: {', '.join(unknown) or 'none given'}: the sides are {', '.join(SIDES)}")
     if not (original_repo / "py_tsbs_benchmark" / "bench_pandas.py").is_file():
         sys.exit(f"{original_repo} is not a checkout of questdb/py-tsbs-benchmark (no py_tsbs_benchmark/bench_pandas.py)")
     record = BenchmarkRecord("serialize-parity", parameters=dict(row_count=row_count, workers=workers, rounds=rounds,
-                                                                 seed=seed, sides=sides, one_thread=one_thread))
+                                                                 seed=seed, sides=sides, one_thread=one_thread,
+                                                                 original_rows=original_rows))
     print(f"{record.system.get('cpu_model', '?')}, {os.cpu_count()} CPUs; {row_count:,} rows, 1 thread and {workers} "
           f"workers, {rounds} rounds; serialize only (in-memory buffers)", flush=True)
     with tempfile.TemporaryDirectory() as scratch:
+        given_rows = None
+        if original_rows == "tsbs" and any(SIDES[side][0] == "original" for side in sides):
+            given_rows = Path(scratch) / "tsbs-rows.feather"
+            write_tsbs_rows(row_count, seed, given_rows)
+            print(f"the original's runs serialize TSBS's rows, as ours: {given_rows.stat().st_size / 2**20:.0f} MiB "
+                  f"feather file", flush=True)
         def serialize(side: str, threads: int):
             def measure(round_number: int) -> Measurement:
                 code, protocol, interpreter = SIDES[side]
                 if code == "original":
                     python = {"original": original_python, "original-6.0.0": original_current_client_python,
                               "ours": Path(sys.executable)}[interpreter]
-                    seconds, mib, cpu = run_original(python, original_repo, row_count, seed, threads, protocol)
+                    seconds, mib, cpu = run_original(python, original_repo, row_count, seed, threads, protocol,
+                                                     given_rows)
                 else:
                     seconds, mib, cpu = run_ours(row_count, seed, threads, protocol, Path(scratch))
                 print(f"round {round_number} {threads} thread(s) {side:17} {row_count / seconds / 1e6:6.3f} M rows/s "

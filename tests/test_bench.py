@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import json
 import os
@@ -18,6 +19,8 @@ from harness.results import SCHEMA_VERSION
 from harness.replay import ReplayOptions, run_replay
 from harness.errors import RunError, UsageError
 from harness.ingest import raw
+from harness.ingest.phase_loop import PhaseFailed, Worker, run_phase
+from harness.phase import PhaseProgress
 from harness.tsbs import cpu_only
 from harness.tsbs.use_cases import make_spec
 from conftest import GOLDEN_DIR, free_port, run_cli
@@ -157,6 +160,29 @@ def test_phases_record_the_clients_cpu(tmp_path, socat_sink, devnull):
         assert phase.client_cpu_seconds > 0, name
         assert phase.client_cpu_cores == pytest.approx(phase.client_cpu_seconds / phase.seconds)
         assert phase.client_cpu_cores <= cores + 0.1, name
+
+
+def test_a_phase_sets_the_objects_it_starts_with_aside_from_the_collector_and_gives_them_back():
+    """While a phase runs, the objects alive at its start are frozen (a full collection would scan them all
+    with every worker stalled); when it ends, whether it finished or failed, none stay frozen."""
+    seen = []
+
+    class Counting(Worker):
+        def __init__(self, fail: bool):
+            self.fail = fail
+
+        def process(self, chunk) -> int:
+            seen.append(gc.get_freeze_count())
+            if self.fail:
+                raise RuntimeError("worker failed")
+            return 1
+
+    chunks = [[(0, {"cpu": pd.DataFrame({"x": [1.0]})})]]
+    run_phase(PhaseProgress("serialize", 1), [Counting(fail=False)], chunks)
+    assert seen[-1] > 1_000 and gc.get_freeze_count() == 0
+    with pytest.raises(PhaseFailed):
+        run_phase(PhaseProgress("serialize", 1), [Counting(fail=True)], chunks)
+    assert seen[-1] > 1_000 and gc.get_freeze_count() == 0
 
 
 def test_itertuples_and_dataframe_serialize_alike(tmp_path, devnull):

@@ -13,6 +13,7 @@ are reported, never guessed.
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
 import time
@@ -294,6 +295,11 @@ def run_phase(
         if isinstance(work, ChunkStream):
             work.start()
         ready.wait()
+        # Whatever is alive now (the dealt chunks, every imported module) is set aside from the cyclic
+        # collector for the phase: a full collection scans every tracked object with the GIL held, stalling
+        # all workers at once (about 40 ms a collection in a 2M-row serialize, ~5 % of its time at 2 workers:
+        # results/reference/2026-11-25-parity/). Objects made during the phase are collected as usual.
+        gc.freeze()
         cpu_started = time.process_time()
         started = progress.started = time.perf_counter()
         for thread in threads:
@@ -319,6 +325,7 @@ def run_phase(
     finally:
         seconds = time.perf_counter() - started
         cpu_seconds = time.process_time() - cpu_started
+        gc.unfreeze()
         for worker, thread in zip(workers, threads):
             if thread.ident is None:  # never started, so nothing else will close it
                 worker.close()
