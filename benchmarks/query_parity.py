@@ -19,8 +19,11 @@ our client's extra time per query in ms. Both runners share the machine with the
 taken from it. Each run's client CPU comes from the kernel (``wait4``): the Go runner's is its whole process
 (it starts in under 10 ms of CPU), ours the record's queries phase (the process's, Python's start-up and
 the query file's parsing excluded; the whole process's is recorded beside it).
-The benchmark record goes to --json (alias --results): per query type, every round's queries/s and client
-CPU seconds of each runner (its seconds: the queries over that rate, the runner's own time), medians and
+Each run's median query latency (the Go runner's printed ``med``, our record's ``median_ms``) is recorded
+too: a 500-query run of a light type lasts well under a second, and one pause of the server or the machine
+moves its rate, while the median query is left alone.
+The benchmark record goes to --json (alias --results): per query type, every round's queries/s, median
+latency and client CPU seconds of each runner (its seconds: the queries over that rate, the runner's own time), medians and
 ratios.
 """
 
@@ -43,6 +46,7 @@ from harness.native import NativeQuestDB
 from harness.tsbs.query_types import QUERY_TYPES
 
 GO_RATE = re.compile(r"Overall query rate ([0-9.]+) queries/sec")
+GO_LATENCY = re.compile(r"all queries\s*:\s*min:\s*[0-9.]+ms, med:\s*([0-9.]+)ms, mean:\s*([0-9.]+)ms")
 RUNNERS = ("go", "ours")
 
 
@@ -110,27 +114,29 @@ def main(
                     *data_flags)
             files[name] = (go_file, our_file)
 
-        def rate_of(runner: str, name: str, worker_count: int, port: int) -> tuple[float, float, float]:
-            """(queries/s, client CPU seconds of the queries, CPU seconds of the whole process)."""
+        def rate_of(runner: str, name: str, worker_count: int, port: int) -> tuple[float, float, float, float]:
+            """(queries/s, client CPU seconds of the queries, CPU seconds of the whole process, the median
+            query's latency in ms)."""
             go_file, our_file = files[name]
             if runner == "go":
                 go_protocol = ["--use-http", f"--url=http://127.0.0.1:{http_port}/"] if protocol == "http" else \
                     ["--pg-host=127.0.0.1", f"--pg-port={port}"]
                 text, cpu_seconds = measured([str(run_queries), f"--file={go_file}", f"--workers={worker_count}",
                                               "--print-interval=0", *go_protocol])
-                match = GO_RATE.search(text)
-                if not match:
-                    sys.exit(f"error: cannot read the Go runner's rate: {text[-500:]}")
+                match, latency = GO_RATE.search(text), GO_LATENCY.search(text)
+                if not match or not latency:
+                    sys.exit(f"error: cannot read the Go runner's rate and latency: {text[-500:]}")
                 # The Go binary starts in under 10 ms of CPU: its process's CPU is its queries'.
-                return float(match.group(1)), cpu_seconds, cpu_seconds
+                return float(match.group(1)), cpu_seconds, cpu_seconds, float(latency.group(1))
             record_path = workdir / "queries.json"
             _, cpu_seconds = measured([sys.executable, "-m", "harness", "queries", "run", str(our_file), "--protocol",
                                        protocol, "--workers", str(worker_count), "--host", "127.0.0.1",
                                        "--http-port", str(http_port), "--pg-port", str(port), "--reporting-period",
                                        "0", "--results", str(record_path)])
             run = json.loads(record_path.read_text())
-            return (run["queries"]["statistics"]["all queries"]["queries_per_second"],
-                    run["phases"]["queries"]["client_cpu_seconds"], cpu_seconds)
+            statistics = run["queries"]["statistics"]["all queries"]
+            return (statistics["queries_per_second"], run["phases"]["queries"]["client_cpu_seconds"], cpu_seconds,
+                    statistics["median_ms"])
 
         wire: dict[tuple[str, int, str], dict[str, float]] = {}  # (type, workers, runner): the tally's figures
 
@@ -138,15 +144,16 @@ def main(
             def measure(round_number: int) -> Measurement:
                 if round_number == 0 and protocol == "pgwire":  # the warm-up: through the relay, counted
                     tally.reset()
-                    rate, cpu, process_cpu = rate_of(runner_name, name, worker_count, tally.port)
+                    rate, cpu, process_cpu, median_ms = rate_of(runner_name, name, worker_count, tally.port)
                     wire[name, worker_count, runner_name] = tally.per_query(queries)
                 else:
-                    rate, cpu, process_cpu = rate_of(runner_name, name, worker_count, pg_port)
+                    rate, cpu, process_cpu, median_ms = rate_of(runner_name, name, worker_count, pg_port)
                 print(f"{f'round {round_number}' if round_number else 'warm-up'} {name:<22} W={worker_count} "
-                      f"{runner_name:<4} {rate:8.2f} queries/s  {1000 * cpu / queries:.3f} ms CPU a query "
-                      f"(process {process_cpu:.2f} s)", flush=True)
+                      f"{runner_name:<4} {rate:8.2f} queries/s  median {median_ms:7.2f} ms  {1000 * cpu / queries:.3f} "
+                      f"ms CPU a query (process {process_cpu:.2f} s)", flush=True)
                 return Measurement(seconds=queries / rate, client_cpu_seconds=cpu,
-                                   extra={"queries_per_second": rate, "process_cpu_seconds": process_cpu})
+                                   extra={"queries_per_second": rate, "process_cpu_seconds": process_cpu,
+                                          "median_ms": median_ms})
             return measure
 
         # The warm-up round is not counted: the first run of a type pays for the server's cold start (JIT,
@@ -167,18 +174,21 @@ def main(
         comparison.parameters["wire"] = {runner_name: wire[(*key, runner_name)] for runner_name in RUNNERS
                                          if (*key, runner_name) in wire}
     record.comparisons.extend(comparisons)
-    print("\nmedians (queries/s), ours / Go, our extra time per query (ms, at 1 worker); client CPU ms a query, Go / "
-          "ours (Go's whole process; ours the record's queries phase), Go's over ours; round trips and prepares "
-          "per query (go / ours, connection set-up included):")
+    print("\nmedians over the rounds: queries/s, ours / Go, our extra time per query (ms, at 1 worker); the median "
+          "query's latency, Go / ours (ms), Go's over ours; client CPU ms a query, Go / ours (Go's whole process; "
+          "ours the record's queries phase), Go's over ours; round trips and prepares per query (go / ours, "
+          "connection set-up included):")
     for comparison in comparisons:
         go, ours = (comparison.summary[runner_name]["queries_per_second"] for runner_name in RUNNERS)
         go_cpu, our_cpu = (comparison.summary[runner_name]["client_cpu_seconds"] for runner_name in RUNNERS)
+        go_median, our_median = (comparison.summary[runner_name]["median_ms"] for runner_name in RUNNERS)
         extra = f"{1000 / ours.median - 1000 / go.median:+.2f} ms" if comparison.parameters["workers"] == 1 else "-"
         counts = comparison.parameters["wire"]
         on_wire = "  ".join(f"{figure} {' / '.join(f'{counts[r][figure]:.3f}' for r in RUNNERS)}"
                             for figure in ("round_trips_per_query", "prepares_per_query")) if counts else ""
         print(f"{comparison.name:<26} Go {go.median:8.2f}  ours {ours.median:8.2f}  {ours.ratio:5.2f}x "
-              f"(paired {ours.paired_ratio:.2f}x)  {extra:>9}  CPU {1000 * go_cpu.median / queries:.3f} / "
+              f"(paired {ours.paired_ratio:.2f}x)  {extra:>9}  latency {go_median.median:.2f} / "
+              f"{our_median.median:.2f} ms {1 / our_median.ratio:.2f}x  CPU {1000 * go_cpu.median / queries:.3f} / "
               f"{1000 * our_cpu.median / queries:.3f} ms {1 / our_cpu.ratio:.2f}x  {on_wire}")
     write_record(record, results)
 

@@ -59,6 +59,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -128,6 +129,13 @@ SIDES = {"original": ("original", "", "original"), "original-6.0.0": ("original"
          "original-our-deps": ("original", "1", "ours"), "ours-p1": ("ours", 1, "ours"), "ours-p2": ("ours", 2, "ours")}
 
 
+class OriginalRows(StrEnum):
+    """Whose rows the original's runs serialize."""
+
+    tsbs = "tsbs"
+    own = "own"
+
+
 def run_original(python: Path, repo: Path, rows: int, seed: int, threads: int,
                  protocol: str, given_rows: Path | None) -> tuple[float, float, float]:
     """The original's serialize: (seconds, MiB, client CPU seconds); of ``given_rows`` (a feather file) in
@@ -194,14 +202,13 @@ def main(
     sides: list[str] = typer.Option(list(SIDES), "--side", help=f"Sides to run (repeat; of {', '.join(SIDES)}); the "
                                     "first is the baseline of the ratios."),
     one_thread: bool = typer.Option(True, help="Also the 1-thread runs (--no-one-thread: only the N-worker ones)."),
-    original_rows: str = typer.Option("tsbs", help="tsbs: the original's runs serialize the rows ours does (TSBS's, "
-                                      "written once to a file it reads in place of its own frame); own: the rows "
-                                      "it generates itself (its random walk: other values)."),
+    original_rows: OriginalRows = typer.Option(OriginalRows.tsbs, help="tsbs: the original's runs serialize the rows "
+                                               "ours does (TSBS's, written once to a file it reads in place of its "
+                                               "own frame); own: the rows it generates itself (its random walk: "
+                                               "other values)."),
     results: Path = typer.Option(Path("results/serialize-parity.json"), "--json", "--results",
                                  help="The benchmark record's path."),
 ) -> None:
-    if original_rows not in ("tsbs", "own"):
-        sys.exit(f"--original-rows: tsbs or own, not {original_rows!r}")
     unknown = [side for side in sides if side not in SIDES]
     if unknown or not sides:
         sys.exit(f"--side: {', '.join(unknown) or 'none given'}: the sides are {', '.join(SIDES)}")
@@ -209,12 +216,12 @@ def main(
         sys.exit(f"{original_repo} is not a checkout of questdb/py-tsbs-benchmark (no py_tsbs_benchmark/bench_pandas.py)")
     record = BenchmarkRecord("serialize-parity", parameters=dict(row_count=row_count, workers=workers, rounds=rounds,
                                                                  seed=seed, sides=sides, one_thread=one_thread,
-                                                                 original_rows=original_rows))
+                                                                 original_rows=str(original_rows)))
     print(f"{record.system.get('cpu_model', '?')}, {os.cpu_count()} CPUs; {row_count:,} rows, 1 thread and {workers} "
           f"workers, {rounds} rounds; serialize only (in-memory buffers)", flush=True)
     with tempfile.TemporaryDirectory() as scratch:
         given_rows = None
-        if original_rows == "tsbs" and any(SIDES[side][0] == "original" for side in sides):
+        if original_rows == OriginalRows.tsbs and any(SIDES[side][0] == "original" for side in sides):
             given_rows = Path(scratch) / "tsbs-rows.feather"
             write_tsbs_rows(row_count, seed, given_rows)
             print(f"the original's runs serialize TSBS's rows, as ours: {given_rows.stat().st_size / 2**20:.0f} MiB "
