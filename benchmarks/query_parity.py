@@ -30,7 +30,6 @@ ratios.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from pathlib import Path
 import typer
 
 from benchmarks.alternate import alternate_groups, write_record
+from benchmarks.loader_parity import run_child
 from benchmarks.pgwire_tally import PgwireTally
 from harness.benchmark_record import BenchmarkRecord, Measurement
 from harness.native import NativeQuestDB
@@ -55,18 +55,6 @@ def harness(*args: str) -> subprocess.CompletedProcess:
     if result.returncode != 0:
         sys.exit(f"error: harness {' '.join(args[:2])} failed: {result.stderr.strip()[-500:]}")
     return result
-
-
-def measured(command: list[str]) -> tuple[str, float]:
-    """Run a runner to its end: (its stdout, the CPU seconds of its process, from the kernel)."""
-    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
-        process = subprocess.Popen(command, stdout=stdout, stderr=stderr)
-        _, status, usage = os.wait4(process.pid, 0)
-        stdout.seek(0)
-        stderr.seek(0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"error: {' '.join(command[:4])} failed: {stderr.read().decode(errors='replace').strip()[-500:]}")
-        return stdout.read().decode(errors="replace"), usage.ru_utime + usage.ru_stime
 
 
 def main(
@@ -121,18 +109,19 @@ def main(
             if runner == "go":
                 go_protocol = ["--use-http", f"--url=http://127.0.0.1:{http_port}/"] if protocol == "http" else \
                     ["--pg-host=127.0.0.1", f"--pg-port={port}"]
-                text, cpu_seconds = measured([str(run_queries), f"--file={go_file}", f"--workers={worker_count}",
-                                              "--print-interval=0", *go_protocol])
+                child = run_child([str(run_queries), f"--file={go_file}", f"--workers={worker_count}",
+                                   "--print-interval=0", *go_protocol], None)
+                text, cpu_seconds = child.stdout, child.cpu_seconds
                 match, latency = GO_RATE.search(text), GO_LATENCY.search(text)
                 if not match or not latency:
                     sys.exit(f"error: cannot read the Go runner's rate and latency: {text[-500:]}")
                 # The Go binary starts in under 10 ms of CPU: its process's CPU is its queries'.
                 return float(match.group(1)), cpu_seconds, cpu_seconds, float(latency.group(1))
             record_path = workdir / "queries.json"
-            _, cpu_seconds = measured([sys.executable, "-m", "harness", "queries", "run", str(our_file), "--protocol",
-                                       protocol, "--workers", str(worker_count), "--host", "127.0.0.1",
-                                       "--http-port", str(http_port), "--pg-port", str(port), "--reporting-period",
-                                       "0", "--results", str(record_path)])
+            cpu_seconds = run_child([sys.executable, "-m", "harness", "queries", "run", str(our_file), "--protocol",
+                                     protocol, "--workers", str(worker_count), "--host", "127.0.0.1",
+                                     "--http-port", str(http_port), "--pg-port", str(port), "--reporting-period",
+                                     "0", "--results", str(record_path)], None).cpu_seconds
             run = json.loads(record_path.read_text())
             statistics = run["queries"]["statistics"]["all queries"]
             return (statistics["queries_per_second"], run["phases"]["queries"]["client_cpu_seconds"], cpu_seconds,
