@@ -66,6 +66,7 @@ import typer
 
 from benchmarks.alternate import alternate_groups, write_record
 from harness.benchmark_record import BenchmarkRecord, Measurement
+from harness.tsbs.choices import SymbolDtype
 
 ORIGINAL_SERIALIZED = re.compile(r"Serialized:\s+(\d+) rows in ([0-9.]+)s.*?ILP Buffer size: ([0-9.]+) MiB"
                                  r".*?Serialize CPU: ([0-9.]+)s", re.S)
@@ -159,7 +160,7 @@ def run_ours(rows: int, seed: int, threads: int, protocol: int, workdir: Path) -
     """``bench``'s serialize phase: (seconds, MiB, client CPU seconds)."""
     record_path = workdir / "record.json"
     command = [sys.executable, "-m", "harness", "bench", "--row-count", str(rows), "--seed", str(seed),
-               "--protocol-version", str(protocol), "--symbol-dtype", "string[pyarrow]",
+               "--protocol-version", str(protocol), "--symbol-dtype", SymbolDtype.string_pyarrow,
                "--reporting-period", "0", "--results", str(record_path)]
     if threads > 1:
         command += ["--workers", str(threads)]
@@ -181,7 +182,7 @@ def write_tsbs_rows(rows: int, seed: int, path: Path) -> None:
 
     from harness.bench import BenchOptions
 
-    options = BenchOptions(row_count=rows, seed=seed, symbol_dtype="string[pyarrow]")
+    options = BenchOptions(row_count=rows, seed=seed, symbol_dtype=SymbolDtype.string_pyarrow)
     frame = pd.concat([table for chunk in options.chunks(options.dataset()) for table in chunk.values()],
                       ignore_index=True)
     table = pa.Table.from_pandas(frame, preserve_index=False)
