@@ -19,8 +19,10 @@ the dependencies it was published with, in a scratch venv that is never part of 
 nearest that install, the questdb client is its own 1.1.0). Both sides serialize into an in-memory buffer
 only, nothing is sent. The original's 1-thread run serializes its whole frame in one ``dataframe()`` call,
 its N-worker run deals 10,000-row slices round-robin to N threads; ours does as ``bench`` (no --send) does:
-10,000-row chunks, one buffer per worker cleared after each chunk. Same shape: 10 SYMBOL columns
-(``string[pyarrow]`` on both sides), 10 DOUBLE fields of full-precision random-walk values, a timestamp.
+10,000-row chunks, one buffer per worker cleared after each chunk (``--chunk-rows`` sets both sides' size: each
+``dataframe()`` call of these 21 columns costs about a millisecond whatever its rows, a tenth of a
+10,000-row call). Same shape: 10 SYMBOL columns (``string[pyarrow]`` on both sides), 10 DOUBLE fields of
+full-precision random-walk values, a timestamp.
 
 Same rows by default (``--original-rows tsbs``): the rows ``bench`` serializes (TSBS's cpu-only, the same
 seed) are written once to a feather file, and the original's run reads that frame in place of the one its
@@ -65,6 +67,7 @@ from pathlib import Path
 import typer
 
 from benchmarks.alternate import alternate_groups, write_record
+from harness.bench import DEFAULT_CHUNK_ROWS, BenchOptions
 from harness.benchmark_record import BenchmarkRecord, Measurement
 from harness.tsbs.choices import SymbolDtype
 
@@ -137,13 +140,13 @@ class OriginalRows(StrEnum):
     own = "own"
 
 
-def run_original(python: Path, repo: Path, rows: int, seed: int, threads: int,
+def run_original(python: Path, repo: Path, rows: int, seed: int, threads: int, chunk_rows: int,
                  protocol: str, given_rows: Path | None) -> tuple[float, float, float]:
     """The original's serialize: (seconds, MiB, client CPU seconds); of ``given_rows`` (a feather file) in
     place of the frame it generates, if given."""
     command = [str(python), "-c", ORIGINAL_MAIN, protocol, "--row-count", str(rows), "--seed", str(seed)]
     if threads > 1:
-        command += ["--workers", str(threads)]
+        command += ["--workers", str(threads), "--worker-chunk-row-count", str(chunk_rows)]
     environment = dict(os.environ, PYTHONPATH=str(repo))
     if given_rows is not None:
         environment["PARITY_ROWS"] = str(given_rows)
@@ -156,12 +159,13 @@ def run_original(python: Path, repo: Path, rows: int, seed: int, threads: int,
     return float(match.group(2)), float(match.group(3)), float(match.group(4))
 
 
-def run_ours(rows: int, seed: int, threads: int, protocol: int, workdir: Path) -> tuple[float, float, float]:
+def run_ours(rows: int, seed: int, threads: int, chunk_rows: int, protocol: int,
+             workdir: Path) -> tuple[float, float, float]:
     """``bench``'s serialize phase: (seconds, MiB, client CPU seconds)."""
     record_path = workdir / "record.json"
     command = [sys.executable, "-m", "harness", "bench", "--row-count", str(rows), "--seed", str(seed),
                "--protocol-version", str(protocol), "--symbol-dtype", SymbolDtype.string_pyarrow,
-               "--reporting-period", "0", "--results", str(record_path)]
+               "--worker-chunk-row-count", str(chunk_rows), "--reporting-period", "0", "--results", str(record_path)]
     if threads > 1:
         command += ["--workers", str(threads)]
     result = subprocess.run(command, capture_output=True, text=True)
@@ -180,8 +184,6 @@ def write_tsbs_rows(rows: int, seed: int, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.feather
 
-    from harness.bench import BenchOptions
-
     options = BenchOptions(row_count=rows, seed=seed, symbol_dtype=SymbolDtype.string_pyarrow)
     frame = pd.concat([table for chunk in options.chunks(options.dataset()) for table in chunk.values()],
                       ignore_index=True)
@@ -199,6 +201,9 @@ def main(
     row_count: int = typer.Option(2_000_000, min=10_000),
     workers: int = typer.Option(2, min=2, help="N of the N-worker runs (both sides)."),
     rounds: int = typer.Option(5, min=1),
+    chunk_rows: int = typer.Option(DEFAULT_CHUNK_ROWS, min=1, help="Rows of each dataframe() call of the N-worker "
+                                   "runs, both sides (the original's --worker-chunk-row-count, bench's); ours uses "
+                                   "it at 1 thread too, where the original serializes its frame in one call."),
     seed: int = typer.Option(1),
     sides: list[str] = typer.Option(list(SIDES), "--side", help=f"Sides to run (repeat; of {', '.join(SIDES)}); the "
                                     "first is the baseline of the ratios."),
@@ -216,10 +221,11 @@ def main(
     if not (original_repo / "py_tsbs_benchmark" / "bench_pandas.py").is_file():
         sys.exit(f"{original_repo} is not a checkout of questdb/py-tsbs-benchmark (no py_tsbs_benchmark/bench_pandas.py)")
     record = BenchmarkRecord("serialize-parity", parameters=dict(row_count=row_count, workers=workers, rounds=rounds,
-                                                                 seed=seed, sides=sides, one_thread=one_thread,
+                                                                 chunk_rows=chunk_rows, seed=seed, sides=sides,
+                                                                 one_thread=one_thread,
                                                                  original_rows=str(original_rows)))
     print(f"{record.system.get('cpu_model', '?')}, {os.cpu_count()} CPUs; {row_count:,} rows, 1 thread and {workers} "
-          f"workers, {rounds} rounds; serialize only (in-memory buffers)", flush=True)
+          f"workers, {rounds} rounds, {chunk_rows:,}-row chunks; serialize only (in-memory buffers)", flush=True)
     with tempfile.TemporaryDirectory() as scratch:
         given_rows = None
         if original_rows == OriginalRows.tsbs and any(SIDES[side][0] == "original" for side in sides):
@@ -233,10 +239,10 @@ def main(
                 if code == "original":
                     python = {"original": original_python, "original-6.0.0": original_current_client_python,
                               "ours": Path(sys.executable)}[interpreter]
-                    seconds, mib, cpu = run_original(python, original_repo, row_count, seed, threads, protocol,
-                                                     given_rows)
+                    seconds, mib, cpu = run_original(python, original_repo, row_count, seed, threads, chunk_rows,
+                                                     protocol, given_rows)
                 else:
-                    seconds, mib, cpu = run_ours(row_count, seed, threads, protocol, Path(scratch))
+                    seconds, mib, cpu = run_ours(row_count, seed, threads, chunk_rows, protocol, Path(scratch))
                 print(f"round {round_number} {threads} thread(s) {side:17} {row_count / seconds / 1e6:6.3f} M rows/s "
                       f"({mib:7.1f} MiB in {seconds:.2f}s; {cpu / row_count * 1e6:.3f} CPU-s/M rows)", flush=True)
                 return Measurement(seconds=seconds, rows=row_count, client_cpu_seconds=cpu, extra={"mib": mib})
