@@ -14,13 +14,13 @@ Go generator, ours with ``queries generate`` (the tests check both hold the same
 worker count (1 and 2 by default) at a time: a warm-up round (not counted) runs it once with each runner,
 through a relay that counts each runner's round trips and prepares per query on the wire
 (``benchmarks/pgwire_tally.py``); then each round runs both runners on it, the order alternating: the Go
-runner's "Overall query rate" against our record's queries/s. (Each round running every type, the first
-runner of a pair met a server slowed by the other types' queries and ran a light type at half the rate of
-the second, whichever it was.) With one worker, ``1000/ours - 1000/go`` is
-our client's extra time per query in ms. Both runners share the machine with the server: their client CPU is
-taken from it. Each run's client CPU comes from the kernel (``wait4``): the Go runner's is its whole process
-(it starts in under 10 ms of CPU), ours the record's queries phase (the process's, Python's start-up and
-the query file's parsing excluded; the whole process's is recorded beside it).
+runner's "Overall query rate" against our record's queries/s. (With every type in each round, the second
+runner of a pair ran faster than the first, whichever it was: a median 1.07x over all pairs, 1.1-2.3x on
+most light types.) With one worker, ``1000/ours - 1000/go`` is our client's extra time per
+query in ms. Both runners share the machine with the server: their client CPU is taken from it. Each run's
+client CPU comes from the kernel (``wait4``): the Go runner's is its whole process (it starts in under 10 ms
+of CPU), ours the record's queries phase (the process's, Python's start-up and the query file's parsing
+excluded; the whole process's is recorded beside it).
 Each run's median query latency (the Go runner's printed ``med``, our record's ``median_ms``) is recorded
 too: a 500-query run of a light type lasts well under a second, and one pause of the server or the machine
 moves its rate, while the median query is left alone.
@@ -151,10 +151,12 @@ def main(
         # the runners' order alternating from round to round. The warm-up pays for the server's cold start
         # (JIT, the table's pages, each statement's first compilation), which would otherwise fall on whichever
         # runner happened to go first, and runs through the tally relay, which counts both runners' messages.
-        # Not every type in each round: after other types' queries the server is slow again on a light type
-        # for about a run's length (the first of the pair ran at half the second's rate, whichever runner it
-        # was: results/reference/2026-11-25-parity/), so the paired rates swung with the order.
-        parameters = {f"{name} W={count}": {"query_type": name, "workers": count} for name in types for count in workers}
+        # Not every type in each round: after other types' queries the server is slower on a light type for
+        # about a run's length, and the second runner of a pair ran faster than the first, whichever it was
+        # (a median 1.07x; 1.1-2.3x on most light types; 1.01x one type at a time:
+        # results/reference/2026-11-25-parity/order-effect.txt), so the paired rates swung with the order.
+        parameters = {f"{name} W={count}": {"query_type": name, "workers": count}
+                      for name in types for count in workers}
         with PgwireTally("127.0.0.1", pg_port) as tally:
             comparisons = [
                 comparison
