@@ -147,14 +147,11 @@ def main(
                                           "median_ms": median_ms})
             return measure
 
-        # One type (at one worker count) at a time: its warm-up round, not counted, then its counted rounds,
-        # the runners' order alternating from round to round. The warm-up pays for the server's cold start
-        # (JIT, the table's pages, each statement's first compilation), which would otherwise fall on whichever
-        # runner happened to go first, and runs through the tally relay, which counts both runners' messages.
-        # Not every type in each round: after other types' queries the server is slower on a light type for
-        # about a run's length, and the second runner of a pair ran faster than the first, whichever it was
-        # (a median 1.07x; 1.1-2.3x on most light types; 1.01x one type at a time:
-        # results/reference/2026-11-25-parity/order-effect.txt), so the paired rates swung with the order.
+        # One type (at one worker count) at a time, not every type in each round: the module's docstring says
+        # why (results/reference/2026-11-25-parity/order-effect.txt). Its warm-up round, not counted, pays for
+        # the server's cold start (JIT, the table's pages, each statement's first compilation), which would
+        # otherwise fall on whichever runner happened to go first, and runs through the tally relay, which
+        # counts both runners' messages.
         parameters = {f"{name} W={count}": {"query_type": name, "workers": count}
                       for name in types for count in workers}
         with PgwireTally("127.0.0.1", pg_port) as tally:
