@@ -57,7 +57,7 @@ def test_small_pieces_fill_questdb_exactly(tmp_path, questdb, use_case, gzipped,
     send = record.phases["send"]
     assert send.rows == len(data.splitlines()) and send.bytes == len(data)
     assert send.tables == (expected if len(expected) > 1 else {})
-    assert all(worker.rows for worker in send.workers)  # both workers were dealt pieces
+    assert len(send.workers) == 2 and sum(worker.rows for worker in send.workers) == send.rows
     assert {table: questdb.client.count(table) for table in expected} == expected
     assert record.validation.visible_rows == sum(expected.values())
 

@@ -16,7 +16,7 @@ import pytest
 
 from harness.errors import UsageError
 from harness.phase import PhaseRecord
-from harness.system_info import system_info
+from harness.system_info import _versions, system_info
 from harness.compare import comparison_table
 from harness.results import (
     MIB, SCHEMA_VERSION, RunRecord, Validation, format_phase, load_results, write_results,
@@ -111,7 +111,7 @@ def test_system_info_describes_this_process_and_machine():
     info = system_info()
     versions = info["versions"]
     assert versions["python"] == platform.python_version()
-    for key, package in (("pandas", "pandas"), ("pyarrow", "pyarrow"), ("numpy", "numpy"),
+    for key, package in (("pandas", "pandas"), ("pyarrow", "pyarrow"), ("numpy", "numpy"), ("numba", "numba"),
                          ("questdb_client", "questdb")):
         assert versions[key] == metadata.version(package)
     assert info["cpu_affinity"] == sorted(os.sched_getaffinity(0))
@@ -120,6 +120,17 @@ def test_system_info_describes_this_process_and_machine():
     assert info["memory_total_bytes"] > 0
     assert datetime.fromisoformat(info["date_utc"]).utcoffset().total_seconds() == 0
     json.dumps(info)  # it goes into a JSON file as it is
+
+
+def test_versions_read_wheels_and_ask_importlib_metadata_for_the_rest(tmp_path, monkeypatch):
+    # A wheel's directory (its name normalized), a package installed otherwise (egg-info: only
+    # importlib.metadata reads it), one installed nowhere; the first found on sys.path wins, as for imports.
+    (tmp_path / "first" / "Foo_Bar-1.2.3.dist-info").mkdir(parents=True)
+    (tmp_path / "second" / "foo_bar-9.9.dist-info").mkdir(parents=True)
+    (tmp_path / "second" / "baz.egg-info").mkdir()
+    (tmp_path / "second" / "baz.egg-info" / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: baz\nVersion: 4.5\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path / "first"), str(tmp_path / "second")])
+    assert _versions({"a": "foo.bar", "b": "baz", "c": "absent"}) == {"a": "1.2.3", "b": "4.5", "c": None}
 
 
 def test_write_results_default_path_and_round_trip(tmp_path, monkeypatch):

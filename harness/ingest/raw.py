@@ -44,12 +44,13 @@ def buffers_needed(workers: int) -> int:
 
 
 def send_pieces(source: IlpFile, host: str, port: int, progress: PhaseProgress, workers: int = 1) -> float:
-    """Write the pieces of ``source`` to host:port, dealt round-robin to ``workers`` connections (one thread
-    each, as TSBS's loader has one connection per worker) through bounded queues, each buffer released to
-    the reader once written; counts rows and bytes per worker into ``progress``. Returns the seconds from
-    the first read until every connection was closed in order. A read failure ends the send after the
-    pieces already read are written (``RawSendFailed`` with its message); a write failure stops every
-    worker after the piece in hand."""
+    """Write the pieces of ``source`` to host:port over ``workers`` connections (one thread each, as TSBS's
+    loader has one connection per worker), each piece taken from one bounded queue by whichever is free
+    first (TSBS's workers share one channel: a connection the server reads more slowly takes fewer pieces
+    instead of holding the others back), each buffer released to the reader once written; counts rows and
+    bytes per worker into ``progress``. Returns the seconds from the first read until every connection was
+    closed in order. A read failure ends the send after the pieces already read are written
+    (``RawSendFailed`` with its message); a write failure stops every worker after the piece in hand."""
     connections = []
     try:
         for _ in range(workers):
@@ -58,7 +59,7 @@ def send_pieces(source: IlpFile, host: str, port: int, progress: PhaseProgress, 
         for connection in connections:
             connection.close()
         raise RunError(f"nothing listening at {host}:{port} (raw ILP over TCP): {exc.strerror or exc}") from None
-    queues: list[queue.Queue[Piece | None]] = [queue.Queue(QUEUED_PIECES) for _ in range(workers)]
+    pending: queue.Queue[Piece | None] = queue.Queue(workers * QUEUED_PIECES)
     sent = [0] * workers
     failures: list[str] = []
     stop = threading.Event()
@@ -67,7 +68,7 @@ def send_pieces(source: IlpFile, host: str, port: int, progress: PhaseProgress, 
         try:
             with connection:
                 connection.settimeout(WRITE_TIMEOUT_SECONDS)
-                while (piece := queues[index].get()) is not None:
+                while (piece := pending.get()) is not None:
                     try:
                         if not stop.is_set():
                             connection.sendall(memoryview(piece.buffer)[: piece.size])
@@ -81,12 +82,12 @@ def send_pieces(source: IlpFile, host: str, port: int, progress: PhaseProgress, 
             stop.set()
             source.stop()
 
-    def deal(index: int, piece: Piece | None) -> None:
-        """Hand a piece to a worker, unless the send has stopped; the end (None) to every worker still
-        running, which makes room for it by draining its queue once the send has stopped."""
-        while threads[index].is_alive():
+    def deal(piece: Piece | None) -> None:
+        """Queue a piece for the workers, unless the send has stopped; or an end (None), one for each worker,
+        while any runs (once the send has stopped, they drain the queue without writing)."""
+        while any(thread.is_alive() for thread in threads):
             try:
-                queues[index].put(piece, timeout=WAIT_SECONDS)
+                pending.put(piece, timeout=WAIT_SECONDS)
                 return
             except queue.Full:
                 if stop.is_set() and piece is not None:
@@ -102,12 +103,12 @@ def send_pieces(source: IlpFile, host: str, port: int, progress: PhaseProgress, 
         for thread in threads:
             thread.start()
         try:
-            for number, piece in enumerate(source.pieces()):
-                deal(number % workers, piece)
+            for piece in source.pieces():
+                deal(piece)
         except UsageError as exc:  # the file, read on the way: what was read before still goes out
             read_failure = str(exc)
-        for index in range(workers):
-            deal(index, None)
+        for _ in range(workers):
+            deal(None)
         for thread in threads:
             while thread.is_alive():
                 thread.join(timeout=WAIT_SECONDS)

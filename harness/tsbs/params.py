@@ -8,8 +8,8 @@ rows a host gives per epoch, is the registry's to say (``harness.tsbs.use_cases.
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
@@ -136,7 +136,9 @@ class DatasetSpec:
 
 def random_seed() -> int:
     """A seed for a run that was given none: printed and recorded so the run can be repeated."""
-    return secrets.randbelow(2**63)
+    # The OS's randomness, as ``secrets`` draws it (whose import, through hmac and hashlib, costs every
+    # command's start-up 5 ms).
+    return int.from_bytes(os.urandom(8), "little") >> 1
 
 
 def make_spec(
