@@ -37,8 +37,8 @@ class ReplayOptions(RecordOptions, ServerOptions):
                                argument=True)
     write_size: int = option(raw.DEFAULT_WRITE_SIZE, "Bytes per piece read from the file and written to a socket "
                                                      "(whole lines); memory holds a few pieces per worker.", min=1)
-    workers: int = option(1, "Workers: connections, one thread each; the file's pieces are dealt round-robin (as "
-                             "TSBS's loader deals batches to its workers).", min=1)
+    workers: int = option(1, "Workers: connections, one thread each; each piece goes to the first that is free (as "
+                             "TSBS's loader's workers share its batches).", min=1)
 
     def __post_init__(self) -> None:
         coerce_choices(self)
