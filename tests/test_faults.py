@@ -134,10 +134,17 @@ def progress(phase: str, at_least: int = 1) -> Callable[[str], bool]:
     return done
 
 
+def sigint_default() -> None:
+    """A child's SIGINT back to its default: a suite started in the background (``cmd &``) ignores SIGINT, a
+    child would inherit that, and a run that starts with SIGINT ignored keeps ignoring it, by design."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @contextlib.contextmanager
 def running(command: list[str], text: bool = True) -> Iterator[subprocess.Popen]:
     """``command`` running, its output piped; killed if it still runs when the block ends (a failed test)."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=text)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=text,
+                               preexec_fn=sigint_default)
     try:
         yield process
     finally:
@@ -253,7 +260,7 @@ def test_an_interrupted_send_leaves_no_thread_or_connection(tmp_path, socat_sink
                    row_count=100_000_000 if overrides.get("stream") else 3_000_000, reporting_period=0.2,
                    results=str(tmp_path / "r.json"), **overrides)
     process = subprocess.Popen([sys.executable, "-c", INTERRUPTED_RUN, json.dumps(options)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     try:
         for line in process.stderr:  # until rows are being sent
             fields = line.split(",")
