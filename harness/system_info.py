@@ -34,8 +34,10 @@ def _versions(packages: dict[str, str]) -> dict[str, str | None]:
         except OSError:
             continue
         for name in names:
+            if not name.endswith(".dist-info"):
+                continue
             project, _, version = name.removesuffix(".dist-info").partition("-")
-            key = wanted.get(_normalized(project)) if name.endswith(".dist-info") else None
+            key = wanted.get(_normalized(project))
             if key and key not in found:
                 found[key] = version
     missing = [key for key in packages if key not in found]
@@ -59,7 +61,8 @@ def _cpu_model() -> str:
                     return line.partition(":")[2].strip()
     except OSError:
         pass
-    import subprocess
+    import subprocess  # here: only where /proc/cpuinfo names no model does a run pay for the import
+
     try:
         answer = subprocess.run(["lscpu", "--json"], capture_output=True, text=True, timeout=5, check=True)
         for entry in json.loads(answer.stdout)["lscpu"]:
