@@ -103,10 +103,14 @@ def metered(run: Run, metrics: RunMetrics):
 
 
 @contextlib.contextmanager
-def sampled(options: SamplingOptions, run: Run, phases: dict[str, PhaseProgress]):
-    """The run's time series (``--sample-interval``) over the block, kept in the record however it ends."""
+def sampled(options: SamplingOptions, run: Run, phases: dict[str, PhaseProgress], overlap: bool = False):
+    """The run's time series (``--sample-interval``) over the block, kept in the record however it ends.
+
+    The first sample is the series' baseline. By default the block starts once it is taken; with ``overlap``
+    the block starts at once and calls the yielded function before its first work the series must see
+    whole (the send), so that checks and DDL before it overlap with the sample's ~50-65 ms."""
     if options.sample_interval <= 0:
-        yield
+        yield lambda: None
         return
     target = getattr(options, "target", Target.questdb)  # a read run has no sink
     url = (None if target == Target.sink
@@ -114,10 +118,15 @@ def sampled(options: SamplingOptions, run: Run, phases: dict[str, PhaseProgress]
     # The server's CPU and memory where it is a process of this machine (not the sink: nothing to learn).
     local = target != Target.sink and options.host in ("localhost", "127.0.0.1", "::1")
     sampler = Sampler(phases, options.sample_interval, url,
-                      server_process=listening_process(options.http_port) if local else None)
+                      find_server_process=(lambda: listening_process(options.http_port)) if local else None)
     run.record.timeseries = sampler.series
-    with sampler:
-        yield
+    sampler.start()
+    try:
+        if not overlap:
+            sampler.wait_first()
+        yield sampler.wait_first
+    finally:
+        sampler.stop()
 
 
 CHECKPOINT_SECONDS = 1.0

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import psutil
@@ -90,7 +90,7 @@ class TimeSeries:
 
 
 def server_metrics(url: str) -> dict[str, float]:
-    """The WAL counters from QuestDB's Prometheus endpoint; OSError/ValueError when it does not answer."""
+    """The WAL counters from QuestDB's Prometheus endpoint; OSError when it does not answer."""
     # Imported here: a tenth of a second of every command's start-up (the parser, and urllib.request's HTTP
     # and email modules), needed only where a server is sampled.
     from urllib.request import urlopen
@@ -100,10 +100,17 @@ def server_metrics(url: str) -> dict[str, float]:
     with urlopen(url, timeout=SERVER_TIMEOUT_SECONDS) as response:
         text = response.read().decode()
     values = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name in SERVER_SERIES:
-                values[SERVER_SERIES[sample.name]] = sample.value
+    # Line by line, the series kept only: QuestDB (9.3.4) may answer ``null`` for a value while a table is
+    # made, which fails the parser on the whole text; such a series is left out of this sample alone.
+    for line in text.splitlines():
+        if line.partition(" ")[0] not in SERVER_SERIES:
+            continue
+        try:
+            samples = [sample for family in text_string_to_metric_families(line) for sample in family.samples]
+        except ValueError:
+            continue
+        for sample in samples:
+            values[SERVER_SERIES[sample.name]] = sample.value
     return values
 
 
@@ -121,23 +128,32 @@ def listening_process(port: int) -> psutil.Process | None:
 
 class Sampler:
     """Samples ``phases`` (a mapping the run fills as its phases start) on a daemon thread; use as a context
-    manager, or ``start()`` and ``stop()``. ``series`` holds the samples, a last one taken at stop."""
+    manager, or ``start()`` and ``stop()``. ``series`` holds the samples, a last one taken at stop.
+
+    The first sample, the series' baseline, is taken on the thread too (QuestDB's /metrics answers after up
+    to ~50 ms, and finding the server's process by its port takes ~15 ms): ``start`` returns at once, so the
+    caller may do work the series need not see (checks, DDL) and then ``wait_first``; entering the ``with``
+    block waits for it. ``find_server_process``, where given, is asked on the thread before that sample."""
 
     def __init__(self, phases: Mapping[str, PhaseProgress], interval: float = DEFAULT_INTERVAL_SECONDS,
                  server_metrics_url: str | None = None, max_samples: int = DEFAULT_MAX_SAMPLES,
-                 server_process: psutil.Process | None = None):
+                 server_process: psutil.Process | None = None,
+                 find_server_process: Callable[[], psutil.Process | None] | None = None):
         self.phases = phases
         self.server_process = server_process
         self.series = TimeSeries(interval, server_metrics_url=server_metrics_url)
         self.max_samples = max_samples
+        self._find_server_process = find_server_process
         self._process = psutil.Process()
         self._started = time.perf_counter()
         self._stop = threading.Event()
+        self._first = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sampler", daemon=True)
         self._server_failures = 0
 
     def __enter__(self) -> Sampler:
         self.start()
+        self.wait_first()
         return self
 
     def __exit__(self, *exc) -> None:
@@ -145,8 +161,12 @@ class Sampler:
 
     def start(self) -> None:
         self._started = time.perf_counter()
-        self.sample()
         self._thread.start()
+
+    def wait_first(self) -> None:
+        """Return once the first sample is in the series (at once if the thread has ended without it)."""
+        while not self._first.wait(0.1) and self._thread.is_alive():
+            pass
 
     def stop(self) -> None:
         if self._stop.is_set():
@@ -157,6 +177,12 @@ class Sampler:
         self.sample()
 
     def _run(self) -> None:
+        try:
+            if self._find_server_process is not None:
+                self.server_process = self._find_server_process()
+            self.sample()
+        finally:
+            self._first.set()
         while not self._stop.wait(self.series.interval_seconds):
             self.sample()
 

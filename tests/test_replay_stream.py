@@ -51,15 +51,45 @@ def test_small_pieces_fill_questdb_exactly(tmp_path, questdb, use_case, gzipped,
     path, data = replay_file(tmp_path, use_case, gzipped)
     expected = table_lines(data)
     record = run_replay(ReplayOptions(path=str(path), host=questdb.host, ilp_port=questdb.ilp_port,
-                                      http_port=questdb.http_port, results_dir=str(tmp_path), workers=2,
-                                      write_size=PIECE), out=devnull)
+                                      http_port=questdb.http_port, server_metrics_port=questdb.min_port,
+                                      results_dir=str(tmp_path), workers=2, write_size=PIECE), out=devnull)
     assert record.status == "ok" and record.parameters["use_case"] == use_case
     send = record.phases["send"]
     assert send.rows == len(data.splitlines()) and send.bytes == len(data)
+    # The time series' baseline, taken while the tables were made ready, comes before the first row sent.
+    first, last = record.timeseries.samples[0], record.timeseries.samples[-1]
+    assert sum(first.rows["send"]) == 0 and sum(last.rows["send"]) == send.rows
+    assert first.server and first.server_cpu_seconds is not None and last.server["wal_written_rows"] > 0
     assert send.tables == (expected if len(expected) > 1 else {})
     assert len(send.workers) == 2 and sum(worker.rows for worker in send.workers) == send.rows
     assert {table: questdb.client.count(table) for table in expected} == expected
     assert record.validation.visible_rows == sum(expected.values())
+
+
+def test_rename_lines_renames_the_table_of_every_line_naming_it_and_no_other():
+    from harness.ingest.ilp_file import rename_lines
+
+    lines = (b"cpu,hostname=host_0 usage_user=1i 10\ncpu_other,hostname=cpu usage_user=2i 20\n"
+             b"cpu usage_user=3i 30\ncpu,hostname=cpu usage_user=4i 40\n")
+    assert rename_lines(memoryview(lines), b"cpu", b"load_7") == (
+        b"load_7,hostname=host_0 usage_user=1i 10\ncpu_other,hostname=cpu usage_user=2i 20\n"
+        b"load_7 usage_user=3i 30\nload_7,hostname=cpu usage_user=4i 40\n")
+
+
+@pytest.mark.parametrize("gzipped", [False, True], ids=["plain", "gzip"])
+def test_table_renames_a_cpu_only_file_and_leaves_cpu_alone(tmp_path, questdb, gzipped, devnull):
+    """TSBS's lines all name cpu: with --table they land in that table, none in cpu (which may be a user's)."""
+    path, data = replay_file(tmp_path, "cpu-only", gzipped)
+    cpu_before = questdb.client.count("cpu") if questdb.client.table_columns("cpu") else None
+    record = run_replay(ReplayOptions(path=str(path), host=questdb.host, ilp_port=questdb.ilp_port,
+                                      http_port=questdb.http_port, results_dir=str(tmp_path), workers=2,
+                                      write_size=PIECE, table="replayed_elsewhere",
+                                      validation_query_timeout=30), out=devnull)
+    lines = len(data.splitlines())
+    assert record.status == "ok" and record.phases["send"].rows == lines
+    assert record.phases["send"].bytes == len(data) + lines * (len("replayed_elsewhere") - len("cpu"))
+    assert questdb.client.count("replayed_elsewhere") == lines == record.validation.visible_rows
+    assert (questdb.client.count("cpu") if questdb.client.table_columns("cpu") else None) == cpu_before
 
 
 @pytest.mark.parametrize("use_case", ["devops", "iot"])

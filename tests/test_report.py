@@ -84,6 +84,37 @@ def test_a_suspended_wal_apply_shows_a_rising_lag(questdb_factory):
     assert max(lags) >= baseline + 5, lags
 
 
+def test_a_series_the_server_answers_null_for_is_left_out_of_that_sample_alone():
+    """QuestDB 9.3.4 may answer ``null`` for a value while a table is made: the other series stay."""
+    import http.server
+    import threading
+
+    from harness.timeseries import server_metrics
+
+    text = (b"# TYPE questdb_wal_written_rows_total counter\nquestdb_wal_written_rows_total 1200\n"
+            b"# TYPE questdb_wal_apply_seq_txn gauge\nquestdb_wal_apply_seq_txn null\n"
+            b"# TYPE questdb_memory_free gauge\nquestdb_memory_free null\n"
+            b"questdb_wal_apply_writer_txn 7\n")
+
+    class Metrics(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(text)))
+            self.end_headers()
+            self.wfile.write(text)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Metrics)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        values = server_metrics(f"http://127.0.0.1:{server.server_port}/metrics")
+    finally:
+        server.shutdown()
+    assert values == {"wal_written_rows": 1200, "writer_txn": 7}
+
+
 def wait_until(condition, seconds: float = 20.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition() and time.monotonic() < deadline:

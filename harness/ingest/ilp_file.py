@@ -1,8 +1,9 @@
 """An ILP file (ours or ``tsbs_generate_data``'s, gzip'd or not) read in bounded pieces of whole lines.
 
 Owns reading for ``replay`` (``IlpFile``). A plain file is mapped into memory: its pieces are views of the
-page cache, cut after a newline, never copied before they are written; a written piece's pages leave the
-process (``release``), so memory stays a few pieces whatever the file's size. A gzip'd file is unzipped into a
+page cache, cut after a newline, never copied before they are written (unless renamed: ``replay --table``);
+a written piece's pages leave the process (``release``), so memory stays a few pieces whatever the file's
+size. A gzip'd file is unzipped into a
 fixed pool of buffers, each piece cut at its last newline and the partial line after it carried into the next
 piece. Lines are counted on the way (``count_lines``: newlines, and lines per table only where the file's
 use case has several tables). The first piece is read before anything else happens: its first line tells the
@@ -44,6 +45,11 @@ class Piece:
     rows: int
     table_rows: dict[str, int] | None = None
     start: int = 0  # where the piece begins in a mapped file
+    renamed: bytes | None = None  # the lines as written where they name another table (``IlpFile.rename``)
+
+    def payload(self) -> bytes | memoryview:
+        """The bytes a sender writes."""
+        return self.renamed if self.renamed is not None else memoryview(self.buffer)[: self.size]
 
 
 _MEASUREMENT = re.compile(rb"[^ ,]*")
@@ -52,6 +58,17 @@ _MEASUREMENT = re.compile(rb"[^ ,]*")
 def measurement(line: bytes | bytearray) -> str:
     """The table an ILP line names: its text before the first comma or space."""
     return bytes(_MEASUREMENT.match(line).group()).decode(errors="replace")
+
+
+def rename_lines(lines: bytes | bytearray | memoryview, old: bytes, new: bytes) -> bytes:
+    """Whole ILP lines with each that names table ``old`` naming ``new`` instead (a line's table is its text
+    before the first comma or space); other lines as they are."""
+    text = bytes(lines)
+    for separator in (b",", b" "):
+        text = text.replace(b"\n" + old + separator, b"\n" + new + separator)
+        if text.startswith(old + separator):
+            text = new + text[len(old):]
+    return text
 
 
 def count_lines(buffer: bytearray, size: int, tables: tuple[str, ...] = ()) -> tuple[int, dict[str, int] | None]:
@@ -116,6 +133,7 @@ class IlpFile:
         self.use_case = ""
         self.tables: tuple[str, ...] = ()
         self.widen: Callable[[str], tuple[str, ...]] | None = None
+        self._rename: tuple[bytes, bytes] | None = None
         self.stopped = threading.Event()
 
     def __enter__(self) -> IlpFile:
@@ -139,6 +157,11 @@ class IlpFile:
             return
         first = piece.start - piece.start % mmap.PAGESIZE
         self._map.madvise(mmap.MADV_DONTNEED, first, min(piece.start + piece.size, self._size) - first)
+
+    def rename(self, old: str, new: str) -> None:
+        """Pieces written from now on name table ``new`` where their lines name ``old`` (``replay --table``
+        of a one-table file: TSBS's lines all name cpu). The renamed lines are a copy, made per piece."""
+        self._rename = (old.encode(), new.encode()) if old != new else None
 
     def stop(self) -> None:
         """Stop reading: ``pieces`` ends instead of waiting for a buffer."""
@@ -176,7 +199,10 @@ class IlpFile:
         buffer, size, start = self._first
         while size:
             self._check_tables(buffer)
-            yield Piece(buffer, size, *count_lines(buffer, size, self.tables), start=start)
+            piece = Piece(buffer, size, *count_lines(buffer, size, self.tables), start=start)
+            if self._rename is not None:
+                piece.renamed = rename_lines(buffer[:size], *self._rename)
+            yield piece
             if self._ended or self.stopped.is_set():
                 return
             if self._map is not None:

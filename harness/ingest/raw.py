@@ -71,9 +71,10 @@ def send_pieces(source: IlpFile, host: str, port: int, progress: PhaseProgress, 
                 while (piece := pending.get()) is not None:
                     try:
                         if not stop.is_set():
-                            connection.sendall(memoryview(piece.buffer)[: piece.size])
-                            sent[index] += piece.size
-                            progress.add(index, piece.rows, piece.size, piece.table_rows)
+                            payload = piece.payload()
+                            connection.sendall(payload)
+                            sent[index] += len(payload)
+                            progress.add(index, piece.rows, len(payload), piece.table_rows)
                     finally:
                         source.release(piece)
                 connection.shutdown(socket.SHUT_WR)
