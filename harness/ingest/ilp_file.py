@@ -160,8 +160,10 @@ class IlpFile:
 
     def rename(self, old: str, new: str) -> None:
         """Pieces written from now on name table ``new`` where their lines name ``old`` (``replay --table``
-        of a one-table file: TSBS's lines all name cpu). The renamed lines are a copy, made per piece."""
-        self._rename = (old.encode(), new.encode()) if old != new else None
+        of a one-table file: TSBS's lines all name cpu). The renamed lines are a copy, made per piece; ``new``
+        is written escaped as ILP writes a measurement (a space or comma after a backslash)."""
+        escaped = new.replace(",", "\\,").replace(" ", "\\ ")
+        self._rename = (old.encode(), escaped.encode()) if old != new else None
 
     def stop(self) -> None:
         """Stop reading: ``pieces`` ends instead of waiting for a buffer."""
