@@ -137,10 +137,9 @@ class Sampler:
 
     def __init__(self, phases: Mapping[str, PhaseProgress], interval: float = DEFAULT_INTERVAL_SECONDS,
                  server_metrics_url: str | None = None, max_samples: int = DEFAULT_MAX_SAMPLES,
-                 server_process: psutil.Process | None = None,
                  find_server_process: Callable[[], psutil.Process | None] | None = None):
         self.phases = phases
-        self.server_process = server_process
+        self.server_process: psutil.Process | None = None  # found by ``find_server_process`` on the thread
         self.series = TimeSeries(interval, server_metrics_url=server_metrics_url)
         self.max_samples = max_samples
         self._find_server_process = find_server_process
