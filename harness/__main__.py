@@ -1,3 +1,3 @@
-from harness.cli import main
+from harness.cli import entry_point
 
-main()
+entry_point()
