@@ -139,8 +139,12 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def entry_point() -> None:
-    """The process's own entry (`python -m harness`, the `harness` script): ``main``, then an exit that does not
-    scan what the command left behind."""
+    """The process's own entry (`python -m harness`, the `harness` script): one BLAS thread, ``main``, then an
+    exit that does not scan what the command left behind."""
+    # numpy's OpenBLAS starts a thread per core when numpy is imported, and each spins about 0.1 s before it
+    # sleeps: on a small machine a core taken from the server as a run begins (a 500-query run of lastpoint
+    # ran at two thirds of the rate). Nothing the harness does multiplies matrices. A value the user set stands.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     main()
     # The interpreter's exit runs full collections over every object still alive (numpy's, typer's, the
     # harness's own modules): about 20 ms, a tenth of what replay spends outside its send. Frozen, those
