@@ -203,7 +203,7 @@ class IlpFile:
             self._check_tables(buffer)
             piece = Piece(buffer, size, *count_lines(buffer, size, self.tables), start=start)
             if self._rename is not None:
-                piece.renamed = rename_lines(buffer[:size], *self._rename)
+                piece.renamed = rename_lines(piece.payload(), *self._rename)  # a view: one copy, in rename_lines
             yield piece
             if self._ended or self.stopped.is_set():
                 return
