@@ -7,7 +7,8 @@ start-up messages (SSL/GSS requests, the startup packet), each message is a type
 counts messages by type over all connections since the last ``reset``: ``P`` Parse (a statement prepared);
 a round trip is a message after which the client waits for the server: ``S`` Sync (the end of an
 extended-protocol exchange), ``H`` Flush (asyncpg prepares with Parse, Describe, Flush and waits for the
-description before binding) and ``Q`` a simple query.
+description before binding), ``Q`` a simple query, and a request for TLS or GSS encryption before the
+startup packet (``tls-or-gss request``: the server answers it with one byte).
 The relay adds latency, so a runner is counted in a pass of its own, never in a timed one.
 """
 
@@ -20,6 +21,7 @@ import threading
 
 # The untyped requests a client may send before its startup packet (the server answers each with one byte).
 _PRE_STARTUP_CODES = {80877103, 80877104}  # SSLRequest, GSSENCRequest
+ENCRYPTION_REQUEST = "tls-or-gss request"  # its key in ``counts``
 
 
 class PgwireTally:
@@ -58,7 +60,7 @@ class PgwireTally:
     def per_query(self, queries: int) -> dict[str, float]:
         """Round trips and prepares per query since the last reset (connection set-up included)."""
         with self._lock:
-            round_trips = self.counts["S"] + self.counts["H"] + self.counts["Q"]
+            round_trips = self.counts["S"] + self.counts["H"] + self.counts["Q"] + self.counts[ENCRYPTION_REQUEST]
             return {"round_trips_per_query": round_trips / queries, "prepares_per_query": self.counts["P"] / queries,
                     "connections": self.connections, "messages": dict(self.counts)}
 
@@ -83,6 +85,9 @@ class PgwireTally:
                 (length,) = struct.unpack("!i", head)
                 body = await reader.readexactly(length - 4)
                 started = struct.unpack("!i", body[:4])[0] not in _PRE_STARTUP_CODES
+                if not started:
+                    with self._lock:
+                        self.counts[ENCRYPTION_REQUEST] += 1
                 writer.write(head + body)
             else:
                 head = await reader.readexactly(5)

@@ -25,7 +25,8 @@ import typer
 
 from benchmarks.alternate import alternate_groups, write_record
 from harness.benchmark_record import BenchmarkRecord, Measurement
-from harness.queries.clients import PG_DATABASE, PG_PASSWORD, PG_USER, PgwireConnection, WireQuery
+from harness.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
+from harness.queries.clients import PgwireConnection, WireQuery
 from harness.tsbs.queries import generate_queries
 
 START, END = "2016-01-01T00:00:00Z", "2016-01-02T00:00:01Z"  # the query parity's data set
@@ -56,7 +57,8 @@ async def psycopg_run(host: str, port: int, work: list[WireQuery]) -> tuple[floa
                    [value if when is None else when for value, when in zip(wire.values, wire.times)])
                   for wire in work]
     connection = await psycopg.AsyncConnection.connect(host=host, port=port, user=PG_USER, password=PG_PASSWORD,
-                                                       dbname=PG_DATABASE, autocommit=True, prepare_threshold=None)
+                                                       dbname=PG_DATABASE, sslmode=SSLMODE, autocommit=True,
+                                                       prepare_threshold=None)
     try:
         started, cpu_started = time.perf_counter(), time.process_time()
         async with connection.cursor(binary=True) as cursor:

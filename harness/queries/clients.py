@@ -26,11 +26,11 @@ from datetime import datetime, timedelta
 import asyncpg
 
 from harness.errors import RunError, UsageError
+from harness.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
 from harness.queries.answer import Answer, from_exec, from_records
 from harness.queries.wire_sql import http_sql, pgwire_sql
 from harness.tsbs.params import parse_rfc3339_ns
 
-PG_USER, PG_PASSWORD, PG_DATABASE = "admin", "quest", "qdb"
 # Statements kept prepared per connection; TSBS's host lists make most statement texts distinct, and the
 # server holds every prepared statement until its connection closes. pgx v5's capacity (TSBS's Go runner):
 # a statement dropped from the cache costs asyncpg a round trip (Close, Sync) before the next query.
@@ -98,7 +98,7 @@ class PgwireConnection:
     async def _connect(host: str, port: int) -> asyncpg.Connection:
         try:
             return await asyncpg.connect(host=host, port=port, user=PG_USER, password=PG_PASSWORD,
-                                         database=PG_DATABASE, timeout=CONNECT_TIMEOUT_SECONDS,
+                                         database=PG_DATABASE, ssl=SSLMODE, timeout=CONNECT_TIMEOUT_SECONDS,
                                          statement_cache_size=0)
         except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as exc:
             raise RunError(f"cannot connect to QuestDB over PGWire at {host}:{port}: {_one_line(exc)}") from None

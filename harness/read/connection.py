@@ -7,7 +7,8 @@ import socket
 import struct
 from dataclasses import dataclass
 
-PG_USER, PG_PASSWORD, PG_DATABASE = "admin", "quest", "qdb"
+from harness.pgwire import pg_url
+
 CONNECT_TIMEOUT_SECONDS = 10.0
 
 
@@ -21,7 +22,7 @@ class Endpoint:
 
     @property
     def pg_url(self) -> str:
-        return f"postgresql://{PG_USER}:{PG_PASSWORD}@{self.host}:{self.pg_port}/{PG_DATABASE}"
+        return pg_url(self.host, self.pg_port)
 
 
 # struct tcp_info (linux/tcp.h): tcpi_bytes_received, a u64 at byte 128, since Linux 4.1.

@@ -14,7 +14,8 @@ import asyncpg
 import pandas as pd
 
 from harness.read.frames import Column, rows_frame
-from harness.read.connection import CONNECT_TIMEOUT_SECONDS, PG_DATABASE, PG_PASSWORD, PG_USER, Endpoint, tcp_bytes_received
+from harness.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
+from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint, tcp_bytes_received
 
 
 def _micros(value: tuple) -> int:
@@ -30,7 +31,7 @@ class AsyncpgReader:
         self._loop = asyncio.new_event_loop()
         self._connection = self._loop.run_until_complete(asyncpg.connect(
             host=endpoint.host, port=endpoint.pg_port, user=PG_USER, password=PG_PASSWORD, database=PG_DATABASE,
-            timeout=CONNECT_TIMEOUT_SECONDS, statement_cache_size=0))
+            ssl=SSLMODE, timeout=CONNECT_TIMEOUT_SECONDS, statement_cache_size=0))
         # TIMESTAMP as its wire integer (frames.PG_EPOCH_US): no datetime objects.
         self._loop.run_until_complete(self._connection.set_type_codec(
             "timestamp", schema="pg_catalog", encoder=_unused, decoder=_micros, format="tuple"))

@@ -13,7 +13,8 @@ from psycopg.adapt import Loader
 from psycopg.pq import Format
 
 from harness.read.frames import Column, rows_frame
-from harness.read.connection import CONNECT_TIMEOUT_SECONDS, PG_DATABASE, PG_PASSWORD, PG_USER, Endpoint, tcp_bytes_received
+from harness.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
+from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint, tcp_bytes_received
 
 
 class _Micros(Loader):
@@ -28,7 +29,7 @@ class _Micros(Loader):
 class PsycopgReader:
     def __init__(self, endpoint: Endpoint):
         self._connection = psycopg.connect(host=endpoint.host, port=endpoint.pg_port, user=PG_USER,
-                                           password=PG_PASSWORD, dbname=PG_DATABASE,
+                                           password=PG_PASSWORD, dbname=PG_DATABASE, sslmode=SSLMODE,
                                            connect_timeout=int(CONNECT_TIMEOUT_SECONDS), autocommit=True)
         self._connection.adapters.register_loader("timestamp", _Micros)
 

@@ -1,0 +1,18 @@
+"""How every client of ours reaches QuestDB's PGWire endpoint: its user, password and database, and no TLS.
+
+QuestDB's open-source server speaks no TLS on PGWire. A driver left to its default (libpq's and asyncpg's
+``sslmode=prefer``) asks for TLS first and is refused: a round trip more for every connection, and in
+asyncpg an SSL context built for it (1-2 ms of CPU). TSBS's query runner connects with ``sslmode=disable``,
+and so does every connection of the harness.
+"""
+
+from __future__ import annotations
+
+PG_USER, PG_PASSWORD, PG_DATABASE = "admin", "quest", "qdb"
+# libpq's name for it; asyncpg's ``ssl=`` and psycopg's ``sslmode=`` take it as it is, a URL as a parameter.
+SSLMODE = "disable"
+
+
+def pg_url(host: str, port: int) -> str:
+    """The endpoint as a URL (for drivers that take one: connectorx)."""
+    return f"postgresql://{PG_USER}:{PG_PASSWORD}@{host}:{port}/{PG_DATABASE}?sslmode={SSLMODE}"
