@@ -14,7 +14,8 @@ Go generator, ours with ``queries generate`` (the tests check both hold the same
 worker count (1 and 2 by default) at a time: a warm-up round (not counted) runs it once with each runner,
 through a relay that counts each runner's round trips and prepares per query on the wire
 (``benchmarks/pgwire_tally.py``); then each round runs both runners on it, the order alternating: the Go
-runner's "Overall query rate" against our record's queries/s. (With every type in each round, the second
+runner's "Overall query rate" against our record's queries/s, both counted from the runner's start, its
+connections' set-up included, to the last query's end. (With every type in each round, the second
 runner of a pair ran faster than the first, whichever it was: a median 1.07x over all pairs, 1.1-2.3x on
 most light types.) With one worker, ``1000/ours - 1000/go`` is our client's extra time per
 query in ms. Both runners share the machine with the server: their client CPU is taken from it. Each run's

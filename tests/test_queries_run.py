@@ -16,6 +16,7 @@ import pytest
 
 from harness.errors import RunError, UsageError
 from harness.queries.runner import QueriesRunOptions, run_queries
+from harness.queries.stats import QueryStats
 from harness.report import write_report
 from harness.compare import comparison_table
 from harness.results import QueryCheck, load_results
@@ -85,6 +86,30 @@ def test_burn_in_max_queries_and_type_filter_count_right(loaded, tmp_path, devnu
     table = comparison_table([record, record])
     assert "high-cpu-1" in table and "queries/s" in table
 
+
+
+def test_the_overall_rate_counts_from_before_the_connections_as_tsbs_does(loaded, tmp_path, devnull):
+    # TSBS's Overall query rate counts from its runner's start, its connections' set-up included; a type's
+    # rate from its first query. With burn-in, the counted queries begin after the set-up.
+    for burn_in in (0, 2):
+        statistics = run_queries(options(loaded, tmp_path, query_types="lastpoint", queries=5, burn_in=burn_in),
+                                 out=devnull).queries.statistics
+        overall, lastpoint = statistics["all queries"], statistics["lastpoint"]
+        assert overall.count == lastpoint.count == 5 - burn_in
+        if burn_in:
+            assert overall.seconds == lastpoint.seconds
+        else:
+            assert overall.seconds > lastpoint.seconds and overall.queries_per_second < lastpoint.queries_per_second
+
+
+def test_the_overall_span_begins_at_the_runs_start_where_one_is_given():
+    stats = QueryStats()
+    stats.add("lastpoint", "last", 11.0, 0.5, True)
+    stats.add("lastpoint", "last", 11.5, 0.5, True)
+    assert stats.summary()["all queries"].seconds == stats.summary()["lastpoint"].seconds == 1.0
+    stats.started = 10.0
+    assert stats.summary()["all queries"].seconds == 2.0 and stats.summary()["all queries"].queries_per_second == 1.0
+    assert stats.summary()["lastpoint"].queries_per_second == 2.0
 
 def _usage_user(server, epoch: str) -> float:
     result = server.client.exec(f"SELECT usage_user FROM cpu WHERE hostname = 'host_0' AND timestamp = '{epoch}'")

@@ -182,6 +182,7 @@ def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics
             f"{options.workers} worker(s)")
     load = IngestLoad(options, run) if options.under_load else None
     cpu_started, started = time.process_time(), time.perf_counter()
+    stats.started = started if not options.burn_in else None
     try:
         if load is not None:
             load.start()
@@ -210,6 +211,7 @@ def _at_rest(options: QueriesRunOptions, queries: list[Query], run: Run) -> Quer
     run.say(f"At rest: the same {len(queries)} queries again, the ingest finished")
     stats = QueryStats()
     cpu_started, started = time.process_time(), time.perf_counter()
+    stats.started = started if not options.burn_in else None
     try:
         asyncio.run(_run_all(options, queries, stats, None, run))
     finally:

@@ -3,8 +3,10 @@ lines (min, median, mean, max, stddev, sum, count; milliseconds) plus percentile
 
 Every latency is kept (8 bytes a query), so the percentiles are exact: numpy's linear interpolation
 between the closest ranks. The standard deviation is the population one (TSBS's online statistics are
-too). The overall rate is the counted queries over the wall time from the first counted query's start to
-the last one's end; a type's rate is its own count over its own span, the same way (TSBS's query files,
+too). The overall rate is the counted queries over the wall time to the last one's end from the run's start,
+before its connections were made, as TSBS's ``Overall query rate`` counts from its runner's start (with
+burn-in queries, from the first counted query's start: the burn-in has taken the set-up). A type's rate is
+its own count over its own span, from its first query's start to its last one's end (TSBS's query files,
 and ours, hold each type's queries in one block, so that span is the time the run spent on that type).
 """
 
@@ -45,6 +47,9 @@ class QueryStats:
         self.failure_samples: list[str] = []
         self.done = 0  # every finished query, burn-in and failures included
         self.counted = 0
+        # When the run began, before its connections (perf_counter); None: the overall rate starts at the first
+        # counted query (burn-in).
+        self.started: float | None = None
 
     def add(self, query_type: str, label: str, started: float, seconds: float, counted: bool) -> None:
         with self._lock:
@@ -81,6 +86,8 @@ class QueryStats:
             if result:
                 everything = [latency for latencies in self.latencies.values() for latency in latencies]
                 first = min(span[0] for span in self._spans.values())
+                if self.started is not None:
+                    first = min(first, self.started)
                 last = max(span[1] for span in self._spans.values())
                 result[ALL_QUERIES] = latency_stats(everything, first, last)
             return result
