@@ -20,8 +20,8 @@ runner of a pair ran faster than the first, whichever it was: a median 1.07x ove
 most light types.) With one worker, ``1000/ours - 1000/go`` is our client's extra time per
 query in ms. Both runners share the machine with the server: their client CPU is taken from it. Each run's
 client CPU comes from the kernel (``wait4``): the Go runner's is its whole process (it starts in under 10 ms
-of CPU), ours the record's queries phase (the process's, Python's start-up and the query file's parsing
-excluded; the whole process's is recorded beside it).
+of CPU), ours the record's queries phase (the process's, Python's start-up, the query file's parsing and the
+queries' wire forms excluded; the whole process's is recorded beside it).
 Each run's median query latency (the Go runner's printed ``med``, our record's ``median_ms``) is recorded
 too: a 500-query run of a light type lasts well under a second, and one pause of the server or the machine
 moves its rate, while the median query is left alone.

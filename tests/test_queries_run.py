@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import RunError, UsageError
+from harness.queries import runner
+from harness.queries.clients import PgwireConnection
 from harness.queries.runner import QueriesRunOptions, run_queries
 from harness.queries.stats import QueryStats
 from harness.report import write_report
@@ -101,6 +103,23 @@ def test_the_overall_rate_counts_from_before_the_connections_as_tsbs_does(loaded
         else:
             assert overall.seconds > lastpoint.seconds and overall.queries_per_second < lastpoint.queries_per_second
 
+
+
+def test_the_queries_take_their_wire_form_before_the_clock_starts(loaded, tmp_path, devnull, monkeypatch):
+    # From TSBS's text, as reading the query file is; TSBS's runner decodes its file on a thread of its own.
+    made, passes = [], []
+    wire = PgwireConnection.wire
+    monkeypatch.setattr(PgwireConnection, "wire",
+                        staticmethod(lambda query: made.append(time.perf_counter()) or wire(query)))
+
+    class Recorded(QueryStats):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            passes.append(self)
+
+    monkeypatch.setattr(runner, "QueryStats", Recorded)
+    run_queries(options(loaded, tmp_path, query_types="lastpoint", queries=5), out=devnull)
+    assert len(made) == 5 and len(passes) == 1 and max(made) < passes[0].started
 
 def test_the_overall_span_begins_at_the_runs_start_where_one_is_given():
     stats = QueryStats()

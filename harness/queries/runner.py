@@ -15,6 +15,7 @@ import dataclasses
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
@@ -29,7 +30,7 @@ from harness.option_groups import (
 )
 from harness.options import check_options, coerce_choices, option
 from harness.phase import PhaseRecord
-from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, QueryFailed
+from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, QueryFailed, WireQuery
 from harness.queries.generate import QuerySetOptions, skipped_types
 from harness.queries.references import CHECKED_USE_CASES
 from harness.queries.stats import QueryProgress, QueryStats, format_slowdown, format_summary
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 
 MISMATCHES_SHOWN = 3
 LOAD_TABLE = "cpu"  # the table --under-load appends to
+QueryWork = tuple[int, Query, WireQuery]  # a query's place in the run, the query, its wire form
 
 
 class Protocol(StrEnum):
@@ -177,6 +179,10 @@ def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics
         from harness.queries.check import AnswerChecker  # the reference's numpy and pandas: only to check
 
         checker = AnswerChecker(_reference(options, questdb, run))
+    # Each query in the form its protocol sends, made before the clock starts: from TSBS's text, as reading the
+    # query file is (TSBS's runner decodes its file on a thread of its own while its queries run).
+    wire = (PgwireConnection if options.protocol == Protocol.pgwire else HttpConnection).wire
+    work = [(index, query, wire(query)) for index, query in enumerate(queries)]
     stats = QueryStats(metrics)
     run.say(f"Running {len(queries)} queries ({options.burn_in} burn-in) over {options.protocol} with "
             f"{options.workers} worker(s)")
@@ -186,7 +192,7 @@ def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics
     try:
         if load is not None:
             load.start()
-        asyncio.run(_run_all(options, queries, stats, checker, run))
+        asyncio.run(_run_all(options, work, stats, checker, run))
     finally:
         queries_ended = time.perf_counter()
         run.record.phases["queries"] = PhaseRecord(stats.counted, 0, round(queries_ended - started, 6),
@@ -200,20 +206,20 @@ def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics
         load.report()
     passes = {"": stats}
     if options.queries_only_after:
-        passes["at rest: "] = at_rest = _at_rest(options, queries, run)
+        passes["at rest: "] = at_rest = _at_rest(options, work, run)
         run.say(format_slowdown(summary, at_rest.summary()))
     _raise_failures(run, passes, checker, len(queries))
 
 
-def _at_rest(options: QueriesRunOptions, queries: list[Query], run: Run) -> QueryStats:
+def _at_rest(options: QueriesRunOptions, work: list[QueryWork], run: Run) -> QueryStats:
     """The same queries once more, the ingest over: the baseline the under-load figures are divided by.
     Not fed to the live metrics, which stay those of the run under load."""
-    run.say(f"At rest: the same {len(queries)} queries again, the ingest finished")
+    run.say(f"At rest: the same {len(work)} queries again, the ingest finished")
     stats = QueryStats()
     cpu_started, started = time.process_time(), time.perf_counter()
     stats.started = started if not options.burn_in else None
     try:
-        asyncio.run(_run_all(options, queries, stats, None, run))
+        asyncio.run(_run_all(options, work, stats, None, run))
     finally:
         run.record.phases["queries_at_rest"] = PhaseRecord(stats.counted, 0, round(time.perf_counter() - started, 6),
                                                            time.process_time() - cpu_started)
@@ -328,20 +334,19 @@ async def _open(options: QueriesRunOptions, executor: ThreadPoolExecutor | None)
     return await HttpConnection.open(options.host, options.http_port, executor)
 
 
-async def _run_all(options: QueriesRunOptions, queries: list[Query], stats: QueryStats,
+async def _run_all(options: QueriesRunOptions, work: list[QueryWork], stats: QueryStats,
                    checker: AnswerChecker | None, run: Run) -> None:
     executor = ThreadPoolExecutor(options.workers, "query") if options.protocol == Protocol.http else None
     connections = []
     try:
         for _ in range(options.workers):
             connections.append(await _open(options, executor))
-        wire = type(connections[0]).wire
-        # Turned into wire form before any query runs: that work is not the server's and is not timed.
-        work = iter([(index, query, wire(query)) for index, query in enumerate(queries)])
+        pending = iter(work)  # each worker takes the next query from it
         progress = QueryProgress(stats, options.reporting_period, run.say)
         reporter = asyncio.create_task(_report(progress)) if options.reporting_period > 0 else None
         try:
-            await asyncio.gather(*(_worker(connection, work, options, stats, checker) for connection in connections))
+            await asyncio.gather(*(_worker(connection, pending, options, stats, checker)
+                                   for connection in connections))
         finally:
             if reporter is not None:
                 reporter.cancel()
@@ -358,9 +363,9 @@ async def _report(progress: QueryProgress) -> None:
         progress.tick()
 
 
-async def _worker(connection, work, options: QueriesRunOptions, stats: QueryStats,
+async def _worker(connection, pending: Iterator[QueryWork], options: QueriesRunOptions, stats: QueryStats,
                   checker: AnswerChecker | None) -> None:
-    for index, query, wire in work:
+    for index, query, wire in pending:
         started = time.perf_counter()
         try:
             seconds, answer = await connection.run(wire, options.timeout, checker is not None)
