@@ -2,7 +2,8 @@
 
 Lines (every ``--reporting-period`` seconds, as TSBS's loaders print them) are plain CSV, fit for logs:
 ``time,phase,per. row/s,row total,overall row/s,per. MiB/s,MiB total,overall MiB/s``.
-The bar is drawn only when stdout is a terminal, so logs never get carriage returns.
+The bar is drawn only when stdout is a terminal, so logs never get carriage returns. Another run's report
+printed beside a run's own (``queries run --under-load``'s ingest) has each line prefixed (``PrefixedLines``).
 """
 
 from __future__ import annotations
@@ -86,3 +87,23 @@ class ProgressPrinter:
         if final:
             self.out.write("\n")
         self.out.flush()
+
+
+class PrefixedLines:
+    """A text stream that prefixes each line (another run's report, interleaved with a run's own)."""
+
+    def __init__(self, out: TextIO, prefix: str):
+        self.out, self.prefix = out, prefix
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            lines = text.splitlines(keepends=True)
+            self.out.write("".join(self.prefix + line if line.strip() else line for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def isatty(self) -> bool:
+        return False

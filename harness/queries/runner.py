@@ -30,6 +30,7 @@ from harness.option_groups import (
 )
 from harness.options import check_options, coerce_choices, option
 from harness.phase import PhaseRecord
+from harness.progress import PrefixedLines
 from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, QueryFailed, WireQuery
 from harness.queries.generate import QuerySetOptions, skipped_types
 from harness.queries.references import CHECKED_USE_CASES
@@ -252,7 +253,7 @@ class IngestLoad:
         from harness.bench import run_bench
 
         try:
-            self.record = run_bench(self.bench, out=_Prefixed(self.run.out, "ingest: "))
+            self.record = run_bench(self.bench, out=PrefixedLines(self.run.out, "ingest: "))
         except BaseException as exc:  # reported by finish(), on the run's own thread
             self.error = exc
         finally:
@@ -290,26 +291,6 @@ class IngestLoad:
             raise RunError(f"the concurrent ingest failed: {self.error}")
 
 
-class _Prefixed:
-    """A text stream that prefixes each line (the ingest's report, interleaved with the queries')."""
-
-    def __init__(self, out: TextIO, prefix: str):
-        self.out, self.prefix = out, prefix
-        self._lock = threading.Lock()
-
-    def write(self, text: str) -> int:
-        with self._lock:
-            lines = text.splitlines(keepends=True)
-            self.out.write("".join(self.prefix + line if line.strip() else line for line in lines))
-        return len(text)
-
-    def flush(self) -> None:
-        self.out.flush()
-
-    def isatty(self) -> bool:
-        return False
-
-
 def _reference(options: QueriesRunOptions, questdb: QuestDBSql, run: Run):
     from harness.queries.references import reference_class
 
@@ -339,8 +320,12 @@ async def _run_all(options: QueriesRunOptions, work: list[QueryWork], stats: Que
     executor = ThreadPoolExecutor(options.workers, "query") if options.protocol == Protocol.http else None
     connections = []
     try:
-        for _ in range(options.workers):
-            connections.append(await _open(options, executor))
+        # Made together, as TSBS's workers each make theirs; the ones made are closed whatever failed.
+        opened = await asyncio.gather(*(_open(options, executor) for _ in range(options.workers)),
+                                      return_exceptions=True)
+        connections = [one for one in opened if not isinstance(one, BaseException)]
+        if len(connections) < len(opened):
+            raise next(one for one in opened if isinstance(one, BaseException))
         pending = iter(work)  # each worker takes the next query from it
         progress = QueryProgress(stats, options.reporting_period, run.say)
         reporter = asyncio.create_task(_report(progress)) if options.reporting_period > 0 else None
