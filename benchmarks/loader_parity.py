@@ -42,7 +42,7 @@ from pathlib import Path
 import typer
 
 from benchmarks.alternate import alternate, write_record
-from harness.benchmark_record import BenchmarkRecord, Comparison, Measurement
+from harness.benchmark_record import BenchmarkRecord, Comparison, Measurement, standings
 from harness.http_exec import QuestDBSql
 from harness.native import NativeQuestDB, SocatSink
 from harness.tsbs import cpu_only
@@ -263,17 +263,23 @@ def print_summary(comparisons: list[Comparison], rows: int, loaders: list[str]) 
 
 def print_whole_command(comparisons: list[Comparison], loaders: list[str]) -> None:
     """Whole-command medians and ranges, the Go loader's median over each loader's (above 1: faster than Go;
-    paired: the median of the rounds' own ratios) and peak RSS medians."""
-    print("\nwhole command (s: median [range]), Go's median over ours (paired), peak RSS (MiB: median [max]):")
+    paired: the median of the rounds' own ratios, its interval, and where the loader stands by it), peak RSS
+    medians; then, per loader, how many comparisons it is ahead, level or behind in."""
+    print("\nwhole command (s: median [range]), Go's median over ours (paired [interval], standing), "
+          "peak RSS (MiB: median [max]):")
     for comparison in sorted(comparisons, key=lambda one: (one.parameters["pinned"], one.parameters["target"],
                                                             one.parameters["workers"])):
         pinned, target, workers = (comparison.parameters[key] for key in ("pinned", "target", "workers"))
         for loader in loaders:
             whole, rss = (comparison.summary[loader][figure] for figure in ("command_seconds", "peak_rss_bytes"))
             versus = ("baseline" if loader == "go" else
-                      f"{1 / whole.ratio:4.2f}x ({1 / whole.paired_ratio:4.2f}x)")
+                      f"{1 / whole.ratio:4.2f}x ({whole.paired_text(higher_is_better=False, invert=True)})")
             print(f"{'pinned' if pinned else 'unpinned':8} {target:7} W={workers} {loader:6} {whole.median:6.2f} "
-                  f"[{whole.min:.2f}-{whole.max:.2f}]  {versus:16} {rss.median / 2**20:6.0f} [{rss.max / 2**20:.0f}]")
+                  f"[{whole.min:.2f}-{whole.max:.2f}]  {versus:34} {rss.median / 2**20:6.0f} [{rss.max / 2**20:.0f}]")
+    for loader in loaders:
+        if loader != "go":
+            whole_commands = ((one.summary[loader]["command_seconds"], False) for one in comparisons)
+            print(f"{loader}, whole command: {standings(whole_commands)}")
 
 
 if __name__ == "__main__":

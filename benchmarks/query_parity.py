@@ -44,7 +44,7 @@ import typer
 from benchmarks.alternate import alternate_groups, write_record
 from benchmarks.loader_parity import run_child
 from benchmarks.pgwire_tally import PgwireTally
-from harness.benchmark_record import BenchmarkRecord, Measurement
+from harness.benchmark_record import BenchmarkRecord, Comparison, Measurement, standings
 from harness.native import NativeQuestDB
 from harness.tsbs.query_types import QUERY_TYPES
 
@@ -169,10 +169,19 @@ def main(
         comparison.parameters["wire"] = {runner_name: wire[(*key, runner_name)] for runner_name in RUNNERS
                                          if (*key, runner_name) in wire}
     record.comparisons.extend(comparisons)
-    print("\nmedians over the rounds: queries/s, ours / Go, our extra time per query (ms, at 1 worker); the median "
-          "query's latency, Go / ours (ms), Go's over ours; client CPU ms a query, Go / ours (Go's whole process; "
-          "ours the record's queries phase), Go's over ours; round trips and prepares per query (go / ours, "
-          "connection set-up included):")
+    print_summary(comparisons, queries)
+    write_record(record, results)
+
+
+def print_summary(comparisons: list[Comparison], queries: int) -> None:
+    """Per query type and worker count, the medians of both runners and our ratios (with the paired interval
+    and where ours stands by it), latency, client CPU and the wire's counts; then how many pairs ours is
+    ahead, level or behind in."""
+    print("\nmedians over the rounds: queries/s, ours / Go (paired: the median of the rounds' own ratios, its "
+          "interval, and where ours stands by it), our extra time per query (ms, at 1 worker); the median query's "
+          "latency, Go / ours (ms), Go's over ours; client CPU ms a query, Go / ours (Go's whole process; ours the "
+          "record's queries phase), Go's over ours; round trips and prepares per query (go / ours, connection "
+          "set-up included):")
     for comparison in comparisons:
         go, ours = (comparison.summary[runner_name]["queries_per_second"] for runner_name in RUNNERS)
         go_cpu, our_cpu = (comparison.summary[runner_name]["client_cpu_seconds"] for runner_name in RUNNERS)
@@ -182,10 +191,11 @@ def main(
         on_wire = "  ".join(f"{figure} {' / '.join(f'{counts[r][figure]:.3f}' for r in RUNNERS)}"
                             for figure in ("round_trips_per_query", "prepares_per_query")) if counts else ""
         print(f"{comparison.name:<26} Go {go.median:8.2f}  ours {ours.median:8.2f}  {ours.ratio:5.2f}x "
-              f"(paired {ours.paired_ratio:.2f}x)  {extra:>9}  latency {go_median.median:.2f} / "
+              f"(paired {ours.paired_text()})  {extra:>9}  latency {go_median.median:.2f} / "
               f"{our_median.median:.2f} ms {1 / our_median.ratio:.2f}x  CPU {1000 * go_cpu.median / queries:.3f} / "
               f"{1000 * our_cpu.median / queries:.3f} ms {1 / our_cpu.ratio:.2f}x  {on_wire}")
-    write_record(record, results)
+    for figure, label, higher in (("queries_per_second", "queries/s", True), ("client_cpu_seconds", "client CPU", False)):
+        print(f"{label}, {standings((one.summary['ours'][figure], higher) for one in comparisons)}")
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ import typer
 
 from benchmarks.alternate import alternate_groups, write_record
 from harness.bench import DEFAULT_CHUNK_ROWS, BenchOptions
-from harness.benchmark_record import BenchmarkRecord, Measurement
+from harness.benchmark_record import BenchmarkRecord, Comparison, Measurement, standings
 from harness.tsbs.choices import SymbolDtype
 
 ORIGINAL_SERIALIZED = re.compile(r"Serialized:\s+(\d+) rows in ([0-9.]+)s.*?ILP Buffer size: ([0-9.]+) MiB"
@@ -256,17 +256,28 @@ def main(
             rounds, baseline=sides[0],
             parameters={f"{threads} thread(s)": {"threads": threads} for threads in thread_counts})
     record.comparisons.extend(comparisons)
-    print(f"\nmedians (M rows/s), range, ratio to {sides[0]}; client CPU-s per million rows, {sides[0]}'s over "
-          "each side's:")
+    print_summary(comparisons, sides, row_count)
+    write_record(record, results)
+
+
+def print_summary(comparisons: list[Comparison], sides: list[str], row_count: int) -> None:
+    """Per thread count and side, the medians of rate and client CPU and their ratios to the first side (each
+    with the paired interval and where the side stands by it); then, per side, how many thread counts it is
+    ahead, level or behind in."""
+    print(f"\nmedians (M rows/s), range, ratio to {sides[0]} (paired [interval], standing); client CPU-s per "
+          f"million rows, {sides[0]}'s over each side's (paired [interval], standing):")
     for comparison in comparisons:
         for side in sides:
             rate = comparison.summary[side]["rows_per_second"]
             cpu = comparison.summary[side]["client_cpu_seconds"]  # every round serializes row_count rows
             per_million = 1e6 / row_count
             print(f"{comparison.name} {side:17} {rate.median / 1e6:6.3f} ({rate.min / 1e6:.3f}-{rate.max / 1e6:.3f})  "
-                  f"{rate.ratio:.2f}x   {cpu.median * per_million:.3f} CPU-s/M ({cpu.min * per_million:.3f}-"
-                  f"{cpu.max * per_million:.3f})  {1 / cpu.ratio:.2f}x")
-    write_record(record, results)
+                  f"{rate.ratio:.2f}x ({rate.paired_text()})   {cpu.median * per_million:.3f} "
+                  f"CPU-s/M ({cpu.min * per_million:.3f}-{cpu.max * per_million:.3f})  {1 / cpu.ratio:.2f}x "
+                  f"({cpu.paired_text(higher_is_better=False, invert=True)})")
+    for side in sides[1:]:
+        for figure, higher in (("rows_per_second", True), ("client_cpu_seconds", False)):
+            print(f"{side} {figure}: {standings((one.summary[side][figure], higher) for one in comparisons)}")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 A script compares variants (ours and Go's loader, metrics on and off ...) measured alternately over
 rounds. Its ``BenchmarkRecord`` names the schema and its version, the benchmark, when and on what machine
 it ran and with which parameters, and holds one ``Comparison`` per group of variants measured together:
-every round's raw ``Measurement`` per variant, and the summary (per variant and figure: median, range, and
-the ratios to the baseline variant) that ``summarize`` computes from the counted rounds. This module owns
+every round's raw ``Measurement`` per variant, and the summary (per variant and figure: median, range, the
+ratios to the baseline variant, and how sure the paired ratio is: ``median_interval``) that ``summarize``
+computes from the counted rounds. This module owns
 that shape, its statistics, writing and reading it, and its plain-text table; it imports neither pandas,
 numba, matplotlib nor questdb, so reading records stays light.
 """
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import statistics
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,7 +28,12 @@ from harness.results import write_json_whole
 from harness.system_info import system_info
 
 BENCHMARK_SCHEMA = "tsbs-pandas-questdb/benchmark-record"
-BENCHMARK_SCHEMA_VERSION = 1
+BENCHMARK_SCHEMA_VERSION = 2
+# Version 1 had no paired intervals (``FigureSummary.paired_low`` ...): such a record is read with none.
+READ_SCHEMA_VERSIONS = (1, 2)
+# What ``median_interval`` aims at: the interval of the median paired ratio that covers the true median with
+# at least this probability, where the rounds allow one.
+INTERVAL_CONFIDENCE = 0.95
 
 # The figures every measurement may have; ``Measurement.extra`` adds others under names of their own.
 CORE_FIGURES = ("seconds", "rows", "rows_per_second", "client_cpu_seconds", "peak_rss_bytes")
@@ -82,13 +90,59 @@ class FigureSummary:
     """One figure of one variant over the counted rounds. ``ratio``: this median over the baseline's;
     ``paired_ratio``: the median of the per-round ratios (this round's value over the baseline's in the same
     round), steadier when the machine's speed drifts between rounds. Above 1 means more of the figure:
-    more seconds, or more rows per second."""
+    more seconds, or more rows per second. ``paired_low``-``paired_high``: the interval around
+    ``paired_ratio`` that holds the true median of the rounds' ratios with probability
+    ``paired_confidence`` (``median_interval``): one that leaves 1 out says the variant differs from the
+    baseline in this figure, beyond the rounds' noise; one that holds 1 says the rounds cannot tell them
+    apart."""
 
     median: float
     min: float
     max: float
     ratio: float | None = None
     paired_ratio: float | None = None
+    paired_low: float | None = None
+    paired_high: float | None = None
+    paired_confidence: float | None = None
+
+    def standing(self, higher_is_better: bool = True) -> str | None:
+        """``ahead``, ``behind`` or ``level`` against the baseline by the paired interval (``ahead``: the whole
+        interval on the better side of 1: above it where more of the figure is better, below it where less
+        is); None without an interval."""
+        if self.paired_low is None or self.paired_high is None:
+            return None
+        if self.paired_low > 1 or self.paired_high < 1:
+            return "ahead" if (self.paired_low > 1) == higher_is_better else "behind"
+        return "level"
+
+    def paired_text(self, higher_is_better: bool = True, invert: bool = False) -> str:
+        """The paired ratio with its interval and standing, ``1.03x [0.97-1.10] level``; ``invert`` shows the
+        baseline over the variant instead (for seconds: above 1, faster than the baseline)."""
+        def shown(value: float) -> float:
+            return 1 / value if invert else value
+
+        if self.paired_ratio is None:
+            return "-"
+        if self.paired_low is None or self.paired_high is None:
+            return f"{shown(self.paired_ratio):.2f}x"
+        low, high = sorted((shown(self.paired_low), shown(self.paired_high)))
+        return f"{shown(self.paired_ratio):.2f}x [{low:.2f}-{high:.2f}] {self.standing(higher_is_better)}"
+
+
+def standings(figures: Iterable[tuple[FigureSummary, bool]]) -> str:
+    """One line over ``figures`` (each with whether more of it is better): how many medians are at least as
+    good as their baselines' (ratio 1 or better), and how many stand ahead of, level with and behind their
+    baselines by their paired intervals, with the least coverage among those intervals."""
+    figures = list(figures)
+    as_good = sum(figure.ratio is not None and (figure.ratio >= 1 if higher else figure.ratio <= 1)
+                  for figure, higher in figures)
+    said = f"medians at least the baseline's in {as_good} of {len(figures)}"
+    counted = Counter(figure.standing(higher) for figure, higher in figures)
+    coverages = [figure.paired_confidence for figure, _ in figures if figure.paired_confidence is not None]
+    if not coverages:
+        return f"{said}; no paired intervals (fewer than 2 rounds)"
+    return (f"{said}; paired intervals (coverage {min(coverages):.1%} or more): {counted['ahead']} ahead, "
+            f"{counted['level']} level, {counted['behind']} behind")
 
 
 @dataclass
@@ -160,6 +214,28 @@ def round_ratios(comparison: Comparison, variant: str, figure: str) -> list[floa
     return ratios
 
 
+def median_interval(values: Sequence[float], confidence: float = INTERVAL_CONFIDENCE
+                    ) -> tuple[float, float, float] | None:
+    """A distribution-free interval for the median of ``values`` (the sign test's): sorted, the k-th smallest
+    and the k-th largest value, with k the largest rank whose interval still covers the true median with
+    probability ``confidence`` (each value falls on either side of it with probability one half, so the
+    interval misses it only where k or fewer values fall on one side). Returns (low, high, the coverage
+    achieved). Too few values for ``confidence`` (fewer than 6 for 0.95) give the whole range and its
+    lower coverage (5 values: 0.9375); fewer than 2 give None."""
+    ordered = sorted(values)
+    count = len(ordered)
+    if count < 2:
+        return None
+
+    def coverage(rank: int) -> float:  # 1 - 2 P(Binomial(count, 1/2) < rank)
+        return 1 - 2 * sum(math.comb(count, below) for below in range(rank)) / 2 ** count
+
+    rank = 1
+    while rank < (count + 1) // 2 and coverage(rank + 1) >= confidence:
+        rank += 1
+    return ordered[rank - 1], ordered[count - rank], coverage(rank)
+
+
 def summarize(comparison: Comparison) -> dict[str, dict[str, FigureSummary]]:
     """Per variant and figure, over the counted rounds: median, min, max, and the ratios to the baseline.
     A median of an even number of rounds is the mean of the middle two (``statistics.median``)."""
@@ -177,10 +253,12 @@ def summarize(comparison: Comparison) -> dict[str, dict[str, FigureSummary]]:
         for name, series in figures.items():
             base = base_medians.get(name)
             paired = round_ratios(comparison, variant, name)
+            interval = median_interval(paired) if variant != comparison.baseline else None
             summary[variant][name] = FigureSummary(
                 median=medians[variant][name], min=min(series), max=max(series),
                 ratio=medians[variant][name] / base if base else None,
-                paired_ratio=statistics.median(paired) if paired else None)
+                paired_ratio=statistics.median(paired) if paired else None,
+                **(dict(zip(("paired_low", "paired_high", "paired_confidence"), interval)) if interval else {}))
     return summary
 
 
@@ -202,8 +280,9 @@ def is_benchmark_record(path: str | Path) -> bool:
 
 
 def load_benchmark_record(path: str | Path) -> BenchmarkRecord:
-    """Read a benchmark record of this schema version; UsageError, in one line naming the file, for a file
-    that cannot be read, is not a benchmark record, or has another schema version (named)."""
+    """Read a benchmark record of a schema version this harness reads (``READ_SCHEMA_VERSIONS``); UsageError,
+    in one line naming the file, for a file that cannot be read, is not a benchmark record, or has another
+    schema version (named)."""
     try:
         values = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
@@ -212,16 +291,20 @@ def load_benchmark_record(path: str | Path) -> BenchmarkRecord:
     if not isinstance(values, dict) or values.get("schema") != BENCHMARK_SCHEMA:
         raise UsageError(f"{path} is not a benchmark record (no \"schema\": \"{BENCHMARK_SCHEMA}\")")
     version = values.get("schema_version")
-    if version != BENCHMARK_SCHEMA_VERSION:
+    if version not in READ_SCHEMA_VERSIONS:
         newer = isinstance(version, int) and version > BENCHMARK_SCHEMA_VERSION
         raise UsageError(f"{path} is a benchmark record of {'a newer ' if newer else ''}schema version {version!r}; "
-                         f"this harness reads version {BENCHMARK_SCHEMA_VERSION}")
+                         f"this harness reads versions {', '.join(map(str, READ_SCHEMA_VERSIONS))}")
     try:
         record = BenchmarkRecord.from_dict(values)
     except (TypeError, KeyError, AttributeError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UsageError(f"{path} is not a well-formed benchmark record "
                          f"(schema version {version}): {reason}") from None
+    if version == 1:
+        # Its summaries lack the paired intervals; the rounds it holds give them.
+        for comparison in record.comparisons:
+            comparison.summary = summarize(comparison)
     record.path = Path(path)
     return record
 
@@ -235,12 +318,15 @@ def _median(figures: dict[str, FigureSummary], name: str) -> float | None:
 
 
 def _versus_baseline(comparison: Comparison, variant: str, figures: dict[str, FigureSummary]) -> str:
-    """The variant's main ratio: rows/s where its rounds counted rows, else seconds."""
+    """The variant's main ratio: rows/s where its rounds counted rows, else seconds; then its paired ratio,
+    interval and standing."""
     if variant == comparison.baseline:
         return "baseline"
     main, label = ("rows_per_second", "rows/s") if "rows_per_second" in figures else ("seconds", "s")
-    ratio = figures[main].ratio if main in figures else None
-    return "-" if ratio is None else f"{label} {ratio:.2f}x"
+    if main not in figures or figures[main].ratio is None:
+        return "-"
+    figure = figures[main]
+    return f"{label} {figure.ratio:.2f}x (paired {figure.paired_text(higher_is_better=main == 'rows_per_second')})"
 
 
 def _other_figures(comparison: Comparison, variant: str, figures: dict[str, FigureSummary]) -> str:
@@ -257,8 +343,8 @@ def _other_figures(comparison: Comparison, variant: str, figures: dict[str, Figu
 def benchmark_table(records: Sequence[BenchmarkRecord]) -> str:
     """A plain-text table, one line per variant of each comparison of each record: medians over the counted
     rounds (seconds, million rows/s, client CPU seconds, peak RSS in MiB), the ratio to the comparison's
-    baseline (rows/s where the rounds counted rows, else seconds), and the other figures' medians with
-    their ratios."""
+    baseline (rows/s where the rounds counted rows, else seconds) with its paired ratio, interval and
+    standing, and the other figures' medians with their ratios."""
     header = ("file", "date", "benchmark", "comparison", "variant", "rounds", "median s", "Mrows/s", "CPU s",
               "RSS MiB", "vs baseline", "other medians (vs baseline)")
     rows = []

@@ -1,19 +1,22 @@
 """The benchmark record (harness.benchmark_record) and the alternation helper of benchmarks/ (benchmarks.alternate):
-the order variants run in, the warm-up left out of the figures, medians and ratios on known numbers, the
-JSON round trip, the refusals, and the plain-text table."""
+the order variants run in, the warm-up left out of the figures, medians, ratios and paired intervals on known
+numbers, the JSON round trip (a version-1 record read with its intervals), the refusals, and the plain-text
+table."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from benchmarks.alternate import alternate, alternate_groups, round_order
 from harness.benchmark_record import (
-    BENCHMARK_SCHEMA, BENCHMARK_SCHEMA_VERSION, BenchmarkRecord, Measurement, benchmark_table, is_benchmark_record,
-    load_benchmark_record, round_ratios, summarize, write_benchmark_record,
+    BENCHMARK_SCHEMA, BENCHMARK_SCHEMA_VERSION, BenchmarkRecord, FigureSummary, Measurement, benchmark_table,
+    is_benchmark_record, load_benchmark_record, median_interval, round_ratios, standings, summarize,
+    write_benchmark_record,
 )
 from harness.errors import UsageError
 
@@ -118,6 +121,53 @@ def test_a_zero_baseline_gives_no_ratio():
     assert comparison.summary["on"]["scrapes"].paired_ratio is None
 
 
+@pytest.mark.parametrize("count, ranks, coverage", [
+    # The sign test's coverage 1 - 2 P(Binomial(n, 1/2) < k) of the k-th smallest to k-th largest value.
+    (2, (1, 2), 0.5), (5, (1, 5), 1 - 2 / 32), (6, (1, 6), 1 - 2 / 64), (8, (1, 8), 1 - 2 / 256),
+    (9, (2, 8), 1 - 2 * 10 / 512), (11, (2, 10), 1 - 2 * 12 / 2048), (12, (3, 10), 1 - 2 * 79 / 4096),
+])
+def test_median_interval_is_the_sign_tests_on_known_counts(count, ranks, coverage):
+    values = [float(value) for value in range(count, 0, -1)]  # given in any order: sorted first
+    low, high, achieved = median_interval(values)
+    assert (low, high) == ranks and achieved == pytest.approx(coverage)
+    assert achieved >= 0.95 or ranks == (1, count)  # fewer rounds than 0.95 needs: the whole range
+
+
+def test_median_interval_needs_two_values():
+    assert median_interval([]) is None and median_interval([1.2]) is None
+
+
+def test_paired_intervals_in_the_summary_and_where_a_variant_stands():
+    seconds = {1: 1.0, 2: 1.0, 3: 1.0, 4: 1.0, 5: 1.0, 6: 1.0}
+    calls: list[tuple[str, int]] = []
+    comparison = alternate({
+        "go": scripted(calls, "go", seconds, rows=6),
+        "faster": scripted(calls, "faster", {1: 0.5, 2: 0.9, 3: 0.8, 4: 0.7, 5: 0.6, 6: 0.95}, rows=6),
+        "noisy": scripted(calls, "noisy", {1: 0.5, 2: 1.2, 3: 0.8, 4: 1.1, 5: 0.6, 6: 0.95}, rows=6),
+    }, 6, baseline="go")
+    faster, noisy = comparison.summary["faster"]["seconds"], comparison.summary["noisy"]["seconds"]
+    assert (faster.paired_low, faster.paired_high) == (0.5, 0.95)
+    assert faster.paired_confidence == pytest.approx(1 - 2 / 64)
+    assert faster.standing(higher_is_better=False) == "ahead"  # fewer seconds in every round
+    assert comparison.summary["faster"]["rows_per_second"].standing() == "ahead"
+    assert faster.standing(higher_is_better=True) == "behind"
+    assert noisy.standing(higher_is_better=False) == "level"  # two rounds of six slower: not told apart
+    assert comparison.summary["go"]["seconds"].paired_low is None  # the baseline against itself: no interval
+    assert comparison.summary["go"]["seconds"].standing() is None
+    assert faster.paired_text(higher_is_better=False) == "0.75x [0.50-0.95] ahead"
+    assert faster.paired_text(higher_is_better=False, invert=True) == "1.33x [1.05-2.00] ahead"
+    assert comparison.summary["go"]["seconds"].paired_text() == "1.00x"  # no interval, no standing
+    line = standings([(faster, False), (noisy, False), (comparison.summary["go"]["seconds"], False)])
+    assert line == ("medians at least the baseline's in 3 of 3; paired intervals (coverage 96.9% or more): "
+                    "1 ahead, 1 level, 0 behind")
+    behind = FigureSummary(median=1.0, min=1.0, max=1.0, ratio=0.9, paired_ratio=0.9, paired_low=0.8,
+                           paired_high=0.95, paired_confidence=0.96875)
+    assert standings([(behind, True)]) == ("medians at least the baseline's in 0 of 1; paired intervals "
+                                           "(coverage 96.9% or more): 0 ahead, 0 level, 1 behind")
+    assert standings([(FigureSummary(1.0, 1.0, 1.0, ratio=1.0, paired_ratio=1.0), True)]) == (
+        "medians at least the baseline's in 1 of 1; no paired intervals (fewer than 2 rounds)")
+
+
 def test_bad_alternations_are_refused():
     with pytest.raises(ValueError, match="baseline 'sink'"):
         alternate({"a": constant()}, 1, baseline="sink")
@@ -149,6 +199,23 @@ def test_record_round_trips_through_json(tmp_path):
     assert loaded == written and loaded.path == path
     assert summarize(loaded.comparisons[0]) == loaded.comparisons[0].summary
     assert is_benchmark_record(path)
+
+
+def test_a_version_1_record_is_read_with_its_paired_intervals(tmp_path):
+    """Version 1 stored no intervals: reading one computes them from the rounds it holds."""
+    calls: list[tuple[str, int]] = []
+    comparison = alternate({"go": scripted(calls, "go", {n: 1.0 for n in range(1, 7)}, rows=6),
+                            "ours": scripted(calls, "ours", {n: 2.0 + n for n in range(1, 7)}, rows=6)}, 6)
+    path = write_benchmark_record(record_of(comparison), tmp_path / "record.json")
+    values = json.loads(path.read_text())
+    values["schema_version"] = 1
+    for figures in values["comparisons"][0]["summary"].values():
+        for figure in figures.values():
+            for key in ("paired_low", "paired_high", "paired_confidence"):
+                del figure[key]
+    path.write_text(json.dumps(values))
+    seconds = load_benchmark_record(path).comparisons[0].summary["ours"]["seconds"]
+    assert (seconds.paired_low, seconds.paired_high, seconds.standing(higher_is_better=False)) == (3.0, 8.0, "behind")
 
 
 def test_a_newer_schema_version_is_refused_naming_it(tmp_path):
@@ -217,3 +284,29 @@ def test_reading_records_imports_no_heavy_library():
             "print(sorted(m for m in ('pandas', 'numba', 'matplotlib', 'questdb') if m in sys.modules))")
     answer = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert answer.stdout.strip() == "[]"
+
+
+REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference" / "2026-11-25-parity"
+
+
+def test_parity_scripts_print_where_each_side_stands(capsys):
+    """The three parity scripts' summaries, printed again from records they wrote (version 1, before records
+    held intervals): each pair's paired interval and standing, and the tally against the acceptance."""
+    from benchmarks import loader_parity, query_parity, serialize_parity
+
+    queries = load_benchmark_record(f"{REFERENCE}/query-parity-xeon-overall-rate.json")
+    query_parity.print_summary(queries.comparisons, queries.parameters["queries"])
+    replay = load_benchmark_record(f"{REFERENCE}/replay-parity-11-rounds-xeon-a898097.json")
+    loader_parity.print_whole_command(replay.comparisons, ["go", "replay"])
+    serializer = load_benchmark_record(f"{REFERENCE}/serialize-parity-xeon-11-rounds.json")
+    serialize_parity.print_summary(serializer.comparisons, serializer.comparisons[0].variants,
+                                   serializer.parameters["row_count"])
+    printed = capsys.readouterr().out
+    assert "double-groupby-all W=1" in printed and "(paired 0.98x [0.94-0.98] behind)" in printed
+    assert ("queries/s, medians at least the baseline's in 20 of 32; paired intervals (coverage 96.9% or more): "
+            "3 ahead, 28 level, 1 behind") in printed
+    assert "1.09x (1.07x [1.02-1.11] ahead)" in printed  # replay's whole command into the sink, Go's over ours
+    assert ("replay, whole command: medians at least the baseline's in 1 of 2; paired intervals (coverage 98.8% or "
+            "more): 1 ahead, 1 level, 0 behind") in printed
+    assert ("ours-p1 rows_per_second: medians at least the baseline's in 1 of 2; paired intervals (coverage 98.8% "
+            "or more): 0 ahead, 2 level, 0 behind") in printed
