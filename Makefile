@@ -118,7 +118,7 @@ bench-parity: setup ## Go loader vs replay vs bench, into QuestDB and the sink, 
 
 REPLAY_PARITY_DIR ?= results/reference/$(shell date -u +%F)-replay## Where bench-replay-parity writes its output and record
 REPLAY_PARITY_FILE ?= ## TSBS file bench-replay-parity loads (made there if missing; default: a temporary one)
-REPLAY_PARITY_ARGS ?= --rounds 3 --workers 2 --pinning unpinned --timestamp-end 2016-01-01T03:00:00Z## Its loader_parity.py options
+REPLAY_PARITY_ARGS ?= --rounds 11 --workers 2 --pinning unpinned --timestamp-end 2016-01-01T03:00:00Z## Its loader_parity.py options
 
 bench-replay-parity: setup ## replay vs the Go loader, TSBS's 4.32M-row cpu-only file, sink and QuestDB: whole command, peak RSS (TSBS_BIN=DIR)
 	@test -n "$(TSBS_BIN)" || { echo "bench-replay-parity needs TSBS_BIN=DIR (tsbs_generate_data, tsbs_load_questdb)" >&2; exit 2; }

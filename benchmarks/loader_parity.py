@@ -106,7 +106,8 @@ def wait_visible(sql: QuestDBSql, rows: int, timeout: float = 300) -> float:
 
 def main(
     tsbs_bin: Path = typer.Option(..., help="Folder with tsbs_generate_data and tsbs_load_questdb."),
-    rounds: int = typer.Option(5, min=1),
+    rounds: int = typer.Option(6, min=1, help="Counted rounds: 6 is the fewest whose paired interval covers 95 % "
+                                              "(docs/methodology.md)."),
     workers: list[int] = typer.Option([1, 2], help="Worker counts (repeat the option)."),
     loaders: list[str] = typer.Option(list(LOADERS), help=f"Loaders to compare (repeat): {', '.join(LOADERS)}; "
                                                           "go is the baseline and always runs."),
