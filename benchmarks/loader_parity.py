@@ -159,9 +159,10 @@ def main(
 
     questdb = NativeQuestDB(root=workdir / "questdb-root", http_port=http_port, ilp_port=ilp_port, pg_port=pg_port,
                             min_port=min_port).start()
-    sink = SocatSink(port=sink_port, pid_file=workdir / "sink.pid").start()
+    sink = SocatSink(port=sink_port, pid_file=workdir / "sink.pid")
     sql = QuestDBSql("127.0.0.1", http_port)
     try:
+        sink.start()  # inside: a sink that cannot start (no socat) still stops the QuestDB started above
         for pinned in [one == "pinned" for one in pinning]:
             for process in (questdb.pid(), sink.pid()):
                 pin(process, server_cpus if pinned else ",".join(map(str, cpus)))
