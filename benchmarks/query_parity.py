@@ -194,7 +194,8 @@ def print_summary(comparisons: list[Comparison], queries: int) -> None:
               f"(paired {ours.paired_text()})  {extra:>9}  latency {go_median.median:.2f} / "
               f"{our_median.median:.2f} ms {1 / our_median.ratio:.2f}x  CPU {1000 * go_cpu.median / queries:.3f} / "
               f"{1000 * our_cpu.median / queries:.3f} ms {1 / our_cpu.ratio:.2f}x  {on_wire}")
-    for figure, label, higher in (("queries_per_second", "queries/s", True), ("client_cpu_seconds", "client CPU", False)):
+    for figure, label, higher in (("queries_per_second", "queries/s", True),
+                                  ("client_cpu_seconds", "client CPU", False)):
         print(f"{label}, {standings((one.summary['ours'][figure], higher) for one in comparisons)}")
 
 

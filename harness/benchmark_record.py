@@ -5,9 +5,9 @@ rounds. Its ``BenchmarkRecord`` names the schema and its version, the benchmark,
 it ran and with which parameters, and holds one ``Comparison`` per group of variants measured together:
 every round's raw ``Measurement`` per variant, and the summary (per variant and figure: median, range, the
 ratios to the baseline variant, and how sure the paired ratio is: ``median_interval``) that ``summarize``
-computes from the counted rounds. This module owns
-that shape, its statistics, writing and reading it, and its plain-text table; it imports neither pandas,
-numba, matplotlib nor questdb, so reading records stays light.
+computes from the counted rounds. This module owns that shape, its statistics, writing and reading it,
+and its plain-text table; it imports neither pandas, numba, matplotlib nor questdb, so reading records
+stays light.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from harness.system_info import system_info
 
 BENCHMARK_SCHEMA = "tsbs-pandas-questdb/benchmark-record"
 BENCHMARK_SCHEMA_VERSION = 2
-# Version 1 had no paired intervals (``FigureSummary.paired_low`` ...): such a record is read with none.
+# Version 1 had no paired intervals (``FigureSummary.paired_low`` ...): reading one computes them from its rounds.
 READ_SCHEMA_VERSIONS = (1, 2)
 # What ``median_interval`` aims at: the interval of the median paired ratio that covers the true median with
 # at least this probability, where the rounds allow one.
@@ -219,7 +219,7 @@ def median_interval(values: Sequence[float], confidence: float = INTERVAL_CONFID
     """A distribution-free interval for the median of ``values`` (the sign test's): sorted, the k-th smallest
     and the k-th largest value, with k the largest rank whose interval still covers the true median with
     probability ``confidence`` (each value falls on either side of it with probability one half, so the
-    interval misses it only where k or fewer values fall on one side). Returns (low, high, the coverage
+    interval misses it only where fewer than k values fall on one side). Returns (low, high, the coverage
     achieved). Too few values for ``confidence`` (fewer than 6 for 0.95) give the whole range and its
     lower coverage (5 values: 0.9375); fewer than 2 give None."""
     ordered = sorted(values)
