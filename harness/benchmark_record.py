@@ -253,12 +253,14 @@ def summarize(comparison: Comparison) -> dict[str, dict[str, FigureSummary]]:
         for name, series in figures.items():
             base = base_medians.get(name)
             paired = round_ratios(comparison, variant, name)
+            # The baseline against itself has no interval: every round's ratio is 1.
             interval = median_interval(paired) if variant != comparison.baseline else None
+            low, high, confidence = interval or (None, None, None)
             summary[variant][name] = FigureSummary(
                 median=medians[variant][name], min=min(series), max=max(series),
                 ratio=medians[variant][name] / base if base else None,
                 paired_ratio=statistics.median(paired) if paired else None,
-                **(dict(zip(("paired_low", "paired_high", "paired_confidence"), interval)) if interval else {}))
+                paired_low=low, paired_high=high, paired_confidence=confidence)
     return summary
 
 
