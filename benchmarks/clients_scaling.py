@@ -25,8 +25,9 @@ from pathlib import Path
 import typer
 
 from benchmarks.alternate import alternate_groups, write_record
-from harness.bench import BenchOptions, run_bench
-from harness.benchmark_record import BenchmarkRecord, Measurement
+from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
 
 TARGETS = ("sink", "questdb")
 

@@ -28,13 +28,14 @@ import sys
 import time
 
 from benchmarks.alternate import alternate, write_record
-from harness.benchmark_record import BenchmarkRecord, Comparison, Measurement
+from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def dataframe_generation(rows: int, fields: str, chunk_rows: int, use_case: str = "cpu-only") -> Measurement:
-    from harness.tsbs import cpu_only, devops
+    from harness.tsbs.cpu_only import generator as cpu_only
+    from harness.tsbs.devops import generator as devops
     from harness.tsbs.use_cases import make_spec
 
     def frames(spec, chunk_rows):

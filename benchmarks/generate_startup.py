@@ -31,7 +31,7 @@ import tempfile
 import time
 
 from benchmarks.alternate import alternate, write_record
-from harness.benchmark_record import BenchmarkRecord, Measurement
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
 from harness.tsbs import kernel_cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -42,10 +42,11 @@ from pathlib import Path
 import typer
 
 from benchmarks.alternate import alternate, write_record
-from harness.benchmark_record import BenchmarkRecord, Comparison, Measurement, standings
-from harness.http_exec import QuestDBSql
-from harness.native import NativeQuestDB, SocatSink
-from harness.tsbs import cpu_only
+from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement, standings
+from harness.questdb.http import QuestDBSql
+from harness.servers.questdb import NativeQuestDB
+from harness.servers.sink import SocatSink
+from harness.tsbs.cpu_only import generator as cpu_only
 
 LOADERS = ("go", "replay", "bench")
 GO_LOADED = re.compile(r"loaded (\d+) rows in ([0-9.]+)sec")

@@ -29,9 +29,10 @@ import time
 from prometheus_client import generate_latest
 
 from benchmarks.alternate import alternate, write_record
-from harness.bench import BenchOptions, run_bench
-from harness.benchmark_record import BenchmarkRecord, Measurement
-from harness.metrics import RunMetrics
+from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
+from harness.measure.metrics import RunMetrics
 
 
 class Scraper:

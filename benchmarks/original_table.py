@@ -19,8 +19,9 @@ import io
 import sys
 
 from benchmarks.alternate import alternate, write_record
-from harness.bench import BenchOptions, run_bench
-from harness.benchmark_record import BenchmarkRecord, Measurement
+from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
 
 ITERROWS = "iterrows send (extrapolated)"
 

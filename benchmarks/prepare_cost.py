@@ -24,8 +24,8 @@ import psycopg
 import typer
 
 from benchmarks.alternate import alternate_groups, write_record
-from harness.benchmark_record import BenchmarkRecord, Measurement
-from harness.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
+from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
 from harness.queries.clients import PgwireConnection, WireQuery
 from harness.tsbs.queries import generate_queries
 

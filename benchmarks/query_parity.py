@@ -44,8 +44,8 @@ import typer
 from benchmarks.alternate import alternate_groups, write_record
 from benchmarks.loader_parity import run_child
 from benchmarks.pgwire_tally import PgwireTally
-from harness.benchmark_record import BenchmarkRecord, Comparison, Measurement, standings
-from harness.native import NativeQuestDB
+from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement, standings
+from harness.servers.questdb import NativeQuestDB
 from harness.tsbs.query_types import QUERY_TYPES
 
 GO_RATE = re.compile(r"Overall query rate ([0-9.]+) queries/sec")

@@ -29,11 +29,12 @@ from pathlib import Path
 import typer
 
 from benchmarks.alternate import alternate_groups, write_record
-from harness.bench import BenchOptions, run_bench
-from harness.benchmark_record import BenchmarkRecord, Measurement, benchmark_table
-from harness.read.command import DEFAULT_CHUNK_ROWS
+from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
+from harness.records.benchmark_record import BenchmarkRecord, Measurement, benchmark_table
+from harness.commands.read import DEFAULT_CHUNK_ROWS
 from harness.read.protocols import ReadProtocol
-from harness.results import RunRecord, load_results, default_results_path
+from harness.records.run_record import RunRecord, load_results, default_results_path
 
 
 RECORDS_ONLY = "asyncpg Records only"
@@ -44,7 +45,7 @@ async def _records_only(host: str, pg_port: int, chunk_rows: int) -> tuple[float
     integers), the Records dropped: (seconds, client CPU seconds, rows)."""
     import asyncpg
 
-    from harness.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
+    from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
     from harness.read.pgwire_asyncpg import _micros, _unused
 
     cpu_started, started = time.process_time(), time.perf_counter()

@@ -22,12 +22,14 @@ import time
 from pathlib import Path
 
 from benchmarks.alternate import alternate, write_record
-from harness.bench import BenchOptions, run_bench
-from harness.benchmark_record import BenchmarkRecord, Measurement, round_ratios
+from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
+from harness.records.benchmark_record import BenchmarkRecord, Measurement, round_ratios
 from harness.ingest.ilp import append_frame, new_buffer
-from harness.native import SocatSink, port_in_use
-from harness.replay import ReplayOptions, run_replay
-from harness.tsbs import cpu_only
+from harness.servers.process import port_in_use
+from harness.servers.sink import SocatSink
+from harness.commands.replay import ReplayOptions, run_replay
+from harness.tsbs.cpu_only import generator as cpu_only
 from harness.tsbs.use_cases import make_spec
 
 CHUNK_ROWS = 10_000

@@ -1,6 +1,6 @@
 """Command-line shell over the library API: declares the commands, maps errors to exit codes.
 
-Every command's options are declared once, in its options dataclass (``harness.options``); a command's
+Every command's options are declared once, in its options dataclass (``harness.options.declare``); a command's
 module is imported only when that command runs (``lazy_group``), so `generate` starts without what `bench`
 or `queries run` import (matplotlib, asyncpg, ...). Every user-caused error ends in one line on stderr and
 exit code 2 (bad input); a run that fails (server down, killed mid-send, validation) ends in one line and
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from harness.errors import HarnessError, RunError, UsageError
-from harness.options import LazyCommand, lazy_group
+from harness.options.declare import LazyCommand, lazy_group
 
 if TYPE_CHECKING:
-    from harness.native_command import NativeOptions
+    from harness.commands.native import NativeOptions
 
 # typer vendors click and re-exports only BadParameter; click's base of every command-line error is the
 # class in its ancestry named ClickException.
@@ -29,47 +29,40 @@ _COMMAND_LINE_ERROR = next(cls for cls in typer.BadParameter.__mro__ if cls.__na
 
 
 def _native_status(options: NativeOptions) -> None:
-    from harness.native_command import status
+    from harness.commands.native import status
 
     if not status(options):
         raise typer.Exit(3)
 
 
-def _native_fetch(options: NativeOptions) -> None:
-    from harness import native
-    from harness.versions import questdb_version
-
-    print(f"QuestDB {questdb_version()} jar: {native.jar_path()}")
-
-
 # Commands whose module is imported only when they run (or their help is printed): see lazy_group. Each
 # group lists these first, in this order, then its commands declared below with @app.command().
 _COMMANDS = [
-    LazyCommand("generate", "harness.generate:GenerateOptions", "harness.generate:run_generate",
+    LazyCommand("generate", "harness.commands.generate:GenerateOptions", "harness.commands.generate:run_generate",
                 help="Write TSBS data as ILP text (protocol 1), byte for byte as tsbs_generate_data prints it."),
-    LazyCommand("bench", "harness.bench:BenchOptions", "harness.bench:run_bench",
+    LazyCommand("bench", "harness.run.bench_options:BenchOptions", "harness.commands.bench:run_bench",
                 help="Serialize (and with --send, send) TSBS DataFrames, validate the count, record the run."),
-    LazyCommand("replay", "harness.replay:ReplayOptions", "harness.replay:run_replay",
+    LazyCommand("replay", "harness.commands.replay:ReplayOptions", "harness.commands.replay:run_replay",
                 help="Send an ILP file raw over TCP in large writes (the loopback limit), then validate and "
                      "record."),
-    LazyCommand("read", "harness.read.command:ReadOptions", "harness.read.command:run_read",
+    LazyCommand("read", "harness.commands.read:ReadOptions", "harness.commands.read:run_read",
                 help="Read a table (whole, --from/--to, or --sql) into pandas DataFrames over one protocol, measure "
                      "it, record the run; --check compares every value with the data set."),
 ]
 _NATIVE_COMMANDS = [
-    LazyCommand("up", "harness.native_command:NativeOptions", "harness.native_command:up",
+    LazyCommand("up", "harness.commands.native:NativeOptions", "harness.commands.native:up",
                 help="Start QuestDB (release jar, conf/server.conf) and the socat sink; wait until healthy."),
-    LazyCommand("down", "harness.native_command:NativeOptions", "harness.native_command:down",
+    LazyCommand("down", "harness.commands.native:NativeOptions", "harness.commands.native:down",
                 help="Stop the native QuestDB (SIGTERM, then SIGKILL after 30 s) and the sink."),
-    LazyCommand("status", "harness.native_command:NativeOptions", _native_status,
+    LazyCommand("status", "harness.commands.native:NativeOptions", _native_status,
                 help="Show whether the native QuestDB and sink run (exit 3 if QuestDB does not)."),
-    LazyCommand("fetch", "harness.native_command:NativeOptions", _native_fetch, help="Only fetch the QuestDB jar."),
+    LazyCommand("fetch", "harness.commands.native:NativeOptions", "harness.commands.native:fetch", help="Only fetch the QuestDB jar."),
 ]
 _QUERIES_COMMANDS = [
-    LazyCommand("generate", "harness.queries.generate:QueriesGenerateOptions",
-                "harness.queries.generate:run_queries_generate",
+    LazyCommand("generate", "harness.commands.queries_generate:QueriesGenerateOptions",
+                "harness.commands.queries_generate:run_queries_generate",
                 help="Write TSBS's queries as JSON lines, as tsbs_generate_queries --format=questdb does."),
-    LazyCommand("run", "harness.queries.runner:QueriesRunOptions", "harness.queries.runner:run_queries",
+    LazyCommand("run", "harness.commands.queries_run:QueriesRunOptions", "harness.commands.queries_run:run_queries",
                 help="Run TSBS's queries (a file, or --generate) over PGWire or HTTP, print TSBS's summary, record "
                      "the run; --check compares every answer with the NumPy reference."),
 ]
@@ -161,7 +154,7 @@ def _die(message: str, code: int) -> None:
 def compare(paths: list[str] = typer.Argument(..., help="Results JSON files (run records or benchmark records); "
                                                       "ratios are against the first.")) -> None:
     """Print a comparison table of several results files."""
-    from harness.compare import comparison_tables
+    from harness.report.tables import comparison_tables
 
     print(comparison_tables(paths))
 
@@ -173,11 +166,11 @@ def merge(paths: list[str] = typer.Argument(..., help="The records of one scale-
                                                                      "results/<UTC time>-<mode>-<N>clients.json."),
           report: bool = typer.Option(False, "--report", help="Also write its HTML report beside it.")) -> None:
     """Merge a scale-out run's client records into the whole run's record and print its result."""
-    from harness.merge import run_merge
+    from harness.scaleout.merge import run_merge
 
     merged = run_merge(paths, results)
     if report:
-        from harness.report import write_report
+        from harness.report.html import write_report
 
         print(f"Report: {write_report([merged], merged.path.with_suffix('.html'))}")
 
@@ -190,9 +183,9 @@ def report(paths: list[str] = typer.Argument(..., help="Results JSON files; the 
     """Write one self-contained HTML report (charts of the time series, phases, comparison) of results files."""
     from pathlib import Path
 
-    from harness.benchmark_record import is_benchmark_record, load_benchmark_record
-    from harness.report import write_report
-    from harness.results import load_results
+    from harness.records.benchmark_record import is_benchmark_record, load_benchmark_record
+    from harness.report.html import write_report
+    from harness.records.run_record import load_results
 
     benchmarks = [load_benchmark_record(path) for path in paths if is_benchmark_record(path)]
     records = load_results([path for path in paths if not is_benchmark_record(path)])

@@ -11,7 +11,7 @@ class UsageError(HarnessError):
 
 class ParameterError(UsageError):
     """A bad value of one named parameter, as the library calls it (``timestamp_start``): the domain knows
-    no command line, so the command that took the value names its flag instead (``harness.options``)."""
+    no command line, so the command that took the value names its flag instead (``harness.options.declare``)."""
 
     def __init__(self, parameter: str, problem: str):
         super().__init__(f"{parameter}: {problem}")

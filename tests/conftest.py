@@ -27,9 +27,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from harness.http_exec import QuestDBSql
-from harness.native import NativeQuestDB, SocatSink, port_in_use
-from harness.timeseries import listening_process
+from harness.questdb.http import QuestDBSql
+from harness.servers.process import port_in_use
+from harness.servers.questdb import NativeQuestDB
+from harness.servers.sink import SocatSink
+from harness.measure.timeseries import listening_process
 
 # TSBS's own output with the flags that made it (its README): the ground truth, beside the project.
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "shared" / "tsbs-golden"

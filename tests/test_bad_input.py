@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.tsbs import cpu_only
+from harness.tsbs.cpu_only import generator as cpu_only
 from harness.cli import main
 from conftest import GOLDEN_DIR
 
@@ -279,7 +279,7 @@ MAKE_CASES = [
 def nothing_started():
     """Fails the test if the target started the native QuestDB (`make native-up`'s, in .cache/native/), and
     stops it then."""
-    from harness.native import NativeQuestDB
+    from harness.servers.questdb import NativeQuestDB
 
     server = NativeQuestDB()
     running_before = server.is_running()

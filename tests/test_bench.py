@@ -13,15 +13,16 @@ import pandas as pd
 import pytest
 
 from harness.tsbs.choices import SymbolDtype
-from harness.bench import BenchOptions, run_bench
+from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
 from harness.ingest.ilp_file import IlpFile
-from harness.results import SCHEMA_VERSION
-from harness.replay import ReplayOptions, run_replay
+from harness.records.run_record import SCHEMA_VERSION
+from harness.commands.replay import ReplayOptions, run_replay
 from harness.errors import RunError, UsageError
 from harness.ingest import raw
 from harness.ingest.phase_loop import PhaseFailed, Worker, run_phase
-from harness.phase import PhaseProgress
-from harness.tsbs import cpu_only
+from harness.measure.phase import PhaseProgress
+from harness.tsbs.cpu_only import generator as cpu_only
 from harness.tsbs.use_cases import make_spec
 from conftest import GOLDEN_DIR, free_port, run_cli
 

@@ -1,4 +1,4 @@
-"""The benchmark record (harness.benchmark_record) and the alternation helper of benchmarks/ (benchmarks.alternate):
+"""The benchmark record (harness.records.benchmark_record) and the alternation helper of benchmarks/ (benchmarks.alternate):
 the order variants run in, the warm-up left out of the figures, medians, ratios and paired intervals on known
 numbers, the JSON round trip (a version-1 record read with its intervals), the refusals, and the plain-text
 table."""
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.alternate import alternate, alternate_groups, round_order
-from harness.benchmark_record import (
+from harness.records.benchmark_record import (
     BENCHMARK_SCHEMA, BENCHMARK_SCHEMA_VERSION, BenchmarkRecord, FigureSummary, Measurement, benchmark_table,
     is_benchmark_record, load_benchmark_record, median_interval, round_ratios, standings, summarize,
     write_benchmark_record,
@@ -280,7 +280,7 @@ def test_benchmark_table_shows_each_variant_with_its_ratios(tmp_path):
 
 
 def test_reading_records_imports_no_heavy_library():
-    code = ("import sys, harness.benchmark_record; "
+    code = ("import sys, harness.records.benchmark_record; "
             "print(sorted(m for m in ('pandas', 'numba', 'matplotlib', 'questdb') if m in sys.modules))")
     answer = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert answer.stdout.strip() == "[]"

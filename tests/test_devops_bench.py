@@ -7,10 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.bench import BenchOptions, run_bench
-from harness.replay import ReplayOptions, run_replay
-from harness.tsbs import devops
-from harness.tsbs.devops_schema import TABLES, schemas
+from harness.commands.bench import run_bench
+
+from harness.run.bench_options import BenchOptions
+from harness.commands.replay import ReplayOptions, run_replay
+from harness.tsbs.devops import generator as devops
+from harness.tsbs.devops.schema import TABLES, schemas
 from harness.tsbs.use_cases import make_spec
 from conftest import GOLDEN_DIR, run_cli
 

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from harness.ingest.ilp import go_float_text, write_ilp
-from harness.tsbs import devops
-from harness.tsbs.devops_schema import MEASUREMENTS, TABLES, schemas
+from harness.tsbs.devops import generator as devops
+from harness.tsbs.devops.schema import MEASUREMENTS, TABLES, schemas
 from harness.tsbs.use_cases import make_spec
 from conftest import GOLDEN_DIR, run_cli
 

@@ -11,7 +11,7 @@ import time
 import pandas as pd
 import pytest
 
-from harness.tsbs import cpu_only
+from harness.tsbs.cpu_only import generator as cpu_only
 from harness.tsbs.use_cases import make_spec
 from test_faults import assert_failed_in_one_line, progress, stop_when
 from test_server_faults import settled_count

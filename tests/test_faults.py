@@ -18,8 +18,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from harness.bench import BenchOptions, run_bench
-from harness.native import SocatSink
+from harness.commands.bench import run_bench
+
+from harness.run.bench_options import BenchOptions
+from harness.servers.sink import SocatSink
 from conftest import free_port
 
 # However a run is stopped, it ends within this many seconds (most end in under one): the issue's bound.
@@ -236,7 +238,8 @@ def test_a_signal_while_validating_ends_the_run_with_every_row_sent(tmp_path, qu
 INTERRUPTED_RUN = """
 import json, sys, threading, time
 import psutil
-from harness.bench import BenchOptions, run_bench
+from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
 options = BenchOptions(**json.loads(sys.argv[1]))
 try:
     run_bench(options, out=sys.stderr)

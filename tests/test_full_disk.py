@@ -30,7 +30,7 @@ def small_disk(tmp_path):
 
 @pytest.mark.parametrize("transport", ["http", "tcp"])
 def test_a_full_disk_ends_the_run_with_the_servers_word(small_disk, questdb_factory, tmp_path, transport):
-    from harness.native import NativeQuestDB
+    from harness.servers.questdb import NativeQuestDB
 
     server = NativeQuestDB(small_disk / "root", **KILLABLE_PORTS).start()
     try:

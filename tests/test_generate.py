@@ -14,8 +14,8 @@ import pytest
 
 from harness.tsbs.choices import SymbolDtype
 from harness.ingest.ilp import write_ilp
-from harness.tsbs import cpu_only
-from harness.tsbs.gorand import GoRand
+from harness.tsbs.cpu_only import generator as cpu_only
+from harness.tsbs.go.rand import GoRand
 from harness.tsbs.params import parse_go_duration_ns, parse_rfc3339_ns
 from harness.tsbs.use_cases import make_spec
 from conftest import GOLDEN_DIR, run_cli

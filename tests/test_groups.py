@@ -14,9 +14,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.bench import BenchOptions, run_bench
+from harness.commands.bench import run_bench
+
+from harness.run.bench_options import BenchOptions
 from harness.ingest.ilp import write_ilp
-from harness.tsbs import devops, groups, use_cases
+from harness.tsbs import groups, use_cases
+from harness.tsbs.devops import generator as devops
 from harness.tsbs.use_cases import make_spec
 from conftest import run_cli
 

@@ -1,4 +1,4 @@
-"""harness.http_exec against a real QuestDB (the pinned version): SQL over /exec, the cpu table, schema checks, counts, WAL."""
+"""harness.questdb.http against a real QuestDB (the pinned version): SQL over /exec, the cpu table, schema checks, counts, WAL."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from questdb import Sender, TimestampNanos
 
 from harness.errors import RunError, UsageError
 from harness.versions import questdb_version
-from harness.http_exec import QuestDBQueryError, QuestDBSql
-from harness.tsbs import cpu_only
+from harness.questdb.http import QuestDBQueryError, QuestDBSql
+from harness.tsbs.cpu_only import generator as cpu_only
 
 TABLE = "cpu_test"
 

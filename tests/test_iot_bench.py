@@ -8,10 +8,12 @@ import gzip
 
 import pytest
 
-from harness.bench import BenchOptions, run_bench
+from harness.commands.bench import run_bench
+
+from harness.run.bench_options import BenchOptions
 from harness.errors import UsageError
-from harness.replay import ReplayOptions, run_replay
-from harness.tsbs.iot_schema import TABLES, schemas
+from harness.commands.replay import ReplayOptions, run_replay
+from harness.tsbs.iot.schema import TABLES, schemas
 from conftest import GOLDEN_DIR, run_cli
 
 GOLDEN = GOLDEN_DIR / "iot_seed123_scale10_1h_10s.ilp.gz"

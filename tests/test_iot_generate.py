@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from harness.errors import UsageError
-from harness.tsbs import iot
-from harness.tsbs.iot_kernels import _EPOCH
-from harness.tsbs.iot_schema import FIELDS, NUMERIC_TAGS, STRING_TAGS, TABLES, schemas
+from harness.tsbs.iot import use_case as iot
+from harness.tsbs.iot.kernels import _EPOCH
+from harness.tsbs.iot.schema import FIELDS, NUMERIC_TAGS, STRING_TAGS, TABLES, schemas
 from harness.tsbs.params import DatasetSpec, parse_go_duration_ns, parse_rfc3339_ns
 from harness.tsbs.schema import TIMESTAMP_COLUMN
 from conftest import GOLDEN_DIR

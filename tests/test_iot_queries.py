@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.bench import BenchOptions, run_bench
+from harness.commands.bench import run_bench
+
+from harness.run.bench_options import BenchOptions
 from harness.queries.iot_reference import IotReference
-from harness.queries.runner import QueriesRunOptions, run_queries
+from harness.commands.queries_run import QueriesRunOptions, run_queries
 from harness.tsbs import use_cases
 from harness.tsbs.queries import generate_queries
 from harness.tsbs.query_types import IOT_QUERY_TYPES

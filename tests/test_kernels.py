@@ -18,8 +18,9 @@ import pytest
 
 from harness.ingest.ilp import write_ilp
 from harness.ingest.ordered_write import write_in_order
-from harness.tsbs import cpu_only, kernel_cache, kernels, numba_cache
-from harness.tsbs.gorand_seed import seeded_source
+from harness.tsbs import kernel_cache, kernels, numba_cache
+from harness.tsbs.cpu_only import generator as cpu_only
+from harness.tsbs.go.seed import seeded_source
 from harness.tsbs.ilp_text import RowPrinter
 from harness.tsbs.use_cases import make_spec
 

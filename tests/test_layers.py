@@ -1,6 +1,7 @@
-"""The package's layers, read from its source: which module imports which (function-level imports too),
-no circle among them, the domain (``harness/tsbs/``) free of the command line, no module over 400 lines,
-and a plain ``queries run`` that loads neither numba, matplotlib nor the questdb client."""
+"""The package's layers, read from its source: which module imports which (function-level and type-only
+imports too), every import against the order ``harness.LAYERS`` writes down, no circle among modules nor
+among the folders that hold them, the domain (``harness/tsbs/``) free of the command line, the top level
+small, and a plain ``queries run`` that loads neither numba, matplotlib nor the questdb client."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from harness import LAYERS
+
 PACKAGE = Path(__file__).resolve().parents[1] / "harness"
-COMMAND_LINE = {"harness.cli", "harness.options", "harness.option_groups"}
 
 
 def module_name(path: Path) -> str:
@@ -21,18 +23,11 @@ def module_name(path: Path) -> str:
 
 
 def imports_of(path: Path, modules: set[str]) -> set[str]:
-    """Every module of ours that ``path`` imports, wherever the import stands (``from harness.tsbs import
-    cpu_only`` counts as importing harness.tsbs.cpu_only; ``"module:attribute"`` strings of lazy commands
-    and the use-case registry count too; imports under ``if TYPE_CHECKING:`` do not)."""
+    """Every module of ours that ``path`` imports, wherever the import stands, under ``if TYPE_CHECKING:``
+    too (``from harness.tsbs import groups`` counts as importing harness.tsbs.groups; ``"module:attribute"``
+    strings of lazy commands and the use-case registry count too)."""
     found = set()
-    tree = ast.parse(path.read_text())
-    # Imports for type checkers only never run.
-    typing_only = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
-                   and ast.unparse(block.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-                   for statement in block.body for node in ast.walk(statement)}
-    for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -43,19 +38,33 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
     return {name for name in found if name in modules} - {module_name(path)}
 
 
+def layer_of(name: str) -> int:
+    """The index in ``LAYERS`` of the longest entry that is ``name`` or holds it (the package's face, which
+    holds the version and the layers themselves, is the foundation's)."""
+    if name == "harness":
+        return 0
+    best, index = "", None
+    for position, (_, entries) in enumerate(LAYERS):
+        for entry in (f"harness.{entry}" for entry in entries):
+            if (name == entry or name.startswith(entry + ".")) and len(entry) > len(best):
+                best, index = entry, position
+    assert index is not None, f"{name} is in no layer of harness.LAYERS"
+    return index
+
+
 @pytest.fixture(scope="module")
 def graph() -> dict[str, set[str]]:
     paths = {module_name(path): path for path in PACKAGE.rglob("*.py")}
     return {name: imports_of(path, set(paths)) for name, path in paths.items()}
 
 
-def test_no_import_circle(graph):
+def _assert_no_circle(graph: dict[str, set[str]], what: str) -> None:
     visiting, done = [], set()
 
     def visit(name: str) -> None:
         if name in done:
             return
-        assert name not in visiting, "import circle: " + " -> ".join(visiting[visiting.index(name):] + [name])
+        assert name not in visiting, f"{what} circle: " + " -> ".join(visiting[visiting.index(name):] + [name])
         visiting.append(name)
         for imported in sorted(graph[name]):
             visit(imported)
@@ -66,16 +75,51 @@ def test_no_import_circle(graph):
         visit(name)
 
 
-def test_the_domain_imports_no_command_line(graph):
+def test_no_import_circle(graph):
+    _assert_no_circle(graph, "import")
+
+
+def test_no_circle_among_folders(graph):
+    """Folder A's modules importing folder B's, and B's importing A's, is a circle of the house's plan even
+    where no two modules close one."""
+    def folder(name: str) -> str:
+        return name if (PACKAGE.parent / name.replace(".", "/")).is_dir() else name.rpartition(".")[0]
+
+    folders: dict[str, set[str]] = {}
     for name, imported in graph.items():
-        if name.startswith("harness.tsbs"):
-            assert not imported & COMMAND_LINE, f"{name} imports {sorted(imported & COMMAND_LINE)}"
+        mine = folder(name)
+        others = {folder(other) for other in imported} - {mine}
+        # A package's face may name what is inside it; a folder inside another is part of it.
+        folders.setdefault(mine, set()).update(other for other in others if not other.startswith(mine + ".")
+                                               and not mine.startswith(other + "."))
+    for other in {other for imported in folders.values() for other in imported}:
+        folders.setdefault(other, set())
+    _assert_no_circle(folders, "folder")
 
 
-def test_no_module_over_400_lines():
-    long = {module_name(path): count for path in PACKAGE.rglob("*.py")
-            if (count := len(path.read_text().splitlines())) > 400}
-    assert not long, long
+def test_every_import_keeps_to_the_layers(graph):
+    upward = sorted(f"{name} ({LAYERS[layer_of(name)][0]}) imports {imported} ({LAYERS[layer_of(imported)][0]})"
+                    for name, imports in graph.items() for imported in imports
+                    if layer_of(imported) > layer_of(name))
+    assert not upward, "\n".join(upward)
+
+
+def test_every_module_has_a_layer_and_a_docstring(graph):
+    for name in graph:
+        layer_of(name)
+    undocumented = sorted(module_name(path) for path in PACKAGE.rglob("*.py")
+                          if path.name != "__main__.py" and not ast.get_docstring(ast.parse(path.read_text())))
+    assert not undocumented, undocumented
+
+
+def test_the_top_level_holds_few_modules():
+    modules = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(modules) <= 8, modules
+
+
+def test_a_use_case_per_subpackage():
+    assert {path.name for path in (PACKAGE / "tsbs").iterdir() if (path / "__init__.py").is_file()} >= {
+        "cpu_only", "devops", "iot"}
 
 
 def test_a_plain_query_run_loads_no_numba_matplotlib_or_client(tmp_path):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import psutil
 import pytest
 
-from harness.metrics import METRICS_HOST_ENV, RunMetrics
+from harness.measure.metrics import METRICS_HOST_ENV, RunMetrics
 from conftest import free_port
 
 

@@ -19,9 +19,11 @@ import pytest
 from conftest import PORT_OFFSET
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness.bench import BenchOptions, run_bench
+from harness.commands.bench import run_bench
+
+from harness.run.bench_options import BenchOptions
 from harness.errors import UsageError
-from harness.metrics import PHASES, RunMetrics
+from harness.measure.metrics import PHASES, RunMetrics
 
 METRICS_PORT = 29464 + PORT_OFFSET  # this suite's port for client metrics (29xxx: the metrics tests' range)
 URL = f"http://127.0.0.1:{METRICS_PORT}/metrics"

@@ -1,4 +1,4 @@
-"""harness.native: QuestDB from its jar and the socat sink, started, checked, stopped and killed for real."""
+"""harness.servers: QuestDB from its jar and the socat sink, started, checked, stopped and killed for real."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import pytest
 from conftest import PORT_OFFSET
 
 from harness.errors import RunError
-from harness.native import SERVER_CONF, NativeQuestDB, SocatSink
+from harness.servers.questdb import SERVER_CONF, NativeQuestDB
+from harness.servers.sink import SocatSink
 from harness.versions import questdb_version
-from harness.http_exec import QuestDBSql
+from harness.questdb.http import QuestDBSql
 
 # The CLI tests' own ports (the session server holds 19000..., the killable one 19100...).
 CLI_PORT_NUMBERS = {name: port + PORT_OFFSET for name, port in

@@ -12,7 +12,7 @@ import asyncpg
 import pytest
 
 from benchmarks.pgwire_tally import ENCRYPTION_REQUEST, PgwireTally
-from harness.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER
+from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER
 from harness.queries.clients import PgwireConnection
 from harness.read.protocols import ReadProtocol
 

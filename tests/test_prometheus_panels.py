@@ -38,7 +38,9 @@ import pytest
 import yaml
 from conftest import PORT_OFFSET
 
-from harness.native import NativeQuestDB, port_in_use
+from harness.servers.process import port_in_use
+
+from harness.servers.questdb import NativeQuestDB
 from test_dashboard import (PROMETHEUS_CONF, QUERIES_ROW, READ_ROW, ROOT, load_dashboard, load_yaml,
                             panel_expressions, panels_by_row, substitute)
 

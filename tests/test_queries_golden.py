@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.queries.runner import QueriesRunOptions, run_queries
-from harness.bench import BenchOptions, run_bench
+from harness.commands.queries_run import QueriesRunOptions, run_queries
+from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
 from conftest import GOLDEN_DIR
 
 GOLDEN = GOLDEN_DIR

@@ -15,14 +15,15 @@ from pathlib import Path
 import pytest
 
 from harness.errors import RunError, UsageError
-from harness.queries import runner
+from harness.commands import queries_run as runner
 from harness.queries.clients import PgwireConnection
-from harness.queries.runner import QueriesRunOptions, run_queries
+from harness.commands.queries_run import QueriesRunOptions, run_queries
 from harness.queries.stats import QueryStats
-from harness.report import write_report
-from harness.compare import comparison_table
-from harness.results import QueryCheck, load_results
-from harness.bench import BenchOptions, run_bench
+from harness.report.html import write_report
+from harness.report.tables import comparison_table
+from harness.records.run_record import QueryCheck, load_results
+from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
 from harness.tsbs.query_types import QUERY_TYPES
 from conftest import free_port
 

@@ -15,14 +15,14 @@ from questdb import Sender
 
 from harness.tsbs.query_file import read_jsonl
 from harness.tsbs.query_types import Query
-from harness.tsbs import cpu_only
+from harness.tsbs.cpu_only import generator as cpu_only
 from harness.errors import RunError, UsageError
 from harness.queries.answer import Answer
 from harness.queries.check import AnswerChecker, compare
 from harness.queries.reference import ReferenceData
 from harness.queries.wire_sql import inline_params, shape_of
-from harness.http_exec import QuestDBSql
-from harness.tsbs.cpu_only import COLUMNS, frames
+from harness.questdb.http import QuestDBSql
+from harness.tsbs.cpu_only.generator import COLUMNS, frames
 from harness.tsbs.use_cases import make_spec
 from conftest import GOLDEN_DIR
 

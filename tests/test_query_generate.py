@@ -10,9 +10,9 @@ import shlex
 
 import pytest
 
-from harness.tsbs import cpu_only
+from harness.tsbs.cpu_only import generator as cpu_only
 from harness.errors import UsageError
-from harness.tsbs.gotime import go_duration_string, rfc3339_seconds
+from harness.tsbs.go.times import go_duration_string, rfc3339_seconds
 from harness.tsbs.queries import QUERY_TYPES, Query, generate_queries, query_type_refusal
 from harness.tsbs.query_file import read_jsonl, write_jsonl
 from harness.queries.wire_sql import http_sql, pgwire_sql

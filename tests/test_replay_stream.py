@@ -19,7 +19,7 @@ import time
 import pytest
 
 from harness.errors import RunError
-from harness.replay import ReplayOptions, run_replay
+from harness.commands.replay import ReplayOptions, run_replay
 from conftest import GOLDEN_DIR, run_cli
 
 PIECE = 16 << 10  # far below every golden file's size: dozens of pieces

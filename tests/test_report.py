@@ -15,12 +15,13 @@ import pytest
 from PIL import Image, ImageStat
 from questdb import Sender
 
-from harness.report import write_report
+from harness.report.html import write_report
 from prerequisites import chromium_path, require
-from harness.results import load_results
-from harness.bench import BenchOptions, run_bench
-from harness.timeseries import Sampler
-from harness.tsbs import cpu_only
+from harness.records.run_record import load_results
+from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
+from harness.measure.timeseries import Sampler
+from harness.tsbs.cpu_only import generator as cpu_only
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_V1 = sorted((ROOT / "results" / "reference" / "2026-11-22-amd-epyc-2vcpu").rglob("*.json"))
@@ -89,7 +90,7 @@ def test_a_series_the_server_answers_null_for_is_left_out_of_that_sample_alone()
     import http.server
     import threading
 
-    from harness.timeseries import server_metrics
+    from harness.measure.timeseries import server_metrics
 
     text = (b"# TYPE questdb_wal_written_rows_total counter\nquestdb_wal_written_rows_total 1200\n"
             b"# TYPE questdb_wal_apply_seq_txn gauge\nquestdb_wal_apply_seq_txn null\n"

@@ -1,4 +1,4 @@
-"""harness.results: phase figures, the original report format, system info, results files, comparisons."""
+"""harness.records.run_record: phase figures, the original report format, system info, results files, comparisons."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from importlib import metadata
 import pytest
 
 from harness.errors import UsageError
-from harness.phase import PhaseRecord
-from harness.system_info import _versions, system_info
-from harness.compare import comparison_table
-from harness.results import (
+from harness.measure.phase import PhaseRecord
+from harness.records.system_info import _versions, system_info
+from harness.report.tables import comparison_table
+from harness.records.run_record import (
     MIB, SCHEMA_VERSION, RunRecord, Validation, format_phase, load_results, write_results,
 )
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.bench import run_bench
+from harness.commands.bench import run_bench
 from harness.errors import UsageError
-from harness.tsbs import cpu_only
+from harness.tsbs.cpu_only import generator as cpu_only
 from test_bench import assert_one_line_error, options
 from conftest import run_cli
 
@@ -105,7 +105,7 @@ def test_a_second_run_on_a_held_table_is_refused_and_the_first_stays_exact(quest
     import sys
     import time
 
-    from harness.run_claims import REGISTRY
+    from harness.questdb.claims import REGISTRY
 
     first = subprocess.Popen([sys.executable, "-m", "harness", "bench", "--send", "--stream", "--row-count", "1000000",
                               *server_args(questdb), "--reporting-period", "0", "--results", str(tmp_path / "a.json")],
@@ -152,7 +152,7 @@ def test_a_killed_run_frees_its_tables_at_once(questdb, tmp_path):
     import sys
     import time
 
-    from harness.run_claims import REGISTRY
+    from harness.questdb.claims import REGISTRY
 
     first = subprocess.Popen([sys.executable, "-m", "harness", "bench", "--send", "--stream", "--row-count", "5000000",
                               *server_args(questdb), "--reporting-period", "0", "--results", str(tmp_path / "a.json")],
@@ -184,7 +184,7 @@ def test_a_run_first_by_its_stamp_waits_for_the_word_of_a_claim_it_sees_later(qu
     import time
     import uuid
 
-    from harness.run_claims import DECISION_SECONDS, REGISTRY, TableClaim
+    from harness.questdb.claims import DECISION_SECONDS, REGISTRY, TableClaim
 
     client = questdb.client
     client.create_claims(REGISTRY)

@@ -1,5 +1,5 @@
 """Scale-out runs against a real QuestDB and the real socat sink: the clients' meeting at the server or in a
-folder (harness.barrier), N client processes on this machine (`bench --clients N`: TSBS's interleaved
+folder (harness.scaleout.meeting), N client processes on this machine (`bench --clients N`: TSBS's interleaved
 groups, one record each, merged), and `harness merge` of records, including its refusals."""
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ import time
 
 import pytest
 
-from harness.barrier import READY, SENT, FolderPlace, Meeting, TablePlace, run_seed
-from harness.bench import BenchOptions, run_bench
+from harness.scaleout.meeting import READY, SENT, FolderPlace, Meeting, TablePlace, run_seed
+from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
 from harness.errors import RunError, UsageError
-from harness.merge import merge_records
-from harness.results import load_results
-from harness.scale_out import cpu_shares
-from harness.tsbs.iot_schema import TABLES as IOT_TABLES
+from harness.scaleout.merge import merge_records
+from harness.records.run_record import load_results
+from harness.scaleout.clients import cpu_shares
+from harness.tsbs.iot.schema import TABLES as IOT_TABLES
 from conftest import run_cli
 
 

@@ -73,9 +73,9 @@ def test_every_question_shares_one_deadline(frozen):
     """Three questions to a server that accepts and never answers: together they end at the deadline, not
     after three request timeouts."""
     from harness.errors import RunError
-    from harness.http_exec import QuestDBSql
-    from harness.tables import server_state
-    from harness.tsbs import devops
+    from harness.questdb.http import QuestDBSql
+    from harness.run.tables import server_state
+    from harness.tsbs.devops import generator as devops
 
     client = QuestDBSql("127.0.0.1", frozen.port, timeout=60)
     started = time.monotonic()
@@ -93,7 +93,7 @@ def test_a_refused_login_is_named(tmp_path):
     import urllib.request
 
     from conftest import KILLABLE_PORTS, run_cli
-    from harness.native import NativeQuestDB
+    from harness.servers.questdb import NativeQuestDB
 
     class LoginQuestDB(NativeQuestDB):
         def healthy(self) -> bool:  # up when /status answers, if only to ask for the login

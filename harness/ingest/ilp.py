@@ -23,7 +23,7 @@ with warnings.catch_warnings():
 
 from harness.ingest.ordered_write import SerializeJob, write_in_order
 from harness.tsbs.schema import TIMESTAMP_COLUMN
-from harness.tsbs.use_cases import Chunk
+from harness.tsbs.use_case import Chunk
 
 TEXT_PROTOCOL = 1
 

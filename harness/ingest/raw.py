@@ -14,7 +14,7 @@ import time
 
 from harness.errors import RunError, UsageError
 from harness.ingest.ilp_file import WAIT_SECONDS, IlpFile, Piece
-from harness.phase import PhaseProgress
+from harness.measure.phase import PhaseProgress
 from harness.ingest.sockets import CONNECT_TIMEOUT_SECONDS
 
 DEFAULT_WRITE_SIZE = 4 << 20

@@ -1,4 +1,4 @@
-"""The reference answers of the iot queries (``harness.tsbs.iot_queries``), computed with pandas from the
+"""The reference answers of the iot queries (``harness.tsbs.iot.queries``), computed with pandas from the
 generator's own DataFrames of both tables (never by asking a server), for ``queries run --check``.
 
 Each query type is answered from its type and parameters, not by reading its SQL: the same semantics in
@@ -21,9 +21,9 @@ import pandas as pd
 from harness.errors import UsageError
 from harness.queries.answer import Answer
 from harness.queries.check import DAY_ORDER, EXACT, UNORDERED
-from harness.tsbs import iot_queries as iq
-from harness.tsbs.iot_frames import chunks
-from harness.tsbs.iot_schema import DIAGNOSTICS, READINGS
+from harness.tsbs.iot import queries as iq
+from harness.tsbs.iot.frames import chunks
+from harness.tsbs.iot.schema import DIAGNOSTICS, READINGS
 from harness.tsbs.params import DatasetSpec, parse_rfc3339_ns
 from harness.tsbs.query_types import Query
 from harness.tsbs.schema import TIMESTAMP_COLUMN

@@ -31,7 +31,7 @@ import pandas as pd
 from harness.errors import RunError, UsageError
 from harness.queries.answer import Answer
 from harness.queries.wire_sql import QueryShape, shape_of
-from harness.tsbs.cpu_only import (
+from harness.tsbs.cpu_only.generator import (
     COLUMNS,
     DEFAULT_CHUNK_ROWS,
     FIELD_COLUMNS,

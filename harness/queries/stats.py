@@ -18,7 +18,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from harness.results import ALL_QUERIES, LatencyStats, QueryPass
+from harness.records.run_record import ALL_QUERIES, LatencyStats, QueryPass
 
 PERCENTILES = (90.0, 95.0, 99.0, 99.9)
 ERROR_SAMPLES = 5

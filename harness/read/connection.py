@@ -7,7 +7,7 @@ import socket
 import struct
 from dataclasses import dataclass
 
-from harness.pgwire import pg_url
+from harness.questdb.pgwire import pg_url
 
 CONNECT_TIMEOUT_SECONDS = 10.0
 

@@ -15,7 +15,7 @@ import pandas as pd
 import psutil
 
 from harness.errors import HarnessError, RunError
-from harness.phase import PhaseProgress
+from harness.measure.phase import PhaseProgress
 from harness.read.plan import ReadPlan
 from harness.read.connection import Endpoint
 from harness.read.protocols import ReadProtocol, open_reader

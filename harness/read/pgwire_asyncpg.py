@@ -14,7 +14,7 @@ import asyncpg
 import pandas as pd
 
 from harness.read.frames import Column, rows_frame
-from harness.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
+from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint, tcp_bytes_received
 
 

@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 
 from harness.errors import RunError, UsageError
-from harness.http_exec import QuestDBQueryError, QuestDBSql
+from harness.questdb.http import QuestDBQueryError, QuestDBSql
 from harness.read.frames import Column
 from harness.tsbs.params import parse_rfc3339_ns
 

@@ -3,8 +3,8 @@ cpu-only's kernels compiled ahead of time into an extension module.
 
 Both live in one folder named by a digest of every kernel source file, so that editing any of them
 compiles anew. numba's own cache (``cache=True``) is invalidated only when the file defining a kernel
-changes, not when a file it inlines from does: the kernels inline ``gorand``'s draws, so an edited
-``gorand.py`` would otherwise keep running the old draws from the cache, and the bytes would silently stop
+changes, not when a file it inlines from does: the kernels inline ``go.rand``'s draws, so an edited
+``go/rand.py`` would otherwise keep running the old draws from the cache, and the bytes would silently stop
 being TSBS's.
 
 The ahead-of-time module (numba's ``pycc``, built by ``python -m harness.tsbs.kernel_cache``, which

@@ -13,7 +13,7 @@ import numpy as np
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from harness.tsbs.gorand import go_float64, go_int31n, go_int63n, go_norm_float64
+from harness.tsbs.go.rand import go_float64, go_int31n, go_int63n, go_norm_float64
 from harness.tsbs.numba_cache import use_source_keyed_cache
 
 use_source_keyed_cache()  # before the first kernel below is defined

@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 # Every file whose code ends up inside a compiled kernel, and the one that says how to compile them.
-KERNEL_SOURCES = ("gorand.py", "gorand_seed.py", "_go_tables.py", "kernels.py", "devops.py", "iot_kernels.py",
-                  "iot_text.py", "kernel_cache.py", "numba_cache.py")
+KERNEL_SOURCES = ("go/rand.py", "go/seed.py", "go/tables.py", "kernels.py", "devops/generator.py", "iot/kernels.py",
+                  "iot/text.py", "kernel_cache.py", "numba_cache.py")
 _HERE = Path(__file__).resolve().parent
 
 

@@ -1,0 +1,73 @@
+"""The ``bench`` command: TSBS DataFrames generated, serialized and (``--send``) sent, the count validated,
+the run recorded. ``run_bench(BenchOptions(...))`` is what ``python -m harness bench`` calls and what
+tests and notebooks call directly.
+
+The options are ``harness.run.bench_options``'s; the phases are ``harness.run.bench_phases``;
+the run's lifecycle is the session's (``harness.run.session``); the data set is the use case's
+(``harness.tsbs.use_cases``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pprint
+import sys
+from typing import TextIO
+
+from harness.ingest.senders import SenderSettings, redact_conf
+from harness.measure.metrics import RunMetrics
+from harness.options.declare import command
+from harness.records.run_record import RunRecord
+from harness.run.bench_options import BenchOptions
+from harness.run.bench_phases import bench_phases
+from harness.run.session import Run, metered, sampled
+from harness.scaleout.clients import run_clients
+from harness.scaleout.meeting import run_seed
+from harness.tsbs import params
+
+
+def bench_parameters(options: BenchOptions, spec: params.DatasetSpec, target: SenderSettings) -> dict:
+    values = dataclasses.asdict(options)
+    # What was really used: --conf wins over --transport and --protocol-version, and its secrets are never
+    # recorded.
+    values.update(target.used())
+    if options.conf is not None:
+        values["conf"] = redact_conf(options.conf)
+    values.update(seed=spec.seed, row_count=spec.row_count, timestamp_start_ns=spec.start_ns,
+                  interval_ns=spec.interval_ns)
+    return values
+
+
+@command
+def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord | None:
+    """Run one benchmark; returns its record (also written as JSON), or None after a --dry-run's checks.
+    Raises UsageError/RunError."""
+    out = out or sys.stdout
+    if options.clients > 1:  # the launcher: its clients are bench runs of their own
+        return run_clients(options, out, run_bench)
+    seed_from_name = options.barrier is not None and options.seed is None
+    if seed_from_name:
+        options = dataclasses.replace(options, seed=run_seed(options.barrier))
+    target = options.sender_settings()
+    spec = options.dataset()
+    parameters = bench_parameters(options, spec, target)
+    # The clients of a scale-out run share its name as their run id: one run in the metrics and the records.
+    shared_id = {"run_id": options.barrier} if options.barrier else {}
+    run = Run(RunRecord(kind="bench", mode=options.mode, parameters=parameters, seed=spec.seed, **shared_id),
+              options, out)
+    if options.verbose:
+        run.say("Running with params:")
+        run.say(pprint.pformat(dict(sorted(parameters.items())), indent=4))
+    elif options.seed is None or seed_from_name:
+        run.say(f"seed: {spec.seed}{' (from the run name)' if seed_from_name else ''}")
+    metrics = RunMetrics(run.record.run_id, _metric_labels(parameters), options.metrics_port,
+                         options.metrics_linger, workers=options.threads, host=options.metrics_host)
+    with metered(run, metrics), sampled(options, run, metrics.phases):
+        bench_phases(options, spec, target, run, metrics)
+    return run.record
+
+
+def _metric_labels(parameters: dict) -> dict:
+    """The run's info labels, from what the record says was used."""
+    labels = {key: str(parameters[key]) for key in ("transport", "fields", "scale", "seed", "op", "target")}
+    return {**labels, "workers": str(parameters["workers"] or 1), "protocol": str(parameters["protocol_version"])}

@@ -1,0 +1,58 @@
+"""How a run's rows arrived in time: per table, the rows sent behind the newest timestamp already sent to
+that table (what a time-ordered table cannot append, QuestDB's out-of-order path), and how far behind.
+
+Tallied from the chunks in the order the run hands them to its workers (one producer, so in data-set order);
+cpu-only and devops arrive in time order, TSBS's iot does not (``--sort`` orders it). Several workers send
+chunks side by side, so the server may see more out-of-order rows than the data holds: the server's own
+figure is its O3 commit count in the run's series (``harness.measure.timeseries``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+import numpy as np
+
+from harness.records.run_record import TableArrival
+from harness.tsbs.schema import TIMESTAMP_COLUMN
+from harness.tsbs.use_case import Chunk
+
+
+class ArrivalTally:
+    """Counts late rows per table as chunks pass by (``watch``)."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, TableArrival] = {}
+        self._newest: dict[str, int] = {}
+
+    def add(self, chunk: Chunk) -> None:
+        for table, frame in chunk.items():
+            stamps = frame[TIMESTAMP_COLUMN].array.asi8  # ns since the epoch, no copy
+            if not len(stamps):
+                continue
+            newest = np.maximum.accumulate(stamps)
+            before = self._newest.get(table)
+            if before is not None:
+                newest = np.maximum(newest, before)
+            # A row is late when something sent before it (in this chunk or an earlier one) is newer.
+            ahead = np.concatenate(([before if before is not None else stamps[0]], newest[:-1]))
+            behind = ahead - stamps
+            arrival = self.tables.setdefault(table, TableArrival())
+            arrival.rows += len(stamps)
+            late = behind > 0
+            if late.any():
+                arrival.late_rows += int(late.sum())
+                arrival.max_late_seconds = max(arrival.max_late_seconds, float(behind.max()) / 1e9)
+            self._newest[table] = int(newest[-1])
+
+    def watch(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+        """The same chunks, tallied as they pass."""
+        for chunk in chunks:
+            self.add(chunk)
+            yield chunk
+
+
+def arrival_lines(tables: dict[str, TableArrival]) -> list[str]:
+    """The progress output's lines for tables that had late rows (none when everything came in order)."""
+    return [f"  {table}: {arrival.late_rows} of {arrival.rows} rows ({arrival.late_share:.2%}) behind an earlier "
+            f"row's timestamp, by up to {arrival.max_late_seconds:g}s"
+            for table, arrival in tables.items() if arrival.late_rows]

@@ -1,0 +1,175 @@
+"""The option groups commands compose: each flag declared once, with one default and one help text.
+
+A command's options class inherits the groups it takes (``class BenchOptions(DataSetOptions, ServerOptions,
+...)``); ``harness.options.add_command`` turns the result into its typer command. Groups hold settings only;
+what a run does with them is the session's (``harness.run.session``) and the commands' own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.ingest.choices import Target
+from harness.options.declare import option
+from harness.tsbs import params, use_cases
+from harness.tsbs.choices import FieldType, SymbolDtype
+
+USE_CASE_HELP = "TSBS use case: " + ", ".join(use_cases.NAMES) + "."
+
+
+@dataclass
+class EndpointOptions:
+    """The server's address: what every command that talks to QuestDB takes."""
+
+    host: str = option("localhost", "Server host.")
+    http_port: int = option(9000, "HTTP port (ILP/HTTP, /exec: DDL, validation and HTTP queries).", min=1,
+                            max=65535)
+
+
+@dataclass
+class RecordOptions:
+    """Where a run's record goes."""
+
+    results: str | None = option(None, "Results JSON path. Default: results/<UTC time>-<mode>.json.")
+    results_dir: str = option("results", "Folder of default results paths.", cli=False)
+    report: bool = option(False, "Also write the HTML run report beside the results file (as `harness report` "
+                                 "does).", flags=("--report",))
+
+
+@dataclass
+class DryRunOptions:
+    """A command line checked without running it."""
+
+    dry_run: bool = option(False, "Only check the options (and this machine's limits), then exit: no server is "
+                                  "asked, nothing is sent or written (the Makefile's native targets check their "
+                                  "variables so before they start QuestDB).", flags=("--dry-run",))
+
+
+@dataclass
+class ProgressOptions:
+    reporting_period: float = option(10.0, "Seconds between progress lines (0: none).", min=0)
+
+
+@dataclass
+class MetricsOptions:
+    """The run's own Prometheus endpoint."""
+
+    metrics_port: int | None = option(None, "Serve Prometheus metrics on this port during the run.", min=1,
+                                      max=65535)
+    metrics_linger: float = option(0.0, "Seconds to keep serving metrics after the run, for a final scrape.",
+                                   min=0)
+    metrics_host: str | None = option(None, "Address the metrics endpoint binds (default: $HARNESS_METRICS_HOST, "
+                                            "else 127.0.0.1). 0.0.0.0 shows the run to the whole network.")
+
+
+@dataclass
+class PgwireOptions:
+    """The server's PostgreSQL wire protocol port: what a command that talks PGWire takes."""
+
+    pg_port: int = option(8812, "PGWire port.", min=1, max=65535)
+
+
+@dataclass
+class SamplingOptions:
+    """The run's time series: how often it samples, and the server's metrics it samples."""
+
+    sample_interval: float = option(1.0, "Seconds between the samples of the record's time series (rows, bytes, "
+                                         "client CPU, server WAL); 0: none.", min=0)
+    server_metrics_port: int = option(9003, "QuestDB's /metrics port (its min HTTP server), sampled for the WAL's "
+                                            "written and applied rows and apply lag.", min=1, max=65535)
+
+
+@dataclass
+class ServerOptions(SamplingOptions, EndpointOptions):
+    """Where an ingest run sends and the table it fills."""
+
+    target: Target = option(Target.questdb, "questdb (DDL and validation) or sink (a no-op socat sink: no DDL, "
+                                            "no validation).")
+    ilp_port: int = option(9009, "ILP/TCP port.", min=1, max=65535)
+    table: str | None = option(None, "Table name of a one-table use case (cpu-only: default cpu).")
+    keep_table: bool = option(False, "Do not drop the table: append, after checking its schema.",
+                              flags=("--keep-table",))
+    replace_table: bool = option(False, "Drop an existing table even when its schema is not the benchmark's (by "
+                                        "default the run refuses: such a table is not the harness's to drop).",
+                                 flags=("--replace-table",))
+    validation_query_timeout: float = option(120.0, "Seconds to wait for all rows to become visible.", min=0,
+                                             min_open=True)
+
+
+@dataclass
+class DataSetRangeOptions:
+    """Which TSBS data set: use case, seed, hosts and time range (tsbs_generate_data's and
+    tsbs_generate_queries's flags)."""
+
+    use_case: str = option(use_cases.DEFAULT, USE_CASE_HELP)
+    seed: int | None = option(None, "PRNG seed, as TSBS's --seed. Default: random, printed and recorded.")
+    scale: int = option(4000, "Number of hosts (TSBS --scale).", min=1)
+    timestamp_start: str = option(params.DEFAULT_TIMESTAMP_START, "First epoch (RFC 3339).")
+    timestamp_end: str | None = option(None, "End of the time range, exclusive (RFC 3339). Default: "
+                                             f"{params.DEFAULT_TIMESTAMP_END}; bench: as far as --row-count needs.")
+
+    def range_end(self) -> str:
+        """The end of the range, its default filled in."""
+        return self.timestamp_end or params.DEFAULT_TIMESTAMP_END
+
+
+@dataclass
+class DataSetOptions(DataSetRangeOptions):
+    """A data set's rows as well as its range: the interval between epochs and how fields are typed."""
+
+    log_interval: str = option(params.DEFAULT_LOG_INTERVAL, "Time between epochs (Go duration).")
+    fields: FieldType = option(FieldType.double, "double: the walk states (DOUBLE columns); long: TSBS's integer "
+                                                 "values (LONG columns), as tsbs_generate_data prints them.")
+    time_ordered: bool = option(False, "Each table's rows in time order (iot: TSBS sends some late, and this "
+                                       "sorts them in bounded memory; the same rows): to measure what the late "
+                                       "ones cost.", flags=("--sort",))
+
+    def spec(self, row_limit: int | None = None, rows_set_the_end: bool = False) -> params.DatasetSpec:
+        """The data set these flags name, its first ``row_limit`` rows; with ``rows_set_the_end`` and no
+        --timestamp-end the range ends where those rows do."""
+        end = self.timestamp_end if self.timestamp_end or rows_set_the_end else params.DEFAULT_TIMESTAMP_END
+        return use_cases.make_spec(use_case=self.use_case, seed=self.seed, scale=self.scale,
+                                   timestamp_start=self.timestamp_start, timestamp_end=end,
+                                   log_interval=self.log_interval, row_limit=row_limit,
+                                   time_ordered=self.time_ordered, **self.group_flags())
+
+    def group_flags(self) -> dict[str, int]:
+        """Which interleaved generation group of the data set (the whole of it here)."""
+        return {}
+
+
+@dataclass
+class GroupedDataSetOptions(DataSetOptions):
+    """A data set, or one of TSBS's interleaved generation groups of it: what every command that generates
+    one takes (``generate``, ``bench``). Client i of N runs group i: ``--interleaved-generation-group-id i
+    --interleaved-generation-groups N``."""
+
+    interleaved_generation_group_id: int = option(0, "Of the whole data set's lines (all tables, TSBS's order), "
+                                                     "keep those whose index i has i % groups == this id, as TSBS; "
+                                                     "row limits count the whole data set.")
+    interleaved_generation_groups: int = option(1, "Number of interleaved generation groups (TSBS's): the data "
+                                                   "set is generated whole and split round robin over its lines.")
+
+    def group_flags(self) -> dict[str, int]:
+        return {"interleaved_generation_group_id": self.interleaved_generation_group_id,
+                "interleaved_generation_groups": self.interleaved_generation_groups}
+
+
+@dataclass
+class DataSetRowsOptions(DataSetOptions):
+    """A data set named as ``bench`` names it: by its first ``--row-count`` rows unless --timestamp-end is given."""
+
+    row_count: int = option(10_000_000, "Rows of the whole data set to generate, as TSBS's --max-data-points (an "
+                                        "interleaved group gets its share; ignored when --timestamp-end is given).",
+                            min=1)
+
+    def dataset(self) -> params.DatasetSpec:
+        return self.spec(None if self.timestamp_end else self.row_count, rows_set_the_end=True)
+
+
+@dataclass
+class FrameOptions:
+    """How the data set's DataFrames hold their tags."""
+
+    symbol_dtype: SymbolDtype = option(SymbolDtype.category, "Tag column dtype of the DataFrames (category is the "
+                                                             "fast one).")

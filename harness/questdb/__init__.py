@@ -1,0 +1,1 @@
+"""QuestDB as the harness reaches it: SQL over HTTP ``/exec``, table schemas, the WAL, run claims, PGWire login."""

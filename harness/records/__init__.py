@@ -1,0 +1,1 @@
+"""What a run leaves behind: the run record and the benchmark record, their one codec, store and versions."""

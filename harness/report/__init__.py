@@ -1,0 +1,1 @@
+"""Records shown: the text tables of ``harness compare`` and the self-contained HTML report."""

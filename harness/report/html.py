@@ -1,0 +1,332 @@
+"""The HTML run report: one self-contained file from one or more results records.
+
+Owns the presentation of a record: parameters and machine, each phase's figures, and charts of its time
+series (rows/s and MiB/s per phase, in total and per worker; the client's busy cores; the server's WAL
+written and applied rows/s and its apply lag), the latency of query runs per type, and with several records
+the runs overlaid plus the ``compare`` table. Charts are matplotlib figures inlined as SVG: the file opens
+from disk with no network and no script. A record without a time series (older, or sampled with
+``--sample-interval 0``) still renders what it has and says what is missing.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from pathlib import Path
+
+import matplotlib
+from matplotlib.figure import Figure
+
+from harness.errors import UsageError
+from harness.output_file import whole_file
+from harness.records.benchmark_record import BenchmarkRecord, benchmark_table
+from harness.report.tables import comparison_table
+from harness.records.run_record import RunRecord
+from harness.measure.timeseries import TimeSeries
+
+MIB = 1024 * 1024
+# Query-run statistics drawn per type, when the record has them (milliseconds).
+LATENCY_KEYS = (("median_ms", "median"), ("p90_ms", "p90"), ("p99_ms", "p99"))
+
+STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: 0.5em 0; } td, th { padding: 2px 10px; text-align: left; }
+tr:nth-child(even) { background: #f4f4f4; } pre { background: #f7f7f7; padding: 1em; overflow-x: auto; }
+.chart { margin: 1em 0; } .missing { color: #a33; } .failed { color: #a33; font-weight: bold; }
+"""
+
+
+def write_report(records: list[RunRecord], output: str | Path,
+                 benchmarks: list[BenchmarkRecord] = ()) -> Path:
+    """Render ``records`` (the first is the baseline) and the ``benchmarks``' medians and ratios into the HTML
+    file ``output``."""
+    if not records and not benchmarks:
+        raise UsageError("report: no results files given")
+    target = Path(output)
+    document = render(records, benchmarks)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {target}: {exc.strerror or exc}") from None
+    with whole_file(target, "the report", "w") as out:
+        out.write(document)
+    return target
+
+
+def render(records: list[RunRecord], benchmarks: list[BenchmarkRecord] = ()) -> str:
+    charts = _Charts()
+    names = [_name(record) for record in records] + [benchmark.benchmark for benchmark in benchmarks]
+    parts = [f"<h1>Run report: {html.escape(', '.join(names))}</h1>"]
+    if benchmarks:
+        parts.append("<h2>Benchmarks (medians of alternated rounds, ratios to the baseline)</h2>")
+        parts.append(f"<pre>{html.escape(benchmark_table(benchmarks))}</pre>")
+    if len(records) > 1:
+        parts.append("<h2>Comparison (ratios to the first)</h2>")
+        parts.append(f"<pre>{html.escape(comparison_table(records))}</pre>")
+        parts.extend(charts.overlay(records))
+    for record in records:
+        parts.append(f"<h2>{html.escape(_name(record))}</h2>")
+        parts.append(_summary(record))
+        parts.extend(charts.run(record))
+    body = "\n".join(parts)
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>Run report</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+
+
+def _name(record: RunRecord) -> str:
+    return record.path.name if record.path else record.run_id
+
+
+def _table(rows: list[tuple[str, object]]) -> str:
+    cells = "".join(f"<tr><th>{html.escape(str(key))}</th><td>{html.escape(str(value))}</td></tr>"
+                    for key, value in rows)
+    return f"<table>{cells}</table>"
+
+
+def _summary(record: RunRecord) -> str:
+    status = html.escape(record.status)
+    status_line = (f"<p>Status: <span class=\"failed\">{status}</span>: {html.escape(record.error or '')}</p>"
+                   if record.status != "ok" else f"<p>Status: {status}</p>")
+    phases = [(name, f"{phase.rows} rows in {phase.seconds:.2f} s: {phase.rows_per_second / 1e6:.3f} M rows/s, "
+                     f"{phase.mib_per_second:.1f} MiB/s"
+                     + (f", client {phase.client_cpu_cores:.2f} cores busy" if phase.client_cpu_cores is not None
+                        else ""))
+              for name, phase in record.phases.items()]
+    validation = record.validation
+    if validation is not None:
+        phases.append(("validation", f"{validation.visible_rows} of {validation.expected_rows} rows visible, "
+                                     f"{validation.time_to_visible_seconds:.2f} s after the last write"))
+        phases.extend((f"  table {table}", f"{count.visible} of {count.expected} rows visible")
+                      for table, count in validation.tables.items())
+    if record.shows_arrival:
+        phases.extend((f"  arrived late in {table}", f"{figures.late_rows} of {figures.rows} rows "
+                                                     f"({figures.late_share:.2%}), up to {figures.max_late_seconds:g} s")
+                      for table, figures in (record.arrival or {}).items())
+        series = record.timeseries
+        o3 = series.server_increase("o3_commits") if series else None
+        disk = series.disk_rows_per_applied_row() if series else None
+        if o3 is not None:
+            phases.append(("  server, out of order", f"{o3:.0f} O3 commits"
+                           + (f", {disk:.2f} rows written to disk per row applied" if disk is not None else "")))
+    read = record.read
+    if read is not None:
+        phase = record.phases.get("read")
+        cpu = phase.client_cpu_seconds if phase else None
+        phases.append(("read figures", f"{read.protocol}, {read.workers} worker(s), chunks of {read.chunk_rows} rows; "
+                                       f"first rows after {read.first_rows_seconds or 0:.3f} s; peak RSS "
+                                       f"{read.peak_rss_bytes / MIB:.0f} MiB"
+                                       + (f"; client CPU {cpu / phase.rows * 1e6:.3f} s per million rows"
+                                          if cpu is not None and phase.rows else "")))
+        if read.checked_rows is not None:
+            phases.append(("check", read.check_error or f"all {read.checked_rows} rows equal the data set"))
+    system = record.system or {}
+    machine = [(key, system[key]) for key in ("cpu_model", "cpu_count", "cpu_affinity", "memory_total_bytes",
+                                              "kernel", "hostname", "date_utc") if key in system]
+    server = list((record.server or {}).items())
+    parameters = sorted((record.parameters or {}).items())
+    return "\n".join([
+        status_line,
+        f"<p>{html.escape(record.kind)} run {html.escape(record.run_id)}, {html.escape(record.mode)}, started "
+        f"{html.escape(record.started_at)}, harness {html.escape(record.harness_version)}, schema version "
+        f"{record.schema_version}</p>",
+        "<h3>Phases</h3>", _table(phases) if phases else "<p class=\"missing\">No phase finished.</p>",
+        "<h3>Machine and server</h3>", _table(machine + server),
+        "<details><summary>Parameters</summary>", _table(parameters), "</details>",
+    ])
+
+
+def _rates(series: TimeSeries, phase: str, counts: str) -> tuple[list[float], list[float], list[list[float]]]:
+    """Times, the phase's total rate and each worker's rate between consecutive samples (``counts``: rows
+    or bytes)."""
+    times, totals, per_worker = [], [], []
+    previous = None
+    for sample in series.samples:
+        values = getattr(sample, counts).get(phase)
+        if values is None:
+            continue
+        if previous is not None and sample.t > previous[0]:
+            span = sample.t - previous[0]
+            old = previous[1] + [0] * (len(values) - len(previous[1]))
+            rates = [(new - before) / span for new, before in zip(values, old)]
+            times.append(sample.t)
+            totals.append(sum(rates))
+            per_worker.append(rates)
+        previous = (sample.t, values)
+    # The phase's own span: from the step before its first rows to the step after its last.
+    active = [index for index, total in enumerate(totals) if total > 0]
+    if not active:
+        return [], [], []
+    span = slice(max(active[0] - 1, 0), active[-1] + 2)
+    return times[span], totals[span], per_worker[span]
+
+
+def _grouped_bars(ax, names: list[str], bars: list[tuple[str, list[float]]]) -> None:
+    """One group of bars per name (a query type), one bar per labelled series in each, a legend."""
+    width = 0.8 / len(bars)
+    for offset, (label, values) in enumerate(bars):
+        ax.bar([index + offset * width for index in range(len(names))], values, width, label=label)
+    ax.set_xticks([index + 0.4 - width / 2 for index in range(len(names))], names, rotation=45, ha="right")
+    ax.legend(loc="upper left")
+
+
+def _differences(series: TimeSeries, value) -> tuple[list[float], list[float]]:
+    """Times and the per-second change of ``value(sample)`` (None where a sample lacks it)."""
+    times, rates, previous = [], [], None
+    for sample in series.samples:
+        current = value(sample)
+        if current is None:
+            continue
+        if previous is not None and sample.t > previous[0]:
+            times.append(sample.t)
+            rates.append((current - previous[1]) / (sample.t - previous[0]))
+        previous = (sample.t, current)
+    return times, rates
+
+
+class _Charts:
+    """Makes the figures, each a separate inline SVG (their element ids salted apart)."""
+
+    def __init__(self):
+        self.count = 0
+
+    def _svg(self, figure: Figure, title: str) -> str:
+        self.count += 1
+        buffer = io.StringIO()
+        with matplotlib.rc_context({"svg.hashsalt": f"chart-{self.count}", "svg.fonttype": "none"}):
+            figure.savefig(buffer, format="svg", bbox_inches="tight")
+        svg = buffer.getvalue()
+        svg = svg[svg.index("<svg"):]
+        return f"<div class=\"chart\" title=\"{html.escape(title)}\">{svg}</div>"
+
+    @staticmethod
+    def _figure(title: str, ylabel: str, rows: int = 1) -> tuple[Figure, list]:
+        figure = Figure(figsize=(10, 3.2 * rows), layout="constrained")
+        axes = figure.subplots(rows, 1, squeeze=False)[:, 0].tolist()
+        axes[0].set_title(title)
+        for ax in axes:
+            ax.set_ylabel(ylabel)
+            ax.grid(True, alpha=0.3)
+        axes[-1].set_xlabel("seconds since the run started")
+        return figure, axes
+
+    def run(self, record: RunRecord) -> list[str]:
+        parts = []
+        series = record.timeseries
+        if record.clients:
+            parts.append(self._clients(record))
+        elif series is None or len(series.samples) < 2:
+            parts.append("<p class=\"missing\">No time series in this record (recorded before schema 2's "
+                         "sampling, or with --sample-interval 0): only its totals are shown.</p>")
+        else:
+            parts.extend(self._throughput(record, series))
+            parts.append(self._cores(series))
+            parts.append(self._server(series))
+        if record.kind == "queries":
+            parts.append(self._latency(record))
+            if record.queries is not None and record.queries.at_rest is not None:
+                parts.append(self._under_load_vs_at_rest(record))
+        return [part for part in parts if part]
+
+    def _throughput(self, record: RunRecord, series: TimeSeries) -> list[str]:
+        charts = []
+        for counts, unit, scale in (("rows", "M rows/s", 1e6), ("bytes", "MiB/s", MIB)):
+            figure, (ax,) = self._figure(f"{counts} per second, per phase (thin: per worker)", unit)
+            drawn = False
+            for phase in record.phases or {name for sample in series.samples for name in sample.rows}:
+                times, totals, per_worker = _rates(series, phase, counts)
+                if not times:
+                    continue
+                line, = ax.plot(times, [value / scale for value in totals], label=f"{phase} (total)", linewidth=2)
+                workers = len(per_worker[-1])
+                if workers > 1:
+                    for worker in range(workers):
+                        ax.plot(times, [rates[worker] / scale if worker < len(rates) else 0 for rates in per_worker],
+                                color=line.get_color(), linewidth=0.7, alpha=0.6)
+                drawn = True
+            if drawn:
+                ax.legend(loc="upper right")
+                charts.append(self._svg(figure, f"{counts} per second"))
+        return charts
+
+    def _cores(self, series: TimeSeries) -> str:
+        times, cores = _differences(series, lambda sample: sample.client_cpu_seconds)
+        server_times, server_cores = _differences(series, lambda sample: sample.server_cpu_seconds)
+        who = "client and server" if server_times else "client"
+        figure, (ax,) = self._figure(f"{who}: busy cores (CPU-seconds per second)", "cores")
+        ax.plot(times, cores, label="client process")
+        if server_times:  # the side pinned at its cores is the bottleneck
+            ax.plot(server_times, server_cores, label="QuestDB server process")
+        ax.legend(loc="upper right")
+        return self._svg(figure, f"{who} busy cores")
+
+    def _clients(self, record: RunRecord) -> str:
+        """A merged scale-out run: each client's send window on one time axis, and its rate. (Each client's
+        own time series is in its own record.)"""
+        clients = [client for client in record.clients if client.started_at is not None]
+        if not clients:
+            return "<p class=\"missing\">No client recorded a send window.</p>"
+        origin = min(client.started_at for client in clients)
+        figure, (windows, rates) = self._figure("clients: send windows and rates", "client", rows=2)
+        for client in clients:
+            windows.barh(client.client, client.ended_at - client.started_at, left=client.started_at - origin)
+        windows.set_xlabel("seconds since the first client started sending")
+        windows.set_yticks([client.client for client in clients])
+        rates.bar([str(client.client) for client in clients],
+                  [(client.rows_per_second or 0) / 1e6 for client in clients])
+        rates.set_ylabel("M rows/s")
+        rates.set_xlabel("client (its interleaved group)")
+        return self._svg(figure, "clients")
+
+    def _server(self, series: TimeSeries) -> str:
+        def server(key):
+            return lambda sample: (sample.server or {}).get(key)
+
+        written = _differences(series, server("wal_written_rows"))
+        applied = _differences(series, server("wal_applied_rows"))
+        if not written[0]:
+            reason = series.server_error or "the run sampled no server (the sink, or no --server-metrics-port)"
+            return f"<p class=\"missing\">No server series: {html.escape(reason)}</p>"
+        figure, (rates, lag) = self._figure("server: WAL rows written and applied per second", "M rows/s", rows=2)
+        rates.plot(written[0], [value / 1e6 for value in written[1]], label="written to the WAL")
+        rates.plot(applied[0], [value / 1e6 for value in applied[1]], label="applied to tables")
+        rates.legend(loc="upper right")
+        points = series.transactions_behind()
+        lag.plot([t for t, _ in points], [value for _, value in points], color="tab:red")
+        lag.set_ylabel("apply lag (txns)")
+        lag.set_title("WAL apply lag: sequencer txn minus writer txn")
+        return self._svg(figure, "server WAL")
+
+    def _latency(self, record: RunRecord) -> str:
+        types = record.queries.statistics if record.queries is not None else {}
+        if not types:
+            return "<p class=\"missing\">No query statistics in this record.</p>"
+        figure, (ax,) = self._figure("query latency per type", "ms")
+        names = list(types)
+        _grouped_bars(ax, names, [(label, [getattr(types[name], key) for name in names]) for key, label in LATENCY_KEYS])
+        return self._svg(figure, "query latency")
+
+    def _under_load_vs_at_rest(self, record: RunRecord) -> str:
+        """Each type's median and p99 while the ingest ran beside the queries and in the baseline after it."""
+        loaded, rest = record.queries.statistics, record.queries.at_rest.statistics
+        names = [name for name in loaded if name in rest]
+        figure, (ax,) = self._figure("query latency under ingest load and at rest (--queries-only-after)", "ms")
+        _grouped_bars(ax, names, [(f"{label} {when}", [getattr(statistics[name], key) for name in names])
+                                  for statistics, when in ((loaded, "under load"), (rest, "at rest"))
+                                  for key, label in (("median_ms", "median"), ("p99_ms", "p99"))])
+        return self._svg(figure, "query latency under load and at rest")
+
+    def overlay(self, records: list[RunRecord]) -> list[str]:
+        with_series = [record for record in records if record.timeseries and len(record.timeseries.samples) > 1]
+        if len(with_series) < 2:
+            return []
+        figure, (ax,) = self._figure("runs overlaid: rows per second of each run's send (else serialize) phase",
+                                     "M rows/s")
+        for record in with_series:
+            phase = "send" if "send" in record.phases else next(iter(record.phases), None)
+            if phase is None:
+                continue
+            times, totals, _ = _rates(record.timeseries, phase, "rows")
+            ax.plot(times, [value / 1e6 for value in totals], label=f"{_name(record)} ({phase})")
+        ax.legend(loc="upper right")
+        return [self._svg(figure, "runs overlaid")]

@@ -1,0 +1,190 @@
+"""Records side by side: ``harness compare``'s tables (ingest runs with ratios to the first, query runs per
+type), which the HTML report also shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.records.benchmark_record import benchmark_table, is_benchmark_record, load_benchmark_record
+from harness.measure.phase import PhaseRecord
+from harness.records.run_record import ALL_QUERIES, QueryFigures, RunRecord, load_results
+
+
+def comparison_tables(paths: list[str | Path]) -> str:
+    """``harness compare``: the run records among ``paths`` side by side, then the benchmark records'
+    (``harness.records.benchmark_record``) medians and ratios."""
+    benchmarks = [path for path in paths if is_benchmark_record(path)]
+    runs = [path for path in paths if path not in benchmarks]
+    parts = [comparison_table(load_results(runs))] if runs else []
+    if benchmarks:
+        parts.append(benchmark_table([load_benchmark_record(path) for path in benchmarks]))
+    return "\n\n".join(parts)
+
+
+def _ratio(value: float | None, baseline: float | None) -> str | None:
+    return f"{value / baseline:.2f}x" if value and baseline else None
+
+
+def _rate(phase: PhaseRecord | None) -> float | None:
+    return phase.rows_per_second if phase else None
+
+
+def comparison_table(records: list[RunRecord]) -> str:
+    """A plain-text table, one row per results file: what ran (date, mode, target, op, fields, transport,
+    protocol, workers, the CPUs the process could use, rows) and its figures (serialize and send rates in
+    million rows/s, the client's busy cores while sending, MiB/s of the send phase or else the serialize
+    phase, time-to-visible). The last column gives the serialize and send rates as ratios to the first
+    file's."""
+    read_runs = [record for record in records if record.kind == "read"]
+    if read_runs:
+        others = [record for record in records if record.kind != "read"]
+        return "\n\n".join(([comparison_table(others)] if others else []) + [read_comparison_table(read_runs)])
+    query_runs = [record for record in records if record.kind == "queries"]
+    if query_runs:
+        others = [record for record in records if record.kind != "queries"]
+        return "\n\n".join(([comparison_table(others)] if others else []) + [query_comparison_table(query_runs)])
+    # Out-of-order figures where they say something: a run that sent late rows or sorted its data.
+    if any(record.shows_arrival for record in records):
+        return _ingest_table(records) + "\n\n" + arrival_table(records)
+    return _ingest_table(records)
+
+
+def _ingest_table(records: list[RunRecord]) -> str:
+    header = ("file", "date", "mode", "target", "op", "fields", "transport", "proto", "workers", "cpus", "rows",
+              "serialize Mrows/s", "send Mrows/s", "send cores", "MiB/s", "visible s", "status", "vs first")
+    table = []
+    first_serialize = first_send = None
+    for index, record in enumerate(records):
+        parameters = record.parameters
+        serialize, send = record.phases.get("serialize"), record.phases.get("send")
+        main = send or serialize
+        if index == 0:
+            first_serialize, first_send = _rate(serialize), _rate(send)
+        ratios = [f"{name} {ratio}" for name, ratio in (("ser", _ratio(_rate(serialize), first_serialize)),
+                                                         ("send", _ratio(_rate(send), first_send))) if ratio]
+        visible = record.validation.time_to_visible_seconds if record.validation else None
+        cores = send.client_cpu_cores if send else None
+
+        def shown(key: str) -> str:
+            return str(parameters.get(key) or "-")
+
+        table.append((
+            record.path.name if record.path else "-",
+            record.started_at[:19],
+            record.mode,
+            shown("target"), shown("op"), shown("fields"), shown("transport"), shown("protocol_version"),
+            str(parameters.get("workers") or 1),
+            str(len(record.system.get("cpu_affinity") or []) or "-"),
+            str(main.rows) if main else "-",
+            f"{serialize.rows_per_second / 1e6:.2f}" if serialize else "-",
+            f"{send.rows_per_second / 1e6:.2f}" if send else "-",
+            f"{cores:.2f}" if cores is not None else "-",
+            f"{main.mib_per_second:.1f}" if main else "-",
+            f"{visible:.2f}" if visible is not None else "-",
+            record.status,
+            " ".join(ratios) or "-",
+        ))
+    return _plain_table(header, table)
+
+
+def arrival_table(records: list[RunRecord]) -> str:
+    """Ingest runs' out-of-order figures side by side: per table the share of rows sent behind a newer one
+    (``harness.ingest.arrival``), then what the server says it cost over the run (its O3 commits, rows the WAL apply
+    wrote to disk per row applied, the apply's largest lag in transactions) and the time to visible."""
+    header = ("file", "mode", "sorted", "workers", "late rows (share, up to s)", "send Mrows/s", "O3 commits",
+              "disk rows/row", "most txns behind", "visible s")
+    rows = []
+    for record in records:
+        series = record.timeseries
+        arrival = record.arrival or {}
+        late = ", ".join(f"{table} {figures.late_share:.2%} ({figures.max_late_seconds:g}s)"
+                         for table, figures in arrival.items()) or "-"
+        o3 = series.server_increase("o3_commits") if series else None
+        disk = series.disk_rows_per_applied_row() if series else None
+        behind = series.most_transactions_behind() if series else None
+        send = record.phases.get("send")
+        visible = record.validation.time_to_visible_seconds if record.validation else None
+        rows.append((
+            record.path.name if record.path else "-", record.mode,
+            "yes" if record.parameters.get("time_ordered") else "no", str(record.parameters.get("workers") or 1),
+            late, f"{send.rows_per_second / 1e6:.2f}" if send else "-",
+            f"{o3:.0f}" if o3 is not None else "-", f"{disk:.2f}" if disk is not None else "-",
+            f"{behind:.0f}" if behind is not None else "-", f"{visible:.2f}" if visible is not None else "-",
+        ))
+    return _plain_table(header, rows)
+
+
+def _plain_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in (header, *rows)]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def query_comparison_table(records: list[RunRecord]) -> str:
+    """Query runs side by side: one line per file (protocol, workers, counted queries, overall queries/s,
+    median and p99 latency, failures, check, the rate as a ratio to the first file's), then each query
+    type's median latency in ms and queries/s, one column per file."""
+    header = ("file", "date", "protocol", "workers", "cpus", "queries", "queries/s", "median ms", "p99 ms",
+              "failed", "check", "status", "vs first")
+    rows, first_rate, types = [], None, []
+    for index, record in enumerate(records):
+        queries = record.queries or QueryFigures()
+        statistics = queries.statistics
+        overall = statistics.get(ALL_QUERIES)
+        rate = overall.queries_per_second if overall else None
+        if index == 0:
+            first_rate = rate
+        for name in statistics:
+            if name != ALL_QUERIES and name not in types:
+                types.append(name)
+        failed = sum(sum(kinds.values()) for kinds in queries.failures.values())
+        check = queries.check
+        parameters = record.parameters
+        rows.append((
+            record.path.name if record.path else "-", record.started_at[:19], str(parameters.get("protocol", "-")),
+            str(parameters.get("workers", "-")), str(len(record.system.get("cpu_affinity") or []) or "-"),
+            str(overall.count) if overall else "-", f"{rate:.2f}" if rate else "-",
+            f"{overall.median_ms:.2f}" if overall else "-", f"{overall.p99_ms:.2f}" if overall else "-",
+            str(failed), "-" if not check else f"{check.mismatches} of {check.checked} differ",
+            record.status, _ratio(rate, first_rate) or "-",
+        ))
+    per_type = []
+    for name in types:
+        cells = []
+        for record in records:
+            figures = record.queries.statistics.get(name) if record.queries else None
+            cells.append(f"{figures.median_ms:.2f} ms, {figures.queries_per_second:.1f}/s" if figures else "-")
+        per_type.append((name, *cells))
+    names = tuple(f"[{index + 1}] median, rate" for index in range(len(records)))
+    return _plain_table(header, rows) + "\n\n" + _plain_table(("query type", *names), per_type)
+
+
+def read_comparison_table(records: list[RunRecord]) -> str:
+    """Read runs side by side, one line per file: protocol, workers, chunk rows, the CPUs the process could use,
+    rows, million rows/s, MiB/s received, the client's CPU seconds per million rows, seconds to the first
+    rows, peak RSS in MiB, the check, and the rate as a ratio to the first file's."""
+    header = ("file", "date", "protocol", "workers", "chunk", "cpus", "rows", "Mrows/s", "MiB/s", "CPU s/Mrows",
+              "first rows s", "peak RSS MiB", "check", "status", "vs first")
+    rows, first_rate = [], None
+    for index, record in enumerate(records):
+        phase, figures = record.phases.get("read"), record.read
+        rate = _rate(phase)
+        if index == 0:
+            first_rate = rate
+        cpu = phase.client_cpu_seconds if phase else None
+        check = "-"
+        if figures is not None and figures.checked_rows is not None:
+            check = "differs" if figures.check_error else f"{figures.checked_rows} equal"
+        rows.append((
+            record.path.name if record.path else "-", record.started_at[:19],
+            figures.protocol if figures else "-", str(figures.workers) if figures else "-",
+            str(figures.chunk_rows) if figures else "-", str(len(record.system.get("cpu_affinity") or []) or "-"),
+            str(phase.rows) if phase else "-", f"{rate / 1e6:.3f}" if rate else "-",
+            f"{phase.mib_per_second:.1f}" if phase and phase.bytes else "-",
+            f"{cpu / phase.rows * 1e6:.3f}" if cpu is not None and phase.rows else "-",
+            f"{figures.first_rows_seconds:.3f}" if figures and figures.first_rows_seconds is not None else "-",
+            f"{figures.peak_rss_bytes / 2**20:.0f}" if figures else "-", check, record.status,
+            _ratio(rate, first_rate) or "-",
+        ))
+    return _plain_table(header, rows)

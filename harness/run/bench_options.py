@@ -1,0 +1,206 @@
+"""What a ``bench`` run is asked to do: every option of it (``BenchOptions``, the original benchmark's
+defaults), the rules that refuse a combination before anything runs, and the options of a run that
+``--resume`` continues. The command (``harness.commands.bench``) runs them; the phases
+(``harness.run.bench_phases``) and the scale-out launcher read them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import psutil
+
+from harness.errors import UsageError
+from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
+from harness.ingest.senders import SenderSettings, parse_conf
+from harness.options.declare import CommandOptions, option
+from harness.options.groups import (
+    DataSetRowsOptions, DryRunOptions, FrameOptions, GroupedDataSetOptions, MetricsOptions, ProgressOptions,
+    RecordOptions, ServerOptions,
+)
+from harness.output_file import check_writable
+from harness.records.run_record import load_results
+from harness.run.limits import check_workers
+from harness.scaleout.meeting import check_run_name
+from harness.tsbs import params, use_cases
+from harness.tsbs.schema import TableSchema
+from harness.tsbs.use_case import Chunk, UseCase
+
+DEFAULT_CHUNK_ROWS = 10_000  # the original benchmark's --worker-chunk-row-count
+# Exactly-once runs let the client itself retry a failed request this long (a blip), and re-send the chunk
+# on a new connection after that, counting it, until --retry-timeout.
+CLIENT_RETRY_TIMEOUT_MS = 2_000
+
+
+@dataclass
+class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, FrameOptions, GroupedDataSetOptions,
+                   DataSetRowsOptions, RecordOptions, ServerOptions, CommandOptions):
+    """Every option of a benchmark run; the defaults are the original benchmark's."""
+
+    workers: int | None = option(None, "Workers: threads, each with its own buffer and connection. Default: one, "
+                                       "on a single thread as the original's single-threaded run.", min=1)
+    worker_chunk_row_count: int = option(DEFAULT_CHUNK_ROWS, "Rows per chunk (dealt round-robin to workers; one "
+                                                             "flush each).", min=1)
+    send: bool = option(False, "After serializing, send to the target.", flags=("--send",))
+    stream: bool = option(False, "Generate chunks while sending (bounded memory); skips the serialize-only phase "
+                                 "when sending.", flags=("--stream",))
+    op: Op = option(Op.dataframe, "dataframe (Sender.dataframe), iterrows or itertuples (Sender.row per row).")
+    transport: Transport = option(Transport.tcp, "ILP transport.")
+    protocol_version: ProtocolVersion = option(ProtocolVersion.auto, "ILP protocol version: 1 (text), 2 (binary "
+                                                                     "doubles), 3, or auto.")
+    conf: str | None = option(None, "A full client configuration string (auth, TLS, auto-flush...); overrides "
+                                    "--transport/--protocol-version/--ilp-port for sending. Secrets are recorded "
+                                    "as ***.")
+    exactly_once: bool = option(False, "Every row exactly once, whatever the server does: HTTP only; the table "
+                                       "deduplicates, each chunk is one transaction, and a chunk whose flush "
+                                       "failed is sent again until --retry-timeout.", flags=("--exactly-once",))
+    retry_timeout: float = option(60.0, "With --exactly-once: seconds a chunk may keep failing (server down) "
+                                        "before the run fails.", min=0, min_open=True)
+    flush_timeout: float = option(60.0, "Seconds one flush may take before the run fails (a server that stopped "
+                                        "reading: ILP over TCP has no timeout of its own).", min=0, min_open=True)
+    resume: str | None = option(None, "Continue the --exactly-once run this results file records (it died: client "
+                                      "killed, machine rebooted) from the last chunk the server acknowledged; "
+                                      "every other option comes from the file.")
+    first_chunk: int = option(0, "Chunks of the data set already in the table (set by --resume).", cli=False)
+    barrier: str | None = option(None, "Run as one client of a scale-out run of this name: client i sends "
+                                       "interleaved group i (--interleaved-generation-group-id) of N "
+                                       "(--interleaved-generation-groups); the clients meet at the server (table "
+                                       "harness_clients): client 0 makes the tables, all start sending together, "
+                                       "client 0 validates the whole data set. Without --seed, the seed is derived "
+                                       "from the name. `harness merge` joins their records.")
+    clients: int = option(1, "Clients: processes on this machine, client i sending interleaved group i of N on "
+                             "its own share of the CPUs, started together (--barrier); their records merged into "
+                             "one.", min=1)
+    barrier_timeout: float = option(600.0, "With --barrier: seconds to wait for the other clients at each step.",
+                                    min=0, min_open=True)
+    barrier_folder: str | None = option(None, "Where the clients meet instead of the server: a folder they all "
+                                              "write (--clients N --target sink: the run's folder).", cli=False)
+    write_ilp: str | None = option(None, "Also write the serialized ILP to this file (not timed).")
+    verbose: bool = option(False, "Print every parameter before the run.", flags=("--verbose",))
+
+    @property
+    def threads(self) -> int:
+        """Worker threads the phases run: ``workers``, or the one of the single-threaded run."""
+        return self.workers or 1
+
+    @property
+    def use_case_entry(self) -> UseCase:
+        return use_cases.get(self.use_case)
+
+    @property
+    def sender_transport(self) -> str:
+        """The transport senders use: the scheme of ``conf`` when given (it wins), else ``transport``."""
+        return parse_conf(self.conf)[0] if self.conf is not None else str(self.transport)
+
+    @property
+    def mode(self) -> str:
+        """What the run does, in a few words; it also names the default results file."""
+        kind = ("sink" if self.target == Target.sink else "send") if self.send else "serialize"
+        threads = f"{self.workers}w" if self.workers else "1t"
+        use_case = "" if self.use_case == use_cases.DEFAULT else f"{self.use_case}-"
+        order = "-sorted" if self.time_ordered else ""
+        groups = self.interleaved_generation_groups
+        group = f"-group{self.interleaved_generation_group_id}of{groups}" if groups > 1 else ""
+        return f"{use_case}{kind}-{self.op}-{self.fields}-{threads}{order}{group}"
+
+    def resolved(self) -> BenchOptions:
+        """With --resume, the options of the run it resumes (``resumed_options``)."""
+        return self if self.resume is None else resumed_options(self.resume)
+
+    def check_values(self) -> None:
+        super().check_values()
+        use_case = self.use_case_entry
+        if self.op != Op.dataframe and self.workers is not None:
+            raise UsageError(f"--op {self.op} is the single-threaded row-by-row baseline: it takes no --workers")
+        if self.target == Target.sink and self.sender_transport != "tcp":
+            raise UsageError("--target sink takes ILP over TCP only (the sink never answers HTTP)")
+        if self.table is not None and not use_case.renamable_table:
+            raise UsageError(f"--table names a one-table use case's table; {use_case.name} writes its own tables "
+                             f"({', '.join(use_case.tables())})")
+        if self.op != Op.dataframe and not use_case.row_api:
+            raise UsageError(f"--op {self.op} is cpu-only's row-by-row baseline; {use_case.name} sends with "
+                             f"--op dataframe")
+        chunk_rows = min(self.worker_chunk_row_count, self.row_count)
+        use_cases.check_memory(use_case, self.scale, chunk_rows)
+        # Each worker holds a chunk in flight and, sending, one connection.
+        check_workers("--workers", self.threads, int(self.send), chunk_rows * use_case.bytes_per_chunk_row)
+        if not self.stream:
+            check_held_rows(self.dataset().row_count)
+        if self.write_ilp is not None:
+            check_writable(self.write_ilp, "--write-ilp")
+        if self.exactly_once and not use_case.unique_keys:
+            raise UsageError(f"--exactly-once deduplicates rows by their series and timestamp; {use_case.name}'s "
+                             f"rows are not unique by them (TSBS clears some rows' tags)")
+        if self.clients > 1 and (self.interleaved_generation_groups != 1 or self.interleaved_generation_group_id):
+            raise UsageError("--clients N gives client i interleaved group i of N itself: leave out "
+                             "--interleaved-generation-group-id/-groups")
+        if self.barrier is not None or self.clients > 1:
+            if self.barrier is not None:
+                check_run_name(self.barrier)
+            if not self.send:
+                raise UsageError("--clients, --barrier: the clients of a scale-out run send to a server: add --send")
+            # The clients meet at the QuestDB they send to; the launcher of --clients N gives the sink's clients
+            # a folder on this machine instead (the sink has no table), which a lone --barrier client lacks.
+            if self.target != Target.questdb and self.clients == 1 and self.barrier_folder is None:
+                raise UsageError("--barrier: the clients of a scale-out run meet at the QuestDB they send to, and the "
+                                 "sink is none; --clients N --target sink runs N clients on this machine")
+            if self.resume is not None:
+                raise UsageError("--barrier and --resume: resume each client's run on its own, without --barrier")
+        if self.exactly_once and (self.sender_transport != "http" or self.target != Target.questdb):
+            raise UsageError("--exactly-once needs --transport http to QuestDB: ILP over TCP has no "
+                             "acknowledgements, so a chunk's fate after a failure is unknowable")
+
+    def chunks(self, spec: params.DatasetSpec) -> Iterator[Chunk]:
+        """The data set in chunks of ``worker_chunk_row_count`` rows, each mapping its table to its rows."""
+        chunks = self.use_case_entry.chunks(spec, self.worker_chunk_row_count, self.fields, self.symbol_dtype,
+                                            self.table)
+        # The chunks before first_chunk are generated all the same: later ones depend on the PRNG's state.
+        return itertools.islice(chunks, self.first_chunk, None)
+
+    def schemas(self) -> list[TableSchema]:
+        return self.use_case_entry.schemas(self.fields, self.table)
+
+    def table_rows(self, spec: params.DatasetSpec) -> dict[str, int]:
+        """Rows per table of what this run sends: the whole data set, or its group."""
+        return self.use_case_entry.table_rows(spec, table=self.table)
+
+    def sender_settings(self) -> SenderSettings:
+        return SenderSettings(self.transport, self.protocol_version, self.host, self.ilp_port, self.http_port,
+                              self.conf, CLIENT_RETRY_TIMEOUT_MS if self.exactly_once else None)
+
+
+# Memory a row of the data set takes when every chunk is generated before the timed phases (the DataFrames of
+# cpu-only, devops and iot measured at 80-125 bytes a row, with margin).
+HELD_BYTES_PER_ROW = 200
+
+
+def check_held_rows(rows: int) -> None:
+    """Refuse, in one line, a data set held whole in memory (no --stream) that this machine cannot hold."""
+    needed = rows * HELD_BYTES_PER_ROW
+    available = psutil.virtual_memory().available
+    if needed > available:
+        raise UsageError(f"--row-count {rows}: without --stream every row is generated into memory before the timed "
+                         f"phases, about {needed / 2**30:.1f} GiB; {available / 2**30:.1f} GiB of memory is "
+                         f"available (--stream generates while sending, in bounded memory)")
+
+
+def resumed_options(path: str) -> BenchOptions:
+    """The options of the run recorded in ``path``, set to continue it where the server's acknowledgements
+    end (``first_chunk``) into the same table and results file."""
+    (record,) = load_results([path])
+    parameters = record.parameters
+    if record.kind != "bench" or not parameters.get("exactly_once"):
+        raise UsageError(f"--resume: {path} is not an --exactly-once bench run: only such a run resumes exactly")
+    if record.status == "ok":
+        raise UsageError(f"--resume: the run in {path} finished: nothing to resume")
+    if record.acknowledged_chunks is None:
+        raise UsageError(f"--resume: {path} records no acknowledged chunks: the run never reached its send phase")
+    if "***" in str(parameters.get("conf")):
+        raise UsageError("--resume: the run used a --conf with secrets, which are never recorded")
+    names = {field.name for field in dataclasses.fields(BenchOptions)} - {"resume", "results", "first_chunk"}
+    values = {name: parameters[name] for name in names if name in parameters}
+    values.update(seed=record.seed, keep_table=True, send=True, results=path, first_chunk=record.acknowledged_chunks)
+    return BenchOptions(**values)

@@ -1,0 +1,181 @@
+"""The phases of a ``bench`` run, one small function each: generate (every chunk in memory first, as the
+original benchmark does), serialize, write the ILP to a file, send, validate. Each records itself in the
+run (``harness.session.Run``) and feeds the run's metrics.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from harness.ingest.arrival import ArrivalTally, arrival_lines
+from harness.scaleout.meeting import PREPARED, READY, SENT, FolderPlace, Meeting, TablePlace
+from harness.errors import RunError
+from harness.questdb.http import QuestDBSql
+from harness.ingest.ilp import write_ilp
+from harness.ingest.ordered_write import default_workers
+from harness.ingest.phase_loop import (
+    ChunkStream, PhaseFailed, SendWorker, SerializeWorker, deal_round_robin, run_phase,
+)
+from harness.output_file import whole_file
+from harness.measure.phase import PhaseRecord
+from harness.measure.progress import ProgressPrinter
+from harness.run.session import checkpoints, recorded_if_interrupted
+from harness.run.tables import connect, server_state, validate
+
+if TYPE_CHECKING:
+    from harness.run.bench_options import BenchOptions
+    from harness.ingest.senders import SenderSettings
+    from harness.measure.metrics import RunMetrics
+    from harness.run.session import Run
+    from harness.tsbs.params import DatasetSpec
+    from harness.tsbs.use_case import Chunk
+
+
+def bench_phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, run: Run,
+                 metrics: RunMetrics) -> None:
+    """Every phase the options ask for, in order; with ``--barrier``, as client i of a scale-out run."""
+    meeting = None
+    if options.barrier is not None:
+        place = (FolderPlace(options.barrier_folder) if options.barrier_folder is not None
+                 else TablePlace(QuestDBSql(options.host, options.http_port)))
+        meeting = Meeting(place, options.barrier, spec.group, spec.groups, options.barrier_timeout)
+    try:
+        _phases(options, spec, target, run, metrics, meeting)
+    except BaseException as exc:
+        if meeting is not None:
+            meeting.failed(exc)
+        raise
+
+
+def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, run: Run, metrics: RunMetrics,
+            meeting: Meeting | None) -> None:
+    questdb, rows_before = None, {}
+    if options.send:
+        if meeting is not None and meeting.client:
+            # Client 0 makes the tables; the others wait for it, then append after checking their schema.
+            meeting.wait_for(PREPARED, range(1))
+            options = dataclasses.replace(options, keep_table=True)
+        questdb, rows_before = connect(options, target, run, options.schemas(), options.exactly_once)
+        if meeting is not None and not meeting.client:
+            meeting.say(PREPARED)
+    threads = options.threads
+    # Rows per table of what this run sends (the whole data set, or its group): what the progress counts
+    # towards and validation expects (a use case whose draws drop rows, iot, counts them by running its
+    # simulation).
+    run_rows = options.table_rows(spec)
+    total_rows = sum(run_rows.values())
+    # Tallied where the chunks are made once: generated up front, or streamed to the one phase that runs.
+    tally = ArrivalTally()
+    run.record.arrival = tally.tables
+    chunks = None if options.stream else generate_phase(options, total_rows, run, metrics,
+                                                        tally.watch(options.chunks(spec)))
+
+    def work():
+        if chunks is not None:
+            return deal_round_robin(chunks, threads, options.first_chunk)
+        return ChunkStream(tally.watch(options.chunks(spec)), threads, first_index=options.first_chunk)
+
+    protocol_version = target.offline_protocol_version()
+    if not (options.stream and options.send):
+        serialize_phase(options, protocol_version, work(), run, metrics, total_rows)
+    if options.write_ilp:
+        write_ilp_phase(options, chunks if chunks is not None else options.chunks(spec), protocol_version, run)
+    if options.send:
+        if meeting is not None:
+            meeting.say(READY)
+            waited = meeting.wait_for(READY)
+            run.say(f"All {meeting.clients} clients ready (waited {waited:.2f}s): sending")
+        sent, last_flush = send_phase(options, target, work(), run, metrics, total_rows, questdb)
+        if late := arrival_lines(tally.tables):
+            run.say("Arrived out of order (behind a row sent before them to the same table):\n" + "\n".join(late))
+        if meeting is not None:
+            meeting.say(SENT)
+            if meeting.client:
+                run.say(f"Validation: client 0 validates the whole data set once all {meeting.clients} have sent")
+                return
+            meeting.wait_for(SENT)
+            # Time to visible counts from when the last client had sent (as seen here, a poll later at most).
+            last_flush = time.perf_counter()
+        if questdb is not None:
+            metrics.set_phase("validate")
+            if meeting is not None:  # the tables now hold every client's group: the whole data set
+                whole = options.table_rows(spec.whole)
+                expected = {table: before + whole[table] for table, before in rows_before.items()}
+            elif options.first_chunk:  # resumed: chunks sent again replaced themselves; the whole set is there
+                expected = run_rows
+            else:
+                expected = {table: before + sent.tables.get(table, run_rows[table])
+                            for table, before in rows_before.items()}
+            validate(questdb, options, expected, last_flush, run)
+
+
+def generate_phase(options: BenchOptions, rows: int, run: Run, metrics: RunMetrics, made: Iterable[Chunk]) -> list[Chunk]:
+    """Every chunk (``rows`` rows in all) in memory before the timed phases, as the original benchmark does."""
+    metrics.set_phase("generate")
+    cpu_started, started = time.process_time(), time.perf_counter()
+    chunks = list(made)
+    seconds = time.perf_counter() - started
+    run.phase("generate", None, PhaseRecord(rows, 0, seconds, time.process_time() - cpu_started, ended_at=time.time()))
+    run.say(f"Generated:\n  {rows} rows in {seconds:.2f}s: {rows / seconds / 1e6:.2f} mil rows/sec.")
+    return chunks
+
+
+def serialize_phase(options: BenchOptions, protocol_version: int, work, run: Run, metrics: RunMetrics,
+                    total_rows: int) -> None:
+    metrics.set_phase("serialize")
+    threads = options.threads
+    progress = metrics.new_phase("serialize", threads)
+    workers = [SerializeWorker(options.op, protocol_version) for _ in range(threads)]
+    with ProgressPrinter(progress, total_rows, options.reporting_period, run.out), \
+            recorded_if_interrupted(run, progress):
+        record = run_phase(progress, workers, work)
+    run.phase("serialize", "Serialized", record)
+
+
+def send_phase(options: BenchOptions, target: SenderSettings, work, run: Run, metrics: RunMetrics,
+               total_rows: int, questdb: QuestDBSql | None = None) -> tuple[PhaseRecord, float]:
+    """Send every chunk, one connection per worker; returns the phase and when its last flush ended."""
+    metrics.set_phase("send")
+    threads = options.threads
+    progress = metrics.new_phase("send", threads, options.first_chunk)
+    senders: list[SendWorker] = []
+    try:
+        for index in range(threads):
+            senders.append(SendWorker(options.op, target, progress, index,
+                                      options.retry_timeout if options.exactly_once else None))
+    except BaseException:
+        for sender in senders:
+            sender.close()
+        raise
+    try:
+        with ProgressPrinter(progress, total_rows, options.reporting_period, run.out), \
+                recorded_if_interrupted(run, progress), checkpoints(run, progress):
+            record = run_phase(progress, senders, work, options.flush_timeout)
+    except PhaseFailed as failure:
+        run.phase("send", None, failure.record)
+        # TCP has no acknowledgements: what was flushed is an upper bound of what the server received.
+        bound = " (over TCP: an upper bound of what arrived)" if target.scheme.startswith("tcp") else ""
+        server = f"; {server_state(questdb, options.schemas())}" if questdb is not None else ""
+        unsent = total_rows - failure.record.rows
+        # Without dedup a second attempt cannot fill the gap without doubling what arrived: say both sides.
+        gap = "" if options.exactly_once or questdb is None else (
+            f"; {unsent} of the {total_rows} rows were never sent: the table is incomplete, and sending the "
+            f"data set again would double the rows that arrived (--exactly-once makes a re-send safe)")
+        raise RunError(f"{failure}; {failure.record.rows} rows were sent (flushed) before the failure{bound}"
+                       f"{gap}{server}") from None
+    last_flush = time.perf_counter()
+    run.phase("send", "Sent", record)
+    if options.exactly_once:
+        run.say(f"  Re-sent: {record.resent_chunks} chunks after failed flushes; "
+                f"{record.outage_seconds:.1f}s spent waiting for the server.")
+    return record, last_flush
+
+
+def write_ilp_phase(options: BenchOptions, chunks, protocol_version: int, run: Run) -> None:
+    """Write the serialized ILP to a file, outside every timed phase."""
+    with whole_file(options.write_ilp, "--write-ilp") as out:
+        rows, nbytes = write_ilp(chunks, out, protocol_version, default_workers())
+    run.say(f"Wrote ILP:\n  {rows} rows, {nbytes / 2**20:.2f} MiB to {options.write_ilp}")

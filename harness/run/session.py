@@ -1,0 +1,170 @@
+"""The run itself, for every command that leaves a record: its lifecycle (``Run``: the record written however
+the run ends), its metrics served while it runs (``metered``), its time series (``sampled``), its
+checkpoints while sending, and an interrupted phase kept in the record.
+
+A command builds its ``RunRecord``, enters ``Run`` (or ``metered``, which enters it) and records phases;
+everything here is the same for an ingest run and a query run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
+
+from harness.errors import RunError, UsageError
+from harness.measure.phase import PhaseProgress, PhaseRecord
+from harness.records.run_record import RunRecord, format_phase, reserve_results_path, write_results
+from harness.ingest.choices import Target
+from harness.measure.timeseries import Sampler, listening_process
+
+if TYPE_CHECKING:
+    from harness.measure.metrics import RunMetrics
+    from harness.options.groups import RecordOptions, SamplingOptions
+
+
+class Run:
+    """One run's record and output: ``say`` prints, ``phase`` records and prints a phase, and leaving the
+    ``with`` block writes the record, ``ok``, or ``failed``/``interrupted`` with the error (re-raised)."""
+
+    def __init__(self, record: RunRecord, options: RecordOptions, out: TextIO):
+        self.record = record
+        self.options = options
+        self.out = out
+        # What the run holds until it ends, released first however it ends (``harness.questdb.claims``).
+        self.releases: list[Callable[[], None]] = []
+        reserve_results_path(record, options.results, options.results_dir)
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def phase(self, name: str, title: str | None, phase: PhaseRecord) -> None:
+        self.record.phases[name] = phase
+        if title:
+            self.say(format_phase(title, phase))
+            if phase.client_cpu_seconds is not None:
+                self.say(f"  Client CPU: {phase.client_cpu_seconds:.2f}s: {phase.client_cpu_cores:.2f} cores "
+                         f"busy on average.")
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        for release in reversed(self.releases):
+            release()
+        if error is None:
+            self.record.status = "ok"
+        elif isinstance(error, KeyboardInterrupt):
+            self.record.status, self.record.error = "interrupted", "interrupted"
+        else:
+            self.record.status = "failed"
+            self.record.error = str(error) if isinstance(error, (RunError, UsageError)) else \
+                f"{type(error).__name__}: {error}"
+        try:
+            path = write_results(self.record)
+        except (RunError, UsageError) as exc:
+            failure = RunError(str(exc))
+            if error is None:
+                raise failure from None
+            self.say(f"error: {failure}")  # the run's own error is the one raised
+            return
+        self.say(f"Results: {path}")
+        if self.options.report:
+            from harness.report.html import write_report  # matplotlib: only for a run that asked for its report
+
+            try:
+                self.say(f"Report: {write_report([self.record], path.with_suffix('.html'))}")
+            except (UsageError, RunError) as exc:
+                self.say(f"error: {exc}")  # the run's own outcome stands
+
+
+@contextlib.contextmanager
+def metered(run: Run, metrics: RunMetrics):
+    """The block as one run: metrics served during it, its end (done or failed) in the metrics, the record
+    written however it ends. The record is written (and "Results:" printed) before the metrics endpoint
+    lingers: a watcher that waits for the run's end still finds the final counters served, and Prometheus
+    gets its last scrape. An interrupted run does not linger: the user asked it to stop."""
+    interrupted = False
+    try:
+        with run:
+            try:
+                metrics.start()
+                yield
+                metrics.set_phase("done")
+            except BaseException as exc:
+                interrupted = isinstance(exc, KeyboardInterrupt)
+                metrics.set_phase("failed")
+                metrics.error(type(exc).__name__)
+                raise
+    finally:
+        metrics.close(linger=not interrupted)
+
+
+@contextlib.contextmanager
+def sampled(options: SamplingOptions, run: Run, phases: dict[str, PhaseProgress], overlap: bool = False):
+    """The run's time series (``--sample-interval``) over the block, kept in the record however it ends.
+
+    The first sample is the series' baseline. By default the block starts once it is taken; with ``overlap``
+    the block starts at once and calls the yielded function before its first work the series must see
+    whole (the send), so that checks and DDL before it overlap with the sample's ~50-65 ms."""
+    if options.sample_interval <= 0:
+        yield lambda: None
+        return
+    target = getattr(options, "target", Target.questdb)  # a read run has no sink
+    url = (None if target == Target.sink
+           else f"http://{options.host}:{options.server_metrics_port}/metrics")
+    # The server's CPU and memory where it is a process of this machine (not the sink: nothing to learn).
+    local = target != Target.sink and options.host in ("localhost", "127.0.0.1", "::1")
+    sampler = Sampler(phases, options.sample_interval, url,
+                      find_server_process=(lambda: listening_process(options.http_port)) if local else None)
+    run.record.timeseries = sampler.series
+    sampler.start()
+    try:
+        if not overlap:
+            sampler.wait_first()
+        yield sampler.wait_first
+    finally:
+        sampler.stop()
+
+
+CHECKPOINT_SECONDS = 1.0
+
+
+@contextlib.contextmanager
+def checkpoints(run: Run, progress: PhaseProgress):
+    """While sending, the record on disk says every second how many chunks the server has acknowledged,
+    so that a run that dies (client killed, machine rebooted) can be resumed from there."""
+    stop = threading.Event()
+
+    def write() -> None:
+        run.record.acknowledged_chunks = progress.done_below
+        try:
+            write_results(run.record)
+        except (RunError, UsageError):
+            pass  # a full disk: the next checkpoint tries again, and the run's end says it in one line
+
+    def loop() -> None:
+        while not stop.wait(CHECKPOINT_SECONDS):
+            write()
+
+    thread = threading.Thread(target=loop, name="checkpoint", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        run.record.acknowledged_chunks = progress.done_below
+
+
+@contextlib.contextmanager
+def recorded_if_interrupted(run: Run, progress: PhaseProgress):
+    """An interrupted phase still goes into the record, with what it had done (for a send: the rows
+    flushed, which over TCP is an upper bound of what the server received)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        run.phase(progress.phase, None, progress.record(time.perf_counter() - progress.started))
+        raise

@@ -1,0 +1,127 @@
+"""The tables a run fills: the target checked before anything is sent, the tables claimed for this run alone
+(``harness.questdb.claims``), each table prepared (dropped and created, or kept after a schema check; a table
+the harness did not make is never dropped unless --replace-table says so), the counts read back until they
+are exact, and what the server says of a table after a failed send.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from harness.errors import RunError, UsageError
+from harness.questdb.http import QuestDBQueryError, QuestDBSql
+from harness.ingest.choices import Target
+from harness.ingest.sockets import check_listening
+from harness.records.run_record import TableCount, Validation
+from harness.questdb.claims import TableClaim
+from harness.tsbs import use_cases
+from harness.tsbs.schema import TableSchema
+
+if TYPE_CHECKING:
+    from harness.ingest.senders import SenderSettings
+    from harness.options.groups import ServerOptions
+    from harness.run.session import Run
+
+# How long the questions after a failed send may take, all together.
+SERVER_STATE_SECONDS = 5.0
+
+
+def connect(options: ServerOptions, target: SenderSettings | None, run: Run, schemas: list[TableSchema],
+            dedup: bool = False) -> tuple[QuestDBSql | None, dict[str, int]]:
+    """Check the target answers before anything is sent; for QuestDB, record its version and prepare the
+    tables. Returns the SQL client (None for the sink) and the rows each table already holds."""
+    if options.target == Target.sink:
+        if target is not None:
+            check_listening(*target.endpoint(), "the no-op sink")
+        return None, {}
+    questdb = QuestDBSql(options.host, options.http_port)
+    questdb.ping()
+    if target is not None:
+        check_listening(*target.endpoint(), f"QuestDB ILP over {target.scheme}")
+    run.record.server = {"questdb_version": questdb.server_version()}
+    return questdb, prepare_tables(questdb, options, run, schemas, dedup)
+
+
+def prepare_tables(questdb: QuestDBSql, options: ServerOptions, run: Run, schemas: list[TableSchema],
+                   dedup: bool = False) -> dict[str, int]:
+    """Claim, check and prepare the run's tables (``connect``'s, or more found later: replay's); returns the
+    rows each already holds."""
+    # One run per table: claimed before anything is checked or touched, held until the run ends.
+    claim = TableClaim(questdb, run.record.run_id, [schema.table for schema in schemas])
+    claim.take()
+    run.releases.append(claim.release)
+    # Every table is checked before any is touched: a use case of nine tables never drops three, then refuses.
+    for schema in schemas:
+        if options.keep_table:
+            if questdb.table_columns(schema.table) is not None:
+                questdb.check_schema(schema, dedup)
+        elif not options.replace_table:
+            refuse_foreign_table(questdb, schema)
+    return {schema.table: prepare_table(questdb, schema, options.keep_table, run, dedup) for schema in schemas}
+
+
+def refuse_foreign_table(questdb: QuestDBSql, schema: TableSchema) -> None:
+    """A table of the run's name whose schema is none the harness makes under that name (this run's, or
+    another use case's or field type's) is someone else's (Telegraf writes ``cpu`` too): refuse, naming
+    its first difference from this run's schema, rather than drop it."""
+    difference = questdb.schema_difference(schema)
+    if difference is not None and all(questdb.schema_difference(other) is not None
+                                      for other in use_cases.schemas_named(schema.table) if other != schema):
+        raise UsageError(f"table {schema.table} exists and is not the benchmark's: {difference}; nothing was "
+                         f"dropped (--replace-table drops it, --table names another table)")
+
+
+def prepare_table(questdb: QuestDBSql, schema: TableSchema, keep_table: bool, run: Run, dedup: bool = False) -> int:
+    """Drop and create the table, or (``keep_table``) check the existing one; returns its row count.
+    Whether an existing table may be dropped is the caller's check (``refuse_foreign_table``)."""
+    table = schema.table
+    exists = questdb.table_columns(table) is not None
+    if keep_table and exists:
+        questdb.check_schema(schema, dedup)
+        rows = questdb.count(table)
+        run.say(f"Kept table {table} ({rows} rows)")
+        return rows
+    if exists:
+        questdb.drop_table(table)
+        run.say(f"Dropped table {table}")
+    elif not keep_table:
+        run.say(f"Table {table} does not exist")
+    questdb.create_table(schema, dedup)
+    run.say(f"Created table {table}{' (deduplicating)' if dedup else ''}")
+    return 0
+
+
+def validate(questdb: QuestDBSql, options: ServerOptions, expected: dict[str, int], last_flush: float,
+             run: Run) -> None:
+    """Wait until each table holds exactly its expected rows; record the counts read back and the time
+    it took after the last flush."""
+    # One deadline for every table and every question: a server that stops answering ends the validation
+    # within its timeout (and a few seconds), not a request timeout later.
+    with questdb.bounded(options.validation_query_timeout + SERVER_STATE_SECONDS):
+        for table, rows in expected.items():
+            questdb.wait_for_count(table, rows, options.validation_query_timeout)
+        since_flush = time.perf_counter() - last_flush
+        tables = {table: TableCount(rows, questdb.count(table)) for table, rows in expected.items()}
+    run.record.validation = Validation(sum(expected.values()), sum(count.visible for count in tables.values()),
+                                       round(since_flush, 3), tables if len(tables) > 1 else {})
+    for table, rows in expected.items():
+        run.say(f"Validated:\n  {rows} rows visible in table {table} {since_flush:.2f}s after the last flush.")
+
+
+def server_state(questdb: QuestDBSql, schemas: list[TableSchema]) -> str:
+    """What the server says after a failed send: rows visible per table and, where its WAL apply stopped,
+    the server's own reason (a full disk shows here, while the client only saw a reset connection)."""
+    states = []
+    # However the send failed, asking costs a few seconds at most: a frozen server adds no minute of its own.
+    with questdb.bounded(SERVER_STATE_SECONDS):
+        for schema in schemas:
+            try:
+                reason = questdb.suspension(schema.table)
+                suspended = f", WAL apply suspended: {reason}" if reason is not None else ""
+                states.append(f"{schema.table}: {questdb.count(schema.table)} rows visible{suspended}")
+            except QuestDBQueryError as exc:  # the table was dropped, the login refused: the server's words
+                states.append(f"{schema.table}: {exc}")
+            except RunError as exc:
+                return f"the server does not answer ({exc})"
+    return "server says " + "; ".join(states)

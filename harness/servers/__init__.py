@@ -1,0 +1,1 @@
+"""Servers started natively: the QuestDB release jar and the socat sink."""

@@ -1,0 +1,1 @@
+"""TSBS's ``cpu-only`` use case: one table, ``cpu``."""
