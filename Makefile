@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: help setup test test-deps docs
+.PHONY: help setup test test-deps docs check-reference
 
 help: ## List every target and variable
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-24s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -34,6 +34,9 @@ test-deps: setup ## Install/start what the tests need: socat, Prometheus, docker
 
 docs: setup ## Regenerate docs/cli.md from the commands' --help (tests/test_docs.py checks it is current)
 	$(PY) scripts/cli_reference.py > docs/cli.md
+
+check-reference: ## Check that every relative link of the reference runs' READMEs (results/reference/) leads to a file
+	$(PYTHON) scripts/check_links.py $(wildcard results/reference/*/README.md results/reference/*/*/README.md)
 
 # --- native servers (QuestDB jar, socat sink) -------------------------------------------
 .PHONY: native-up native-down native-status
