@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import ab
 from harness.benchmark_record import load_benchmark_record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,13 +96,23 @@ def test_one_command_runs_in_each_checkout_with_its_own_code(tmp_path):
     (["--a", "true", "--b", "true", "--rounds", "six"], 2, "invalid int value"),
     (["--a", "true", "--b", "true", "--bogus"], 2, "unrecognized arguments: --bogus"),
 ])
-def test_bad_input_is_one_line_and_leaves_no_record(tmp_path, args, code, fragment):
+def test_bad_input_is_one_line_and_leaves_no_record(tmp_path, capsys, args, code, fragment):
+    """In this process, through the script's own exit (``exit_in_one_line``); the next test runs it whole."""
     record_path = tmp_path / "ab.json"
-    result = script("ab.py", *[arg.replace("{tmp}", str(tmp_path)) for arg in args], "--record", str(record_path))
-    assert result.returncode == code, result.stderr
-    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ") and fragment in result.stderr, \
-        result.stderr
+    argv = [arg.replace("{tmp}", str(tmp_path)) for arg in args] + ["--record", str(record_path)]
+    with pytest.raises(SystemExit) as exit_:
+        ab.exit_in_one_line(lambda: ab.main(argv))
+    stderr = capsys.readouterr().err
+    assert exit_.value.code == code, stderr
+    assert stderr.count("\n") == 1 and stderr.startswith("error: ") and fragment in stderr, stderr
     assert not record_path.exists()
+
+
+@pytest.mark.parametrize(("args", "code"), [([], 2), (["--a", "true", "--b", "exit 3"], 1)])
+def test_the_script_ends_in_one_line_without_a_traceback(args, code):
+    result = script("ab.py", *args)
+    assert result.returncode == code and result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), \
+        result.stderr
 
 
 def test_reprint_refuses_what_is_no_benchmark_record_in_one_line(tmp_path):
