@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: help setup test test-deps docs
+.PHONY: help setup test test-deps docs check-reference
 
 help: ## List every target and variable
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-24s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -34,6 +34,9 @@ test-deps: setup ## Install/start what the tests need: socat, Prometheus, docker
 
 docs: setup ## Regenerate docs/cli.md from the commands' --help (tests/test_docs.py checks it is current)
 	$(PY) scripts/cli_reference.py > docs/cli.md
+
+check-reference: ## Check that every relative link of the reference runs' READMEs (results/reference/) leads to a file
+	$(PYTHON) scripts/check_links.py $(wildcard results/reference/*/README.md results/reference/*/*/README.md)
 
 # --- native servers (QuestDB jar, socat sink) -------------------------------------------
 .PHONY: native-up native-down native-status
@@ -72,7 +75,7 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 	$(WORKERS_OPTION) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
 .PHONY: bench-native bench-generate bench-groups bench-generate-startup bench-table bench-overhead bench-exactly-once \
-	bench-scale bench-parity bench-replay-parity bench-query-parity bench-serialize-parity
+	bench-scale bench-parity bench-replay-parity bench-query-parity bench-serialize-parity ab
 
 # What bench-native runs, and (the native input checks, below) checks first.
 NATIVE_BENCH = bench --send --report --clients $(CLIENTS) $(BENCH_ARGS)
@@ -141,6 +144,17 @@ bench-serialize-parity: setup ## The original benchmark's serialize (its pins; o
 bench-query-parity: setup ## tsbs_run_queries_questdb vs queries run, per query type, alternated (TSBS_BIN=DIR)
 	@test -n "$(TSBS_BIN)" || { echo "bench-query-parity needs TSBS_BIN=DIR (tsbs_generate_queries, tsbs_run_queries_questdb)" >&2; exit 2; }
 	$(PY) benchmarks/query_parity.py --tsbs-bin $(TSBS_BIN)
+
+A ?= ## ab: side a's command, a shell string (the baseline), e.g. A="sleep 0.05"
+B ?= ## ab: side b's command
+AB_ARGS ?= ## More benchmarks/ab.py options, e.g. AB_ARGS="--rounds 11 --a-name before --b-name after"
+
+# A and B reach the recipe through the environment, as given: quotes and $ inside a command stay as they are.
+ab: export A_COMMAND = $(value A)
+ab: export B_COMMAND = $(value B)
+ab: setup ## Two commands (A=CMD B=CMD) alternated over rounds: wall and CPU medians, paired ratios and standing, a record
+	@test -n "$$A_COMMAND" -a -n "$$B_COMMAND" || { echo "ab needs A=CMD B=CMD (two checkouts: benchmarks/ab.py --help)" >&2; exit 2; }
+	$(PY) benchmarks/ab.py --a "$$A_COMMAND" --b "$$B_COMMAND" $(AB_ARGS)
 
 # --- query benchmark (TSBS's queries) --------------------------------------------------------
 # The data set is named by its flags: the same ones load it, generate its queries and (--check) compute the

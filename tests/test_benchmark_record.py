@@ -286,21 +286,19 @@ def test_reading_records_imports_no_heavy_library():
     assert answer.stdout.strip() == "[]"
 
 
-REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference" / "2026-11-25-parity"
+# Records the parity scripts wrote on an Intel Xeon (2026-11-25; tests/fixtures/records/README.md).
+RECORDS = Path(__file__).resolve().parent / "fixtures" / "records"
 
 
 def test_parity_scripts_print_where_each_side_stands(capsys):
-    """The three parity scripts' summaries, printed again from records they wrote (version 1, before records
-    held intervals): each pair's paired interval and standing, and the tally against the acceptance."""
-    from benchmarks import loader_parity, query_parity, serialize_parity
+    """The three parity scripts' summaries, printed again (benchmarks/reprint.py) from records they wrote
+    (version 1, before records held intervals): each pair's paired interval and standing, and the tally
+    against the acceptance."""
+    from benchmarks import reprint
 
-    queries = load_benchmark_record(f"{REFERENCE}/query-parity-xeon-overall-rate.json")
-    query_parity.print_summary(queries.comparisons, queries.parameters["queries"])
-    replay = load_benchmark_record(f"{REFERENCE}/replay-parity-11-rounds-xeon-a898097.json")
-    loader_parity.print_whole_command(replay.comparisons, ["go", "replay"])
-    serializer = load_benchmark_record(f"{REFERENCE}/serialize-parity-xeon-11-rounds.json")
-    serialize_parity.print_summary(serializer.comparisons, serializer.comparisons[0].variants,
-                                   serializer.parameters["row_count"])
+    for name in ("query-parity-xeon-overall-rate", "replay-parity-11-rounds-xeon-a898097",
+                 "serialize-parity-xeon-11-rounds"):
+        reprint.print_summary(load_benchmark_record(RECORDS / f"{name}.json"))
     printed = capsys.readouterr().out
     assert "double-groupby-all W=1" in printed and "(paired 0.98x [0.94-0.98] behind)" in printed
     assert ("queries/s, medians at least the baseline's in 20 of 32; paired intervals (coverage 96.9% or more): "
