@@ -1,6 +1,6 @@
 """A benchmark record's summary printed again as the script that wrote it prints it (a script, not a test):
 query parity's, loader parity's whole commands, serializer parity's or an A/B's (``benchmarks/ab.py``), with
-the paired intervals and standings of harness.benchmark_record (a version-1 record gets them from its rounds).
+the paired intervals and standings of harness.records.benchmark_record (a version-1 record gets them from its rounds).
 
     .venv/bin/python benchmarks/reprint.py RECORD.json [...]
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 from benchmarks import ab
-from harness.benchmark_record import BenchmarkRecord, load_benchmark_record
+from harness.records.benchmark_record import BenchmarkRecord, load_benchmark_record
 from harness.errors import UsageError
 
 SUMMARIZED = ("query-parity", "loader-parity", "serialize-parity", "ab")
