@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from harness.records.benchmark_record import (
-    BenchmarkRecord, Comparison, Measurement, Round, summarize, write_benchmark_record,
-)
-from harness.records.run_record import default_results_path
+from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement, Round
+from harness.records.intervals import summarize
+from harness.records.store import write_benchmark_record
+from harness.records.store import default_results_path
 
 # A variant is called once a round with the round's number (0: the warm-up, then 1, 2 ...) and returns
 # what it measured.

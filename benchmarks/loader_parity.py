@@ -42,11 +42,13 @@ from pathlib import Path
 import typer
 
 from benchmarks.alternate import alternate, write_record
-from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement, standings
+from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement
+from harness.records.intervals import standings
 from harness.questdb.http import QuestDBSql
 from harness.servers.questdb import NativeQuestDB
 from harness.servers.sink import SocatSink
 from harness.tsbs.cpu_only import generator as cpu_only
+from harness.questdb.schema import create_table
 
 LOADERS = ("go", "replay", "bench")
 GO_LOADED = re.compile(r"loaded (\d+) rows in ([0-9.]+)sec")
@@ -216,7 +218,7 @@ def one_load(load_questdb: Path, loader: str, target: str, workers: int, rows: i
             # The Go loader leaves the table to ILP; the script makes it as ours makes its own (the same schema),
             # and that DDL's time goes into Go's whole command, as it is in ours.
             started = time.perf_counter()
-            sql.create_table(cpu_only.schema("long"))
+            create_table(sql, cpu_only.schema("long"))
             created = time.perf_counter() - started
         child = run_child([str(load_questdb), f"--file={data_file}", f"--workers={workers}",
                            "--batch-size=10000", f"--ilp-bind-to=127.0.0.1:{port}",

@@ -44,7 +44,8 @@ import typer
 from benchmarks.alternate import alternate_groups, write_record
 from benchmarks.loader_parity import run_child
 from benchmarks.pgwire_tally import PgwireTally
-from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement, standings
+from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement
+from harness.records.intervals import standings
 from harness.servers.questdb import NativeQuestDB
 from harness.tsbs.query_types import QUERY_TYPES
 

@@ -31,10 +31,12 @@ import typer
 from benchmarks.alternate import alternate_groups, write_record
 from harness.commands.bench import run_bench
 from harness.run.bench_options import BenchOptions
-from harness.records.benchmark_record import BenchmarkRecord, Measurement, benchmark_table
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
+from harness.report.tables import benchmark_table
 from harness.commands.read import DEFAULT_CHUNK_ROWS
 from harness.read.protocols import ReadProtocol
-from harness.records.run_record import RunRecord, load_results, default_results_path
+from harness.records.run_record import RunRecord
+from harness.records.store import load_results, default_results_path
 
 
 RECORDS_ONLY = "asyncpg Records only"

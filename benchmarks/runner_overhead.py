@@ -24,7 +24,8 @@ from pathlib import Path
 from benchmarks.alternate import alternate, write_record
 from harness.commands.bench import run_bench
 from harness.run.bench_options import BenchOptions
-from harness.records.benchmark_record import BenchmarkRecord, Measurement, round_ratios
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
+from harness.records.intervals import round_ratios
 from harness.ingest.ilp import append_frame, new_buffer
 from harness.servers.process import port_in_use
 from harness.servers.sink import SocatSink

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import ab
-from harness.records.benchmark_record import load_benchmark_record
+from harness.records.store import load_benchmark_record
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,6 +19,8 @@ import pytest
 from harness.tsbs.cpu_only import generator as cpu_only
 from harness.cli import main
 from conftest import GOLDEN_DIR
+from harness.questdb.schema import create_table
+from harness.questdb.wal import wait_for_count
 
 GOLDEN = GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -230,9 +232,9 @@ def case_id(args: list[str]) -> str:
 @pytest.mark.parametrize("args, code, fragment", CASES, ids=[case_id(case[0]) for case in CASES])
 def test_bad_input_is_one_line_and_touches_nothing(questdb, bad_files, capsys, args, code, fragment):
     client = questdb.client
-    client.create_table(cpu_only.schema("long", "cpu"))
+    create_table(client, cpu_only.schema("long", "cpu"))
     client.exec("insert into cpu (hostname, usage_user, timestamp) values ('sentinel', 1, 0)")
-    client.wait_for_count("cpu", 1, 30)
+    wait_for_count(client, "cpu", 1, 30)
     server = ["--host", questdb.host, "--http-port", str(questdb.http_port), "--ilp-port", str(questdb.ilp_port)]
     argv = []
     for arg in args:

@@ -25,6 +25,7 @@ from harness.measure.phase import PhaseProgress
 from harness.tsbs.cpu_only import generator as cpu_only
 from harness.tsbs.use_cases import make_spec
 from conftest import GOLDEN_DIR, free_port, run_cli
+from harness.questdb.schema import create_table
 
 GOLDEN = GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
 
@@ -373,7 +374,7 @@ def test_replay_to_closed_port(tmp_path):
 def test_validation_timeout_states_both_counts(tmp_path, questdb, devnull):
     """A deduplicating table keeps fewer rows than were sent: the run must fail, saying both counts."""
     client = questdb.client
-    client.create_table(cpu_only.schema("double", "cpu"))
+    create_table(client, cpu_only.schema("double", "cpu"))
     client.exec("ALTER TABLE cpu DEDUP ENABLE UPSERT KEYS(timestamp, hostname)")
     first = run_bench(options(tmp_path, questdb, send=True, keep_table=True, row_count=2_000),
                       out=devnull)

@@ -14,10 +14,11 @@ import pytest
 
 from benchmarks.alternate import alternate, alternate_groups, round_order
 from harness.records.benchmark_record import (
-    BENCHMARK_SCHEMA, BENCHMARK_SCHEMA_VERSION, BenchmarkRecord, FigureSummary, Measurement, benchmark_table,
-    is_benchmark_record, load_benchmark_record, median_interval, round_ratios, standings, summarize,
-    write_benchmark_record,
+    BENCHMARK_SCHEMA, BENCHMARK_SCHEMA_VERSION, BenchmarkRecord, FigureSummary, Measurement,
 )
+from harness.records.intervals import median_interval, round_ratios, standings, summarize
+from harness.records.store import is_benchmark_record, load_benchmark_record, write_benchmark_record
+from harness.report.tables import benchmark_table
 from harness.errors import UsageError
 
 

@@ -11,6 +11,8 @@ from harness.errors import RunError, UsageError
 from harness.versions import questdb_version
 from harness.questdb.http import QuestDBQueryError, QuestDBSql
 from harness.tsbs.cpu_only import generator as cpu_only
+from harness.questdb.schema import check_schema, create_table
+from harness.questdb.wal import wait_for_count, wal_state
 
 TABLE = "cpu_test"
 
@@ -64,7 +66,7 @@ def test_ping_to_a_closed_port_names_host_and_port():
 @pytest.mark.parametrize("fields,field_type", [("double", "DOUBLE"), ("long", "LONG")])
 def test_create_cpu_table(client, fields, field_type):
     assert client.table_columns(TABLE) is None
-    client.create_table(cpu_only.schema(fields, TABLE))
+    create_table(client, cpu_only.schema(fields, TABLE))
     expected = [(tag, "SYMBOL") for tag in cpu_only.TAG_COLUMNS]
     expected += [(field, field_type) for field in cpu_only.FIELD_COLUMNS]
     expected.append(("timestamp", "TIMESTAMP"))
@@ -73,24 +75,24 @@ def test_create_cpu_table(client, fields, field_type):
     names, rows = client.query(f"select designatedTimestamp, partitionBy, walEnabled from tables() "
                                f"where table_name = '{TABLE}'")
     assert rows == [["timestamp", "DAY", True]]
-    assert client.wal_state(TABLE)["suspended"] is False
-    client.check_schema(cpu_only.schema(fields, TABLE))
+    assert wal_state(client, TABLE)["suspended"] is False
+    check_schema(client, cpu_only.schema(fields, TABLE))
     assert client.count(TABLE) == 0
     with pytest.raises(QuestDBQueryError, match="already exists"):
-        client.create_table(cpu_only.schema(fields, TABLE))
+        create_table(client, cpu_only.schema(fields, TABLE))
 
 
 def test_drop_table_is_idempotent(client):
-    client.create_table(cpu_only.schema("double", TABLE))
+    create_table(client, cpu_only.schema("double", TABLE))
     client.drop_table(TABLE)
     assert client.table_columns(TABLE) is None
     client.drop_table(TABLE)
 
 
 def test_schema_check_refuses_the_other_field_type(client):
-    client.create_table(cpu_only.schema("double", TABLE))
+    create_table(client, cpu_only.schema("double", TABLE))
     with pytest.raises(UsageError) as failure:
-        client.check_schema(cpu_only.schema("long", TABLE))
+        check_schema(client, cpu_only.schema("long", TABLE))
     message = str(failure.value)
     assert f"table {TABLE}" in message and "usage_user is DOUBLE, needs LONG" in message
     assert "and 7 more" in message and "--keep-table" in message
@@ -99,7 +101,7 @@ def test_schema_check_refuses_the_other_field_type(client):
 def test_schema_check_refuses_missing_columns_and_a_plain_timestamp(client):
     client.exec(f"create table {TABLE} (hostname STRING, usage_user DOUBLE, timestamp TIMESTAMP)")
     with pytest.raises(UsageError) as failure:
-        client.check_schema(cpu_only.schema("double", TABLE))
+        check_schema(client, cpu_only.schema("double", TABLE))
     message = str(failure.value)
     assert "hostname is STRING, needs SYMBOL" in message and "region is missing" in message
 
@@ -109,58 +111,58 @@ def test_schema_check_wants_the_designated_timestamp(client):
     columns += [f"{field} DOUBLE" for field in cpu_only.FIELD_COLUMNS]
     client.exec(f"create table {TABLE} ({', '.join(columns)}, timestamp TIMESTAMP)")
     with pytest.raises(UsageError, match="timestamp is not the designated timestamp"):
-        client.check_schema(cpu_only.schema("double", TABLE))
+        check_schema(client, cpu_only.schema("double", TABLE))
 
 
 def test_schema_check_of_a_missing_table(client):
     with pytest.raises(UsageError, match=f"table {TABLE} does not exist"):
-        client.check_schema(cpu_only.schema("double", TABLE))
+        check_schema(client, cpu_only.schema("double", TABLE))
 
 
 def test_bad_names_and_field_types_are_usage_errors(client):
     with pytest.raises(UsageError, match="invalid table name"):
         client.count("cpu'; drop table cpu; --")
     with pytest.raises(UsageError, match="fields: must be one of double, long"):
-        client.create_table(cpu_only.schema("float", TABLE))
+        create_table(client, cpu_only.schema("float", TABLE))
 
 
 def test_wait_for_count_sees_wal_rows_arrive(client):
-    client.create_table(cpu_only.schema("double", TABLE))
+    create_table(client, cpu_only.schema("double", TABLE))
     insert_rows(client, TABLE, 1000)
-    waited = client.wait_for_count(TABLE, 1000, timeout=60)
+    waited = wait_for_count(client, TABLE, 1000, timeout=60)
     assert waited >= 0
     assert client.count(TABLE) == 1000
-    state = client.wal_state(TABLE)
+    state = wal_state(client, TABLE)
     assert state["writerTxn"] == state["sequencerTxn"]
 
 
 def test_wait_for_count_of_rows_sent_over_ilp(questdb, client):
-    client.create_table(cpu_only.schema("long", TABLE))
+    create_table(client, cpu_only.schema("long", TABLE))
     with Sender.from_conf(f"tcp::addr={questdb.host}:{questdb.ilp_port};protocol_version=1;") as sender:
         for index in range(500):
             sender.row(TABLE, symbols={"hostname": f"host_{index % 7}"}, columns={"usage_user": index},
                        at=TimestampNanos(1_451_606_400_000_000_000 + index * 10_000_000_000))
-    client.wait_for_count(TABLE, 500, timeout=60)
+    wait_for_count(client, TABLE, 500, timeout=60)
     assert client.query(f"select sum(usage_user) from {TABLE}")[1] == [[sum(range(500))]]
 
 
 def test_wait_for_count_timeout_states_both_counts(client):
-    client.create_table(cpu_only.schema("double", TABLE))
+    create_table(client, cpu_only.schema("double", TABLE))
     insert_rows(client, TABLE, 100)
-    client.wait_for_count(TABLE, 100, timeout=60)
+    wait_for_count(client, TABLE, 100, timeout=60)
     with pytest.raises(RunError) as failure:
-        client.wait_for_count(TABLE, 150, timeout=0.5, poll_interval=0.1)
+        wait_for_count(client, TABLE, 150, timeout=0.5, poll_interval=0.1)
     message = str(failure.value)
     assert "timed out after 0.5s" in message and "expected 150 rows" in message and "100 visible" in message
 
 
 def test_wait_for_count_fails_fast_on_excess_rows(client):
-    client.create_table(cpu_only.schema("double", TABLE))
+    create_table(client, cpu_only.schema("double", TABLE))
     insert_rows(client, TABLE, 100)
-    client.wait_for_count(TABLE, 100, timeout=60)
+    wait_for_count(client, TABLE, 100, timeout=60)
     # A timeout this long would hang the test if the excess were not seen at the first poll.
     with pytest.raises(RunError) as failure:
-        client.wait_for_count(TABLE, 60, timeout=3600)
+        wait_for_count(client, TABLE, 60, timeout=3600)
     message = str(failure.value)
     assert "expected 60 rows" in message and "100 visible" in message
 
@@ -169,12 +171,12 @@ def test_wait_for_count_fails_fast_on_a_suspended_wal(questdb_factory):
     # Suspending a table's WAL by SQL needs dev mode, so this test runs a server of its own.
     server = questdb_factory(extra_env={"QDB_DEV_MODE_ENABLED": "true"})
     client = server.client
-    client.create_table(cpu_only.schema("double", TABLE))
+    create_table(client, cpu_only.schema("double", TABLE))
     client.exec(f"alter table {TABLE} suspend wal with 24, 'disk full, as the test says'")
     insert_rows(client, TABLE, 10)
     with pytest.raises(RunError) as failure:
-        client.wait_for_count(TABLE, 10, timeout=3600)
+        wait_for_count(client, TABLE, 10, timeout=3600)
     message = str(failure.value)
     assert "WAL apply is suspended" in message and "disk full, as the test says" in message
     assert "expected 10 rows, 0 visible" in message
-    assert client.wal_state(TABLE)["suspended"] is True
+    assert wal_state(client, TABLE)["suspended"] is True

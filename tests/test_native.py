@@ -16,6 +16,7 @@ from harness.servers.questdb import SERVER_CONF, NativeQuestDB
 from harness.servers.sink import SocatSink
 from harness.versions import questdb_version
 from harness.questdb.http import QuestDBSql
+from harness.questdb.wal import wait_for_count
 
 # The CLI tests' own ports (the session server holds 19000..., the killable one 19100...).
 CLI_PORT_NUMBERS = {name: port + PORT_OFFSET for name, port in
@@ -74,7 +75,7 @@ def test_stop_is_graceful_and_frees_the_ports(killable_questdb):
     client = killable_questdb.client
     client.exec("create table kept (x long, ts timestamp) timestamp(ts) partition by day wal")
     client.exec("insert into kept select x, x::timestamp from long_sequence(10)")
-    client.wait_for_count("kept", 10, timeout=60)
+    wait_for_count(client, "kept", 10, timeout=60)
     server.stop()
     assert not server.is_running() and not server.pid_file.exists()
     assert server.process.returncode is not None

@@ -21,7 +21,8 @@ from harness.commands.queries_run import QueriesRunOptions, run_queries
 from harness.queries.stats import QueryStats
 from harness.report.html import write_report
 from harness.report.tables import comparison_table
-from harness.records.run_record import QueryCheck, load_results
+from harness.records.run_record import QueryCheck
+from harness.records.store import load_results
 from harness.commands.bench import run_bench
 from harness.run.bench_options import BenchOptions
 from harness.tsbs.query_types import QUERY_TYPES

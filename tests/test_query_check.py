@@ -25,6 +25,8 @@ from harness.questdb.http import QuestDBSql
 from harness.tsbs.cpu_only.generator import COLUMNS, frames
 from harness.tsbs.use_cases import make_spec
 from conftest import GOLDEN_DIR
+from harness.questdb.schema import create_table
+from harness.questdb.wal import wait_for_count
 
 GOLDEN = GOLDEN_DIR
 QUERIES_FILE = GOLDEN / "queries_cpu-only_seed7_scale10_12h.jsonl.gz"
@@ -57,11 +59,11 @@ _CONVERTERS = {"TIMESTAMP": _timestamp_micros, "DOUBLE": float, "FLOAT": float,
 
 
 def load(questdb, fields: str) -> None:
-    questdb.client.create_table(cpu_only.schema(fields, "cpu"))
+    create_table(questdb.client, cpu_only.schema(fields, "cpu"))
     with Sender.from_conf(f"http::addr={questdb.host}:{questdb.http_port};") as sender:
         for frame in frames(SPEC, 20_000, fields):
             sender.dataframe(frame, table_name="cpu", symbols=True, at="timestamp")
-    questdb.client.wait_for_count("cpu", SPEC.row_count, timeout=60)
+    wait_for_count(questdb.client, "cpu", SPEC.row_count, timeout=60)
 
 
 def frames_with_usage_user(fields: str, at: str, value: int):

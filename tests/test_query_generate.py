@@ -17,6 +17,7 @@ from harness.tsbs.queries import QUERY_TYPES, Query, generate_queries, query_typ
 from harness.tsbs.query_file import read_jsonl, write_jsonl
 from harness.queries.wire_sql import http_sql, pgwire_sql
 from conftest import GOLDEN_DIR
+from harness.questdb.schema import create_table
 
 SEED7_FILE = "queries_cpu-only_seed7_scale10_12h.jsonl.gz"
 
@@ -229,7 +230,7 @@ def test_tsbs_accepts_what_it_never_draws_for():
 
 def test_every_query_type_runs_on_questdb(questdb):
     """The HTTP SQL of each of the 16 types, as TSBS would send it, is accepted by a real QuestDB."""
-    questdb.client.create_table(cpu_only.schema("double", "cpu"))
+    create_table(questdb.client, cpu_only.schema("double", "cpu"))
     first_of_each_type = {}
     for query in read_jsonl(GOLDEN_DIR / "queries_cpu-only_seed123_scale4000_1d.jsonl.gz"):
         first_of_each_type.setdefault(query.query_type, query)

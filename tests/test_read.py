@@ -25,7 +25,7 @@ from harness.read.connection import Endpoint
 from harness.read.loop import read_frames
 from harness.read.plan import plan_table
 from harness.read.protocols import ReadProtocol
-from harness.records.run_record import load_results
+from harness.records.store import load_results
 
 TABLE = "read_cpu"  # not the `questdb` fixture's cpu, which it drops before each test
 DATA_SET = dict(seed=5, scale=10, row_count=3000)

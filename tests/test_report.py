@@ -17,11 +17,12 @@ from questdb import Sender
 
 from harness.report.html import write_report
 from prerequisites import chromium_path, require
-from harness.records.run_record import load_results
+from harness.records.store import load_results
 from harness.commands.bench import run_bench
 from harness.run.bench_options import BenchOptions
 from harness.measure.timeseries import Sampler
 from harness.tsbs.cpu_only import generator as cpu_only
+from harness.questdb.schema import create_table
 
 ROOT = Path(__file__).resolve().parents[1]
 # A run record of schema version 1, from before records held a time series (tests/fixtures/records/README.md).
@@ -66,7 +67,7 @@ def test_the_time_series_adds_up_to_the_phase_totals(two_runs):
 def test_a_suspended_wal_apply_shows_a_rising_lag(questdb_factory):
     questdb = questdb_factory(extra_env={"QDB_DEV_MODE_ENABLED": "true"})  # SUSPEND WAL wants dev mode
     sql = questdb.client
-    sql.create_table(cpu_only.schema("double"))
+    create_table(sql, cpu_only.schema("double"))
     sql.exec("ALTER TABLE cpu SUSPEND WAL")
     frame = next(iter(cpu_only.chunks(cpu_only_spec(), 1_000, "double")))[cpu_only.TABLE_NAME]
     sampler = Sampler({}, 0.1, f"http://{questdb.host}:{questdb.min_port}/metrics")

@@ -18,9 +18,9 @@ from harness.errors import UsageError
 from harness.measure.phase import PhaseRecord
 from harness.records.system_info import _versions, system_info
 from harness.report.tables import comparison_table
-from harness.records.run_record import (
-    MIB, SCHEMA_VERSION, RunRecord, Validation, format_phase, load_results, write_results,
-)
+from harness.records.run_record import SCHEMA_VERSION, RunRecord, Validation
+from harness.records.store import load_results, write_results
+from harness.report.tables import MIB, format_phase
 
 
 def record(mode="send-dataframe-double-1t", serialize=None, send=None, status="ok", **parameters) -> RunRecord:

@@ -11,6 +11,7 @@ from harness.errors import UsageError
 from harness.tsbs.cpu_only import generator as cpu_only
 from test_bench import assert_one_line_error, options
 from conftest import run_cli
+from harness.questdb.claims import add_claim, create_claims, recent_claims
 
 
 @pytest.fixture
@@ -114,7 +115,7 @@ def test_a_second_run_on_a_held_table_is_refused_and_the_first_stays_exact(quest
         deadline = time.monotonic() + 120
         # The first run's own beat (an earlier test's run may have beaten on this server a moment ago).
         while not any(row["state"] == "beat" and row["owner"].startswith(f"pid {first.pid} ")
-                      for row in questdb.client.recent_claims(REGISTRY, 5)):
+                      for row in recent_claims(questdb.client, REGISTRY, 5)):
             assert first.poll() is None and time.monotonic() < deadline, first.communicate()
             time.sleep(0.1)
         second = run_cli("bench", "--send", "--keep-table", "--row-count", "1000", *server_args(questdb),
@@ -161,7 +162,7 @@ def test_a_killed_run_frees_its_tables_at_once(questdb, tmp_path):
         deadline = time.monotonic() + 120
         # The first run's own beat (an earlier test's run may have beaten on this server a moment ago).
         while not any(row["state"] == "beat" and row["owner"].startswith(f"pid {first.pid} ")
-                      for row in questdb.client.recent_claims(REGISTRY, 5)):
+                      for row in recent_claims(questdb.client, REGISTRY, 5)):
             assert first.poll() is None and time.monotonic() < deadline
             time.sleep(0.1)
     finally:
@@ -187,9 +188,9 @@ def test_a_run_first_by_its_stamp_waits_for_the_word_of_a_claim_it_sees_later(qu
     from harness.questdb.claims import DECISION_SECONDS, REGISTRY, TableClaim
 
     client = questdb.client
-    client.create_claims(REGISTRY)
+    create_claims(client, REGISTRY)
     b_id, owner = f"b-{uuid.uuid4().hex[:8]}", f"pid {os.getpid()} on {socket.gethostname()}"
-    client.add_claim(REGISTRY, b_id, ["claimrace"], "claim", None, owner)
+    add_claim(client, REGISTRY, b_id, ["claimrace"], "claim", None, owner)
     a = TableClaim(client, f"a-{uuid.uuid4().hex[:8]}", ["claimrace"])
     a.claimed = "2000-01-01T00:00:00.000000Z"  # A's stamp: before B's
     outcome: list = []
@@ -205,12 +206,12 @@ def test_a_run_first_by_its_stamp_waits_for_the_word_of_a_claim_it_sees_later(qu
     taker = threading.Thread(target=take)
     taker.start()
     # A has read B's claim and waits for its word.
-    while not any(row["run_id"] == a.run_id for row in client.recent_claims(REGISTRY, 10)):
+    while not any(row["run_id"] == a.run_id for row in recent_claims(client, REGISTRY, 10)):
         time.sleep(0.05)
     time.sleep(0.3)
     assert not outcome
     if word is not None:
-        client.add_claim(REGISTRY, b_id, ["claimrace"], word, None, owner)
+        add_claim(client, REGISTRY, b_id, ["claimrace"], word, None, owner)
     taker.join(DECISION_SECONDS + 10)
     a.release()
     if word == "done":
@@ -220,4 +221,4 @@ def test_a_run_first_by_its_stamp_waits_for_the_word_of_a_claim_it_sees_later(qu
         assert ("has not said" in outcome[0]) == (word is None)
         assert time.monotonic() - started < DECISION_SECONDS + 5
     if word is not None:
-        client.add_claim(REGISTRY, b_id, ["claimrace"], "done", None, owner)
+        add_claim(client, REGISTRY, b_id, ["claimrace"], "done", None, owner)

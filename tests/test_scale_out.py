@@ -15,7 +15,7 @@ from harness.commands.bench import run_bench
 from harness.run.bench_options import BenchOptions
 from harness.errors import RunError, UsageError
 from harness.scaleout.merge import merge_records
-from harness.records.run_record import load_results
+from harness.records.store import load_results
 from harness.scaleout.clients import cpu_shares
 from harness.tsbs.iot.schema import TABLES as IOT_TABLES
 from conftest import run_cli

@@ -17,6 +17,7 @@ import pytest
 from test_faults import (
     QUERY_DATA_SET, Listener, assert_failed_in_one_line, load_query_data_set, progress, query_progress, stop_when,
 )
+from harness.questdb.wal import wal_state
 
 # What the run may take after the pause beyond --flush-timeout: the bound.
 AFTER_FLUSH_TIMEOUT_SECONDS = 15
@@ -123,7 +124,7 @@ def settled_count(client, table: str, timeout: float = 60) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            state = client.wal_state(table)
+            state = wal_state(client, table)
             if state is not None and state["writerTxn"] == state["sequencerTxn"]:
                 return client.count(table)
         except Exception:

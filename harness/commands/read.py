@@ -29,7 +29,8 @@ from harness.read.loop import PeakRss, read_frames
 from harness.read.plan import ReadPlan, plan_sql, plan_table
 from harness.read.connection import Endpoint
 from harness.read.protocols import ReadProtocol, reader_class
-from harness.records.run_record import MIB, ReadFigures, RunRecord
+from harness.records.run_record import ReadFigures, RunRecord
+from harness.report.tables import MIB
 from harness.run.session import Run, metered, recorded_if_interrupted, sampled
 from harness.tsbs import use_cases
 from harness.tsbs.choices import SymbolDtype

@@ -27,6 +27,7 @@ from harness.run.tables import connect, prepare_tables, server_state, validate
 from harness.tsbs import use_cases
 from harness.tsbs.choices import FieldType
 from harness.tsbs.schema import TableSchema
+from harness.questdb.wal import wait_for_count
 
 
 @dataclass
@@ -136,7 +137,7 @@ def sent_before_failure(questdb: QuestDBSql | None, options: ReplayOptions, prog
         return said
     for table, rows in expected_rows(progress, schemas, rows_before).items() if delivered else ():
         try:
-            questdb.wait_for_count(table, rows, options.validation_query_timeout)
+            wait_for_count(questdb, table, rows, options.validation_query_timeout)
         except RunError:
             break  # the server's own counts below say what arrived
     return f"{said}; {server_state(questdb, schemas)}"

@@ -58,13 +58,6 @@ class TimeSeries:
     server_metrics_url: str | None = None
     server_error: str | None = None  # why there are no server values, when /metrics never answered
 
-    @classmethod
-    def from_dict(cls, values: dict) -> TimeSeries:
-        values = dict(values)
-        samples = [Sample(**sample) for sample in values.pop("samples", [])]
-        return cls(**values, samples=samples)
-
-
     def server_increase(self, key: str) -> float | None:
         """How much a cumulative server counter (``SERVER_SERIES``) grew from the run's first sample to its
         last; None where the server was sampled fewer than twice."""

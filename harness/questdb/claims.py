@@ -1,5 +1,5 @@
 """One run per table at a time: a run claims its tables on the server before any DDL, and refuses in one line
-when another live run holds one of them.
+when another live run holds one of them. This module owns the claims' table and every statement on it.
 
 The claims live on the server itself, in the harness's own table ``harness_runs`` (created on first use,
 without WAL so that a row is visible to every reader as soon as its insert answers). A run inserts a
@@ -31,7 +31,7 @@ import time
 import psutil
 
 from harness.errors import RunError, UsageError
-from harness.questdb.http import QuestDBSql
+from harness.questdb.http import QuestDBQueryError, QuestDBSql, checked_table_name, sql_string
 
 REGISTRY = "harness_runs"
 BEAT_SECONDS = 1.0
@@ -56,11 +56,11 @@ class TableClaim:
         self._thread = threading.Thread(target=self._beat, name="table-claim", daemon=True)
 
     def _add(self, state: str) -> None:
-        self.questdb.add_claim(REGISTRY, self.run_id, self.tables, state, self.claimed, self.owner)
+        add_claim(self.questdb, REGISTRY, self.run_id, self.tables, state, self.claimed, self.owner)
 
     def take(self) -> None:
         """Claim the tables, or raise UsageError naming the live run that holds one of them."""
-        self.questdb.create_claims(REGISTRY)
+        create_claims(self.questdb, REGISTRY)
         self._add("claim")
         runs = self._live_runs()
         mine = runs.get(self.run_id)
@@ -85,7 +85,7 @@ class TableClaim:
         """The registry's runs of the last ``STALE_SECONDS``: per run id its first claim, tables, owner, last
         row and the states it wrote."""
         runs: dict[str, dict] = {}
-        for row in self.questdb.recent_claims(REGISTRY, STALE_SECONDS):
+        for row in recent_claims(self.questdb, REGISTRY, STALE_SECONDS):
             run = runs.setdefault(row["run_id"], {"states": set(), "claimed": row["claimed"], "tables": set(),
                                                   "owner": row["owner"], "last": row["ts"]})
             run["states"].add(row["state"])
@@ -146,3 +146,39 @@ class TableClaim:
                     self._add("done")
             except RunError:
                 pass
+
+
+def add_claim(questdb: QuestDBSql, registry: str, run_id: str, tables: list[str], state: str, claimed: str | None,
+              owner: str) -> None:
+    """One row of the harness's registry of running runs (``TableClaim``), stamped with the
+    server's clock. A write the table's lock refuses for a moment (another run's row) is tried again."""
+    values = ", ".join(sql_string(value) for value in (run_id, "," + ",".join(tables) + ",", state, owner))
+    since = "now()" if claimed is None else f"'{claimed}'::timestamp"
+    for attempt in range(40):
+        try:
+            questdb.exec(f"insert into '{registry}' (ts, claimed, run_id, tables, state, owner) "
+                         f"values (now(), {since}, {values})")
+            return
+        except QuestDBQueryError as exc:
+            if "busy" not in str(exc) or attempt == 39:
+                raise
+            time.sleep(0.05)
+
+
+def create_claims(questdb: QuestDBSql, registry: str) -> None:
+    """The registry of running runs, if it is not there: a table without WAL, so that a row is visible
+    to every reader as soon as its insert answers."""
+    questdb.exec(f"create table if not exists '{checked_table_name(registry)}' (ts TIMESTAMP, claimed TIMESTAMP, "
+                 "run_id SYMBOL, tables STRING, state SYMBOL, owner STRING) timestamp(ts) partition by DAY BYPASS WAL")
+
+
+def recent_claims(questdb: QuestDBSql, registry: str, seconds: float) -> list[dict]:
+    """The registry's rows of the last ``seconds`` by the server's clock (none if it does not exist)."""
+    try:
+        names, rows = questdb.query(f"select ts, claimed, run_id, tables, state, owner "
+                                    f"from '{checked_table_name(registry)}' where ts > dateadd('s', -{int(seconds)}, now())")
+    except QuestDBQueryError as exc:
+        if "does not exist" in str(exc):
+            return []
+        raise
+    return [dict(zip(names, row)) for row in rows]

@@ -1,29 +1,24 @@
-"""Run records: the typed, versioned record of one run, the machine it ran on, results files, comparisons.
+"""The run record: the typed record of one run (``RunRecord``) and its parts, the machine it ran on among them.
 
 Like ClickBench's result files, every run leaves one JSON document that names the machine, the date,
 the versions and all parameters, so figures can be compared and re-run years later. The document is a
-``RunRecord`` (schema ``SCHEMA_VERSION``); each number is stored once and rates are derived when read.
-Records written before the schema had a version (version 1) are still read.
+``RunRecord`` of schema version ``SCHEMA_VERSION``; each number is stored once and rates are derived when
+read. The store (``harness.records.store``) writes and reads it, older versions included.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import tempfile
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from harness import __version__
-from harness.output_file import cannot_write, whole_file
-from harness.errors import UsageError
-from harness.measure.phase import PhaseRecord, WorkerTotals
-from harness.records.system_info import system_info
+from harness.measure.phase import PhaseRecord
 from harness.measure.timeseries import TimeSeries
+from harness.records.codec import always_stored, not_stored, to_dict
+from harness.records.system_info import system_info
 
-MIB = 1024 * 1024
 # 3: read runs (``RunRecord.read``), ingest runs' ``arrival``, merged runs' ``clients``; version 2 records load.
 SCHEMA_VERSION = 3
 
@@ -113,14 +108,6 @@ class QueryPass:
     failures: dict[str, dict[str, int]] = field(default_factory=dict)
     failure_samples: list[str] = field(default_factory=list)
 
-    @classmethod
-    def from_dict(cls, values: dict) -> QueryPass:
-        values = dict(values)
-        statistics = {name: LatencyStats(**figures) for name, figures in values.pop("statistics", {}).items()}
-        return cls(statistics=statistics, **{key: values[key] for key in ("labels", "failures", "failure_samples")
-                                             if key in values})
-
-
 @dataclass
 class QueryCheck:
     """``--check``: answers compared with the reference, how many differed, the first differences."""
@@ -154,15 +141,6 @@ class QueryFigures(QueryPass):
     at_rest: QueryPass | None = None
     under_load: IngestBeside | None = None
 
-    @classmethod
-    def from_dict(cls, values: dict) -> QueryFigures:
-        figures = QueryPass.from_dict(values)
-        check, at_rest, under_load = values.get("check"), values.get("at_rest"), values.get("under_load")
-        return cls(**vars(figures), check=QueryCheck(**check) if check else None,
-                   at_rest=QueryPass.from_dict(at_rest) if at_rest else None,
-                   under_load=IngestBeside(**under_load) if under_load else None)
-
-
 @dataclass
 class ReadFigures:
     """A read run's own figures beside its ``read`` phase (rows, bytes received, seconds, client CPU): the
@@ -194,7 +172,7 @@ class RunRecord:
     started_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     system: dict = field(default_factory=lambda: system_info())
     server: dict | None = None
-    phases: dict[str, PhaseRecord] = field(default_factory=dict)
+    phases: dict[str, PhaseRecord] = always_stored(dict)
     validation: Validation | None = None
     # Ingest runs: per table, the rows sent behind a newer one (harness.ingest.arrival).
     arrival: dict[str, TableArrival] | None = None
@@ -210,7 +188,7 @@ class RunRecord:
     read: ReadFigures | None = None
     status: str = "running"
     error: str | None = None
-    path: Path | None = field(default=None, compare=False)  # where it was read from or written to
+    path: Path | None = not_stored()  # where it was read from or written to
 
     @property
     def shows_arrival(self) -> bool:
@@ -219,140 +197,5 @@ class RunRecord:
                     or any(figures.late_rows for figures in (self.arrival or {}).values()))
 
     def to_dict(self) -> dict:
-        values = dataclasses.asdict(self)
-        del values["path"]
-        return values
-
-    @classmethod
-    def from_dict(cls, values: dict) -> RunRecord:
-        values = dict(values)
-        phases = {name: PhaseRecord(**{**phase, "workers": [WorkerTotals(**w) for w in phase.get("workers", [])]})
-                  for name, phase in values.pop("phases").items()}
-        validation = values.pop("validation", None)
-        if validation:
-            tables = {name: TableCount(**count) for name, count in validation.pop("tables", {}).items()}
-            validation = Validation(**validation, tables=tables)
-        arrival = values.pop("arrival", None)
-        arrival = {table: TableArrival(**figures) for table, figures in arrival.items()} if arrival else None
-        clients = values.pop("clients", None)
-        clients = [ClientFigures(**figures) for figures in clients] if clients else None
-        timeseries = values.pop("timeseries", None)
-        timeseries = TimeSeries.from_dict(timeseries) if timeseries else None
-        queries = values.pop("queries", None)
-        queries = QueryFigures.from_dict(queries) if queries else None
-        read = values.pop("read", None)
-        read = ReadFigures(**read) if read else None
-        return cls(**values, phases=phases, validation=validation, arrival=arrival, clients=clients,
-                   timeseries=timeseries, queries=queries, read=read)
-
-
-def format_phase(title: str, phase: PhaseRecord) -> str:
-    """The original py-tsbs-benchmark's two-line report of a phase."""
-    return (
-        f"{title}:\n"
-        f"  {phase.rows} rows in {phase.seconds:.2f}s: {phase.rows_per_second / 1e6:.2f} mil rows/sec.\n"
-        f"  ILP Buffer size: {phase.bytes / MIB:.2f} MiB: {phase.mib_per_second:.2f} MiB/sec."
-    )
-
-
-def default_results_path(mode: str, results_dir: str | Path = "results") -> Path:
-    """``results/<UTC time>-<mode>.json``, e.g. ``results/20261122T110501Z-bench.json``; a second run in the
-    same second gets ``-2``, ``-3`` ... rather than overwriting the first."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    safe_mode = "".join(char if char.isalnum() or char in "-_." else "_" for char in mode) or "run"
-    candidate = Path(results_dir) / f"{stamp}-{safe_mode}.json"
-    serial = 2
-    while candidate.exists():
-        candidate = Path(results_dir) / f"{stamp}-{safe_mode}-{serial}.json"
-        serial += 1
-    return candidate
-
-
-def reserve_results_path(record: RunRecord, path: str | Path | None = None,
-                         results_dir: str | Path = "results") -> Path:
-    """Decide where the record goes and check, before the run touches anything, that it can be written
-    there (the folder is created); UsageError names the path otherwise."""
-    target = Path(path) if path else default_results_path(record.mode, results_dir)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if target.is_dir():
-            raise UsageError(f"results path {target} is a directory")
-        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", delete=True):
-            pass
-    except OSError as exc:
-        raise UsageError(f"cannot write results to {target}: {exc.strerror or exc}") from None
-    record.path = target
-    return target
-
-
-def write_results(record: RunRecord, path: str | Path | None = None, results_dir: str | Path = "results") -> Path:
-    """Write one run record as indented JSON; returns where it went (creating the folder). The file
-    appears whole or not at all: written beside its place, then renamed."""
-    target = Path(path) if path else record.path or default_results_path(record.mode, results_dir)
-    record.path = write_json_whole(record.to_dict(), target)
-    return target
-
-
-def write_json_whole(document: dict, target: Path) -> Path:
-    """``document`` as indented JSON in ``target`` (creating the folder). The file appears whole or not at
-    all (``harness.output_file``); a write that fails is one RunError line."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise cannot_write("the results file", target, exc) from None
-    with whole_file(target, "the results file", "w") as out:
-        out.write(json.dumps(document, indent=2, default=str) + "\n")
-    return target
-
-
-def _from_version_1(values: dict) -> RunRecord:
-    """A record from before schema versions: rates stored beside the counts, per-worker splits apart,
-    the validation as two top-level keys, and a copy of the counters under ``metrics``."""
-    workers = values.get("workers") or {}
-    phases = {}
-    for name, phase in values["phases"].items():
-        phases[name] = PhaseRecord(
-            rows=phase["rows"], bytes=phase["bytes"], seconds=phase["seconds"],
-            client_cpu_seconds=phase.get("client_cpu_seconds"), flushes=phase.get("flushes", 0),
-            workers=[WorkerTotals(w["rows"], w["bytes"]) for w in workers.get(name, [])])
-    validation = None
-    if values.get("validated_row_count") is not None:
-        validation = Validation(values["validated_row_count"], values["validated_row_count"],
-                                values.get("time_to_visible_seconds"))
-    mode = values.get("mode") or "-"
-    return RunRecord(kind="replay" if mode == "replay" else "bench", mode=mode,
-                     parameters=values.get("parameters") or {}, seed=values.get("seed"), schema_version=1,
-                     harness_version=values.get("harness_version", "-"), run_id=values.get("run_id", "-"),
-                     started_at=values.get("started_at", "-"), system=values.get("system") or {},
-                     server=values.get("server"), phases=phases, validation=validation,
-                     status=values.get("status", "-"), error=values.get("error"))
-
-
-def load_results(paths: list[str | Path]) -> list[RunRecord]:
-    """Read results files of this schema or version 1; UsageError names a file it cannot read."""
-    records = []
-    for path in paths:
-        try:
-            values = json.loads(Path(path).read_text())
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"cannot read results file {path}: {getattr(exc, 'strerror', None) or exc}") from None
-        version = values.get("schema_version", 1) if isinstance(values, dict) else None
-        if isinstance(version, int) and version > SCHEMA_VERSION:
-            raise UsageError(f"{path} is a results file of schema version {version}; this harness reads "
-                             f"versions 1 to {SCHEMA_VERSION}")
-        if not isinstance(values, dict) or not isinstance(values.get("phases"), dict):
-            raise UsageError(f"{path} is not a harness results file (no phases)")
-        try:
-            if version in (2, SCHEMA_VERSION):
-                record = RunRecord.from_dict(values)
-                record.schema_version = version
-            elif version == 1:
-                record = _from_version_1(values)
-            else:
-                raise UsageError(f"{path} is a results file of schema version {version}; this harness reads "
-                                 f"versions 1 to {SCHEMA_VERSION}")
-        except (TypeError, KeyError, AttributeError) as exc:
-            raise UsageError(f"{path} is not a well-formed results file (schema version {version}): {exc}") from None
-        record.path = Path(path)
-        records.append(record)
-    return records
+        """The document the store writes (``harness.records.codec``)."""
+        return to_dict(self)

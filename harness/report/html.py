@@ -19,7 +19,8 @@ from matplotlib.figure import Figure
 
 from harness.errors import UsageError
 from harness.output_file import whole_file
-from harness.records.benchmark_record import BenchmarkRecord, benchmark_table
+from harness.records.benchmark_record import BenchmarkRecord
+from harness.report.tables import benchmark_table
 from harness.report.tables import comparison_table
 from harness.records.run_record import RunRecord
 from harness.measure.timeseries import TimeSeries

@@ -1,18 +1,40 @@
-"""Records side by side: ``harness compare``'s tables (ingest runs with ratios to the first, query runs per
-type), which the HTML report also shows."""
+"""Records as text: a phase's two lines as the original benchmark prints them, and ``harness compare``'s
+tables (ingest runs with ratios to the first, query runs per type, read runs, benchmark records' medians
+and paired ratios), which the HTML report also shows. Every table is one ``plain_table``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from harness.records.benchmark_record import benchmark_table, is_benchmark_record, load_benchmark_record
 from harness.measure.phase import PhaseRecord
-from harness.records.run_record import ALL_QUERIES, QueryFigures, RunRecord, load_results
+from harness.records.benchmark_record import CORE_FIGURES, BenchmarkRecord, Comparison, FigureSummary
+from harness.records.run_record import ALL_QUERIES, QueryFigures, RunRecord
+from harness.records.store import is_benchmark_record, load_benchmark_record, load_results
+
+MIB = 1024 * 1024
+
+
+def format_phase(title: str, phase: PhaseRecord) -> str:
+    """The original py-tsbs-benchmark's two-line report of a phase."""
+    return (
+        f"{title}:\n"
+        f"  {phase.rows} rows in {phase.seconds:.2f}s: {phase.rows_per_second / 1e6:.2f} mil rows/sec.\n"
+        f"  ILP Buffer size: {phase.bytes / MIB:.2f} MiB: {phase.mib_per_second:.2f} MiB/sec."
+    )
+
+
+def plain_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell, a rule under the header."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in (header, *rows)]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
 
 
 def comparison_tables(paths: list[str | Path]) -> str:
     """``harness compare``: the run records among ``paths`` side by side, then the benchmark records'
-    (``harness.records.benchmark_record``) medians and ratios."""
+    medians and ratios."""
     benchmarks = [path for path in paths if is_benchmark_record(path)]
     runs = [path for path in paths if path not in benchmarks]
     parts = [comparison_table(load_results(runs))] if runs else []
@@ -84,7 +106,7 @@ def _ingest_table(records: list[RunRecord]) -> str:
             record.status,
             " ".join(ratios) or "-",
         ))
-    return _plain_table(header, table)
+    return plain_table(header, table)
 
 
 def arrival_table(records: list[RunRecord]) -> str:
@@ -111,14 +133,7 @@ def arrival_table(records: list[RunRecord]) -> str:
             f"{o3:.0f}" if o3 is not None else "-", f"{disk:.2f}" if disk is not None else "-",
             f"{behind:.0f}" if behind is not None else "-", f"{visible:.2f}" if visible is not None else "-",
         ))
-    return _plain_table(header, rows)
-
-
-def _plain_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in (header, *rows)]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
+    return plain_table(header, rows)
 
 
 def query_comparison_table(records: list[RunRecord]) -> str:
@@ -157,7 +172,7 @@ def query_comparison_table(records: list[RunRecord]) -> str:
             cells.append(f"{figures.median_ms:.2f} ms, {figures.queries_per_second:.1f}/s" if figures else "-")
         per_type.append((name, *cells))
     names = tuple(f"[{index + 1}] median, rate" for index in range(len(records)))
-    return _plain_table(header, rows) + "\n\n" + _plain_table(("query type", *names), per_type)
+    return plain_table(header, rows) + "\n\n" + plain_table(("query type", *names), per_type)
 
 
 def read_comparison_table(records: list[RunRecord]) -> str:
@@ -187,4 +202,59 @@ def read_comparison_table(records: list[RunRecord]) -> str:
             f"{figures.peak_rss_bytes / 2**20:.0f}" if figures else "-", check, record.status,
             _ratio(rate, first_rate) or "-",
         ))
-    return _plain_table(header, rows)
+    return plain_table(header, rows)
+
+
+def _number(value: float | None, scale: float = 1.0, digits: int = 3) -> str:
+    return "-" if value is None else f"{value / scale:.{digits}f}"
+
+
+def _median(figures: dict[str, FigureSummary], name: str) -> float | None:
+    return figures[name].median if name in figures else None
+
+
+def _versus_baseline(comparison: Comparison, variant: str, figures: dict[str, FigureSummary]) -> str:
+    """The variant's main ratio: rows/s where its rounds counted rows, else seconds; then its paired ratio,
+    interval and standing."""
+    if variant == comparison.baseline:
+        return "baseline"
+    main, label = ("rows_per_second", "rows/s") if "rows_per_second" in figures else ("seconds", "s")
+    if main not in figures or figures[main].ratio is None:
+        return "-"
+    figure = figures[main]
+    return f"{label} {figure.ratio:.2f}x (paired {figure.paired_text(higher_is_better=main == 'rows_per_second')})"
+
+
+def _other_figures(comparison: Comparison, variant: str, figures: dict[str, FigureSummary]) -> str:
+    """The medians of the figures beyond the core ones, each with its ratio to the baseline's."""
+    cells = []
+    for name, figure in figures.items():
+        if name in CORE_FIGURES:
+            continue
+        ratio = f" ({figure.ratio:.2f}x)" if figure.ratio is not None and variant != comparison.baseline else ""
+        cells.append(f"{name} {figure.median:.4g}{ratio}")
+    return " ".join(cells) or "-"
+
+
+def benchmark_table(records: Sequence[BenchmarkRecord]) -> str:
+    """A plain-text table, one line per variant of each comparison of each record: medians over the counted
+    rounds (seconds, million rows/s, client CPU seconds, peak RSS in MiB), the ratio to the comparison's
+    baseline (rows/s where the rounds counted rows, else seconds) with its paired ratio, interval and
+    standing, and the other figures' medians with their ratios."""
+    header = ("file", "date", "benchmark", "comparison", "variant", "rounds", "median s", "Mrows/s", "CPU s",
+              "RSS MiB", "vs baseline", "other medians (vs baseline)")
+    rows = []
+    for record in records:
+        for comparison in record.comparisons:
+            counted = comparison.counted_rounds()
+            for variant in comparison.variants:
+                figures = comparison.summary.get(variant, {})
+                rows.append((
+                    record.path.name if record.path else "-", record.started_at[:19], record.benchmark,
+                    comparison.name or "-", variant, str(sum(variant in one.measurements for one in counted)),
+                    _number(_median(figures, "seconds")), _number(_median(figures, "rows_per_second"), 1e6),
+                    _number(_median(figures, "client_cpu_seconds"), digits=2),
+                    _number(_median(figures, "peak_rss_bytes"), 2**20, digits=0),
+                    _versus_baseline(comparison, variant, figures), _other_figures(comparison, variant, figures),
+                ))
+    return plain_table(header, rows)

@@ -22,7 +22,7 @@ from harness.options.groups import (
     RecordOptions, ServerOptions,
 )
 from harness.output_file import check_writable
-from harness.records.run_record import load_results
+from harness.records.store import load_results
 from harness.run.limits import check_workers
 from harness.scaleout.meeting import check_run_name
 from harness.tsbs import params, use_cases

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, TextIO
 
 from harness.errors import RunError, UsageError
 from harness.measure.phase import PhaseProgress, PhaseRecord
-from harness.records.run_record import RunRecord, format_phase, reserve_results_path, write_results
+from harness.records.run_record import RunRecord
+from harness.records.store import reserve_results_path, write_results
+from harness.report.tables import format_phase
 from harness.ingest.choices import Target
 from harness.measure.timeseries import Sampler, listening_process
 

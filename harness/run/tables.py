@@ -17,6 +17,8 @@ from harness.records.run_record import TableCount, Validation
 from harness.questdb.claims import TableClaim
 from harness.tsbs import use_cases
 from harness.tsbs.schema import TableSchema
+from harness.questdb.schema import check_schema, create_table, schema_difference
+from harness.questdb.wal import suspension, wait_for_count
 
 if TYPE_CHECKING:
     from harness.ingest.senders import SenderSettings
@@ -55,7 +57,7 @@ def prepare_tables(questdb: QuestDBSql, options: ServerOptions, run: Run, schema
     for schema in schemas:
         if options.keep_table:
             if questdb.table_columns(schema.table) is not None:
-                questdb.check_schema(schema, dedup)
+                check_schema(questdb, schema, dedup)
         elif not options.replace_table:
             refuse_foreign_table(questdb, schema)
     return {schema.table: prepare_table(questdb, schema, options.keep_table, run, dedup) for schema in schemas}
@@ -65,8 +67,8 @@ def refuse_foreign_table(questdb: QuestDBSql, schema: TableSchema) -> None:
     """A table of the run's name whose schema is none the harness makes under that name (this run's, or
     another use case's or field type's) is someone else's (Telegraf writes ``cpu`` too): refuse, naming
     its first difference from this run's schema, rather than drop it."""
-    difference = questdb.schema_difference(schema)
-    if difference is not None and all(questdb.schema_difference(other) is not None
+    difference = schema_difference(questdb, schema)
+    if difference is not None and all(schema_difference(questdb, other) is not None
                                       for other in use_cases.schemas_named(schema.table) if other != schema):
         raise UsageError(f"table {schema.table} exists and is not the benchmark's: {difference}; nothing was "
                          f"dropped (--replace-table drops it, --table names another table)")
@@ -78,7 +80,7 @@ def prepare_table(questdb: QuestDBSql, schema: TableSchema, keep_table: bool, ru
     table = schema.table
     exists = questdb.table_columns(table) is not None
     if keep_table and exists:
-        questdb.check_schema(schema, dedup)
+        check_schema(questdb, schema, dedup)
         rows = questdb.count(table)
         run.say(f"Kept table {table} ({rows} rows)")
         return rows
@@ -87,7 +89,7 @@ def prepare_table(questdb: QuestDBSql, schema: TableSchema, keep_table: bool, ru
         run.say(f"Dropped table {table}")
     elif not keep_table:
         run.say(f"Table {table} does not exist")
-    questdb.create_table(schema, dedup)
+    create_table(questdb, schema, dedup)
     run.say(f"Created table {table}{' (deduplicating)' if dedup else ''}")
     return 0
 
@@ -100,7 +102,7 @@ def validate(questdb: QuestDBSql, options: ServerOptions, expected: dict[str, in
     # within its timeout (and a few seconds), not a request timeout later.
     with questdb.bounded(options.validation_query_timeout + SERVER_STATE_SECONDS):
         for table, rows in expected.items():
-            questdb.wait_for_count(table, rows, options.validation_query_timeout)
+            wait_for_count(questdb, table, rows, options.validation_query_timeout)
         since_flush = time.perf_counter() - last_flush
         tables = {table: TableCount(rows, questdb.count(table)) for table, rows in expected.items()}
     run.record.validation = Validation(sum(expected.values()), sum(count.visible for count in tables.values()),
@@ -117,7 +119,7 @@ def server_state(questdb: QuestDBSql, schemas: list[TableSchema]) -> str:
     with questdb.bounded(SERVER_STATE_SECONDS):
         for schema in schemas:
             try:
-                reason = questdb.suspension(schema.table)
+                reason = suspension(questdb, schema.table)
                 suspended = f", WAL apply suspended: {reason}" if reason is not None else ""
                 states.append(f"{schema.table}: {questdb.count(schema.table)} rows visible{suspended}")
             except QuestDBQueryError as exc:  # the table was dropped, the login refused: the server's words

@@ -16,7 +16,9 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.measure.phase import PhaseRecord, WorkerTotals
-from harness.records.run_record import ClientFigures, RunRecord, format_phase, load_results, write_results
+from harness.records.run_record import ClientFigures, RunRecord
+from harness.records.store import load_results, write_results
+from harness.report.tables import format_phase
 
 GROUP_ID, GROUPS = "interleaved_generation_group_id", "interleaved_generation_groups"
 # What every client of one run must share: the run's name and the data set it splits.

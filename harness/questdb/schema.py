@@ -1,0 +1,78 @@
+"""A table as the harness makes it and compares it: created exactly as its ``TableSchema`` says, and an
+existing table held against a schema by two rules. ``check_schema``: can it take this run's rows as they are
+(an append; extra columns are allowed)? ``schema_difference``: is it the table this benchmark makes (a
+drop; any difference means it is not ours to drop)?"""
+
+from __future__ import annotations
+
+from harness.errors import UsageError
+from harness.questdb.http import QuestDBSql, checked_table_name
+from harness.tsbs.schema import TableSchema
+
+
+def create_table(questdb: QuestDBSql, schema: TableSchema, dedup: bool = False) -> None:
+    """A table exactly as the schema says: SYMBOL tags, typed fields, designated timestamp, WAL; with
+    ``dedup``, a row that arrives again (same timestamp and series) replaces itquestdb.
+
+    Created explicitly so that ILP never picks the types (a nanosecond ``at`` under protocol 2 would
+    otherwise create a TIMESTAMP_NS column, integers sent as doubles a DOUBLE one)."""
+    columns = ", ".join(f"{name} {sql_type}" for name, sql_type in schema.columns)
+    keys = f" DEDUP UPSERT KEYS({', '.join(schema.dedup_keys)})" if dedup else ""
+    questdb.exec(f"create table '{checked_table_name(schema.table)}' ({columns}) "
+              f"timestamp({schema.timestamp}) partition by {schema.partition_by} WAL{keys}")
+
+
+def check_schema(questdb: QuestDBSql, schema: TableSchema, dedup: bool = False) -> None:
+    """Raise UsageError unless the table exists and can take rows of ``schema`` as they are: every
+    column of the schema there with its type, the timestamp designated, and (``dedup``) deduplication
+    on. Extra columns are allowed (they stay null)."""
+    columns = questdb.show_columns(schema.table)
+    if columns is None:
+        raise UsageError(f"table {schema.table} does not exist")
+    # QuestDB column names are case-insensitive.
+    actual = {str(column["column"]).lower(): column for column in columns}
+    clashes = []
+    for name, wanted in schema.columns:
+        column = actual.get(name)
+        if column is None:
+            clashes.append(f"{name} is missing")
+        elif column["type"] != wanted:
+            clashes.append(f"{name} is {column['type']}, needs {wanted}")
+    timestamp = actual.get(schema.timestamp)
+    if timestamp is not None and not timestamp.get("designated"):
+        clashes.append(f"{schema.timestamp} is not the designated timestamp")
+    if dedup and not questdb.deduplicates(schema.table):
+        clashes.append("deduplication is off (--exactly-once needs DEDUP UPSERT KEYS)")
+    if clashes:
+        shown = "; ".join(clashes[:3]) + (f"; and {len(clashes) - 3} more" if len(clashes) > 3 else "")
+        raise UsageError(
+            f"table {schema.table} exists with a schema incompatible with this run ({shown}); "
+            f"drop it or run without --keep-table"
+        )
+
+
+def schema_difference(questdb: QuestDBSql, schema: TableSchema) -> str | None:
+    """The first way the existing table differs from ``schema`` as ``create_table`` makes it (a column
+    missing, of another type or extra, the designated timestamp, the partitioning, WAL), or None when
+    it is the same. Deduplication is not compared: a run sets it either way on the tables it makes."""
+    columns = questdb.table_columns(schema.table)
+    if columns is None:
+        return None
+    actual = {name.lower(): sql_type for name, sql_type in columns}
+    for name, wanted in schema.columns:
+        if name not in actual:
+            return f"it has no column {name} ({wanted})"
+        if actual[name] != wanted:
+            return f"its column {name} is {actual[name]}, the benchmark's is {wanted}"
+    extra = [name for name, _ in columns if name.lower() not in dict(schema.columns)]
+    if extra:
+        return f"it has a column {extra[0]} ({actual[extra[0].lower()]}) the benchmark's has not"
+    layout = questdb.table_layout(schema.table)
+    if str(layout.get("designatedTimestamp") or "").lower() != schema.timestamp:
+        return (f"its designated timestamp is {layout.get('designatedTimestamp') or 'none'}, the benchmark's "
+                f"is {schema.timestamp}")
+    if layout.get("partitionBy") != schema.partition_by:
+        return f"it is partitioned by {layout.get('partitionBy')}, the benchmark's by {schema.partition_by}"
+    if not layout.get("walEnabled"):
+        return "it is not a WAL table, the benchmark's is"
+    return None
