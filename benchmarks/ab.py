@@ -36,9 +36,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.alternate import alternate, write_record
+from harness.errors import HarnessError, RunError, UsageError
 from harness.records.benchmark_record import CORE_FIGURES, BenchmarkRecord, Comparison, Measurement
 from harness.records.intervals import standings
-from harness.errors import HarnessError, RunError, UsageError
 
 # Less of these is better; of a printed figure, more (unless --less-is-better).
 LESS_IS_BETTER = ("seconds", "client_cpu_seconds")

@@ -15,8 +15,7 @@ from pathlib import Path
 
 from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement, Round
 from harness.records.intervals import summarize
-from harness.records.store import write_benchmark_record
-from harness.records.store import default_results_path
+from harness.records.store import default_results_path, write_benchmark_record
 
 # A variant is called once a round with the round's number (0: the warm-up, then 1, 2 ...) and returns
 # what it measured.

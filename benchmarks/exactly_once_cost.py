@@ -19,8 +19,8 @@ import typer
 
 from benchmarks.alternate import alternate, write_record
 from harness.commands.bench import run_bench
-from harness.run.bench_options import BenchOptions
 from harness.records.benchmark_record import BenchmarkRecord, Measurement
+from harness.run.bench_options import BenchOptions
 
 MODES = {"http": {}, "http --exactly-once": {"exactly_once": True}}
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import typer
 
 from benchmarks.alternate import alternate, write_record
-from harness.records.benchmark_record import BenchmarkRecord, Measurement
 from harness.commands.generate import GenerateOptions, run_generate
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
 from harness.tsbs import use_cases
 
 

@@ -12,9 +12,9 @@ import argparse
 
 import numpy as np
 
-from harness.tsbs.iot.use_case import IotSimulator, max_points
 from harness.tsbs.iot.kernels import _EPOCH, _KIND, _TRUCK
 from harness.tsbs.iot.schema import TABLES
+from harness.tsbs.iot.use_case import IotSimulator, max_points
 from harness.tsbs.use_cases import make_spec
 
 

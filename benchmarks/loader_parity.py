@@ -42,13 +42,13 @@ from pathlib import Path
 import typer
 
 from benchmarks.alternate import alternate, write_record
+from harness.questdb.http import QuestDBSql
+from harness.questdb.schema import create_table
 from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement
 from harness.records.intervals import standings
-from harness.questdb.http import QuestDBSql
 from harness.servers.questdb import NativeQuestDB
 from harness.servers.sink import SocatSink
 from harness.tsbs.cpu_only import generator as cpu_only
-from harness.questdb.schema import create_table
 
 LOADERS = ("go", "replay", "bench")
 GO_LOADED = re.compile(r"loaded (\d+) rows in ([0-9.]+)sec")

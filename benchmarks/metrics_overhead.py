@@ -22,17 +22,17 @@ import resource
 import sys
 import tempfile
 import threading
+import time
 import urllib.error
 import urllib.request
-import time
 
 from prometheus_client import generate_latest
 
 from benchmarks.alternate import alternate, write_record
 from harness.commands.bench import run_bench
-from harness.run.bench_options import BenchOptions
-from harness.records.benchmark_record import BenchmarkRecord, Measurement
 from harness.measure.metrics import RunMetrics
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
+from harness.run.bench_options import BenchOptions
 
 
 class Scraper:

@@ -20,8 +20,8 @@ import sys
 
 from benchmarks.alternate import alternate, write_record
 from harness.commands.bench import run_bench
-from harness.run.bench_options import BenchOptions
 from harness.records.benchmark_record import BenchmarkRecord, Measurement
+from harness.run.bench_options import BenchOptions
 
 ITERROWS = "iterrows send (extrapolated)"
 

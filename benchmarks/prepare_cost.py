@@ -24,9 +24,9 @@ import psycopg
 import typer
 
 from benchmarks.alternate import alternate_groups, write_record
-from harness.records.benchmark_record import BenchmarkRecord, Measurement
-from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
 from harness.queries.clients import PgwireConnection, WireQuery
+from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
 from harness.tsbs.queries import generate_queries
 
 START, END = "2016-01-01T00:00:00Z", "2016-01-02T00:00:01Z"  # the query parity's data set

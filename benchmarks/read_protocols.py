@@ -22,22 +22,21 @@ from __future__ import annotations
 import asyncio
 import io
 import subprocess
-import time
 import sys
+import time
 from pathlib import Path
 
 import typer
 
 from benchmarks.alternate import alternate_groups, write_record
 from harness.commands.bench import run_bench
-from harness.run.bench_options import BenchOptions
-from harness.records.benchmark_record import BenchmarkRecord, Measurement
-from harness.report.tables import benchmark_table
 from harness.commands.read import DEFAULT_CHUNK_ROWS
 from harness.read.protocols import ReadProtocol
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
 from harness.records.run_record import RunRecord
-from harness.records.store import load_results, default_results_path
-
+from harness.records.store import default_results_path, load_results
+from harness.report.tables import benchmark_table
+from harness.run.bench_options import BenchOptions
 
 RECORDS_ONLY = "asyncpg Records only"
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import sys
 
 from benchmarks import ab
+from harness.errors import UsageError
 from harness.records.benchmark_record import BenchmarkRecord
 from harness.records.store import load_benchmark_record
-from harness.errors import UsageError
 
 SUMMARIZED = ("query-parity", "loader-parity", "serialize-parity", "ab")
 

@@ -23,13 +23,13 @@ from pathlib import Path
 
 from benchmarks.alternate import alternate, write_record
 from harness.commands.bench import run_bench
-from harness.run.bench_options import BenchOptions
+from harness.commands.replay import ReplayOptions, run_replay
+from harness.ingest.ilp import append_frame, new_buffer
 from harness.records.benchmark_record import BenchmarkRecord, Measurement
 from harness.records.intervals import round_ratios
-from harness.ingest.ilp import append_frame, new_buffer
+from harness.run.bench_options import BenchOptions
 from harness.servers.process import port_in_use
 from harness.servers.sink import SocatSink
-from harness.commands.replay import ReplayOptions, run_replay
 from harness.tsbs.cpu_only import generator as cpu_only
 from harness.tsbs.use_cases import make_spec
 

@@ -183,9 +183,8 @@ def report(paths: list[str] = typer.Argument(..., help="Results JSON files; the 
     """Write one self-contained HTML report (charts of the time series, phases, comparison) of results files."""
     from pathlib import Path
 
-    from harness.records.store import is_benchmark_record, load_benchmark_record
+    from harness.records.store import is_benchmark_record, load_benchmark_record, load_results
     from harness.report.html import write_report
-    from harness.records.store import load_results
 
     benchmarks = [load_benchmark_record(path) for path in paths if is_benchmark_record(path)]
     records = load_results([path for path in paths if not is_benchmark_record(path)])

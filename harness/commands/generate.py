@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from harness.ingest.ordered_write import default_workers, write_in_order
-from harness.run.limits import check_workers
-from harness.options.groups import FrameOptions, GroupedDataSetOptions
 from harness.options.declare import CommandOptions, command, option
+from harness.options.groups import FrameOptions, GroupedDataSetOptions
 from harness.output_file import whole_file
+from harness.run.limits import check_workers
 from harness.tsbs import use_cases
-
 
 # The first chunk is small so that the first bytes go out after a few milliseconds of generation and
 # serialization rather than a whole chunk's: a reader (`| head`, a loader) starts at once. It costs one more

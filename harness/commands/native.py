@@ -10,7 +10,12 @@ from harness.options.declare import CommandOptions, command, option
 from harness.servers.jar import jar_path
 from harness.servers.process import DEFAULT_BIND_HOST
 from harness.servers.questdb import (
-    DEFAULT_HTTP_PORT, DEFAULT_ILP_PORT, DEFAULT_MIN_PORT, DEFAULT_PG_PORT, DEFAULT_ROOT, START_TIMEOUT_SECONDS,
+    DEFAULT_HTTP_PORT,
+    DEFAULT_ILP_PORT,
+    DEFAULT_MIN_PORT,
+    DEFAULT_PG_PORT,
+    DEFAULT_ROOT,
+    START_TIMEOUT_SECONDS,
     NativeQuestDB,
 )
 from harness.servers.sink import DEFAULT_SINK_PORT, SocatSink

@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from harness.errors import UsageError
+from harness.options.declare import CommandOptions, command, option
 from harness.options.groups import DataSetRangeOptions
 from harness.output_file import check_writable
-from harness.options.declare import CommandOptions, command, option
 from harness.tsbs import params, use_cases
-from harness.tsbs.query_types import IOT_QUERY_TYPES, QUERY_TYPES, Query
 from harness.tsbs.query_file import write_jsonl
+from harness.tsbs.query_types import IOT_QUERY_TYPES, QUERY_TYPES, Query
 
 
 @dataclass

@@ -21,25 +21,31 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, TextIO
 
+from harness.commands.queries_generate import QuerySetOptions, skipped_types
 from harness.errors import RunError, UsageError
-from harness.questdb.http import QuestDBSql
 from harness.measure.metrics import QueryRunMetrics
-from harness.run.limits import check_workers
-from harness.options.groups import (
-    DataSetOptions, DryRunOptions, EndpointOptions, MetricsOptions, PgwireOptions, ProgressOptions, RecordOptions,
-)
-from harness.options.declare import CommandOptions, command, option
 from harness.measure.phase import PhaseRecord
 from harness.measure.progress import PrefixedLines
+from harness.options.declare import CommandOptions, command, option
+from harness.options.groups import (
+    DataSetOptions,
+    DryRunOptions,
+    EndpointOptions,
+    MetricsOptions,
+    PgwireOptions,
+    ProgressOptions,
+    RecordOptions,
+)
 from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, QueryFailed, WireQuery
-from harness.commands.queries_generate import QuerySetOptions, skipped_types
 from harness.queries.references import CHECKED_USE_CASES
 from harness.queries.stats import QueryProgress, QueryStats, format_slowdown, format_summary
+from harness.questdb.http import QuestDBSql
 from harness.records.run_record import IngestBeside, QueryCheck, QueryFigures, RunRecord
+from harness.run.limits import check_workers
 from harness.run.session import Run, metered
 from harness.tsbs import params, use_cases
-from harness.tsbs.query_types import Query
 from harness.tsbs.query_file import read_jsonl
+from harness.tsbs.query_types import Query
 
 if TYPE_CHECKING:
     from harness.queries.check import AnswerChecker

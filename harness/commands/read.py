@@ -16,18 +16,23 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from harness.errors import RunError, UsageError
-from harness.questdb.http import QuestDBSql
 from harness.measure.metrics import ReadRunMetrics
+from harness.measure.progress import ProgressPrinter
+from harness.options.declare import CommandOptions, command, option
 from harness.options.groups import (
-    DataSetRowsOptions, EndpointOptions, MetricsOptions, PgwireOptions, ProgressOptions, RecordOptions,
+    DataSetRowsOptions,
+    EndpointOptions,
+    MetricsOptions,
+    PgwireOptions,
+    ProgressOptions,
+    RecordOptions,
     SamplingOptions,
 )
-from harness.options.declare import CommandOptions, command, option
-from harness.measure.progress import ProgressPrinter
+from harness.questdb.http import QuestDBSql
 from harness.read.check import CheckFailed, DataSetCheck
+from harness.read.connection import Endpoint
 from harness.read.loop import PeakRss, read_frames
 from harness.read.plan import ReadPlan, plan_sql, plan_table
-from harness.read.connection import Endpoint
 from harness.read.protocols import ReadProtocol, reader_class
 from harness.records.run_record import ReadFigures, RunRecord
 from harness.report.tables import MIB

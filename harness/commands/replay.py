@@ -14,20 +14,20 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from harness.errors import RunError, UsageError
-from harness.questdb.http import QuestDBSql
 from harness.ingest import raw
 from harness.ingest.ilp_file import IlpFile
-from harness.options.groups import RecordOptions, ServerOptions
-from harness.run.limits import check_workers
-from harness.options.declare import CommandOptions, command, option
 from harness.measure.phase import PhaseProgress
+from harness.options.declare import CommandOptions, command, option
+from harness.options.groups import RecordOptions, ServerOptions
+from harness.questdb.http import QuestDBSql
+from harness.questdb.wal import wait_for_count
 from harness.records.run_record import RunRecord
+from harness.run.limits import check_workers
 from harness.run.session import Run, sampled
 from harness.run.tables import connect, prepare_tables, server_state, validate
 from harness.tsbs import use_cases
 from harness.tsbs.choices import FieldType
 from harness.tsbs.schema import TableSchema
-from harness.questdb.wal import wait_for_count
 
 
 @dataclass

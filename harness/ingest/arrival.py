@@ -10,6 +10,7 @@ figure is its O3 commit count in the run's series (``harness.measure.timeseries`
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+
 import numpy as np
 
 from harness.records.run_record import TableArrival

@@ -29,7 +29,6 @@ from harness.measure.phase import PhaseProgress, PhaseRecord
 from harness.tsbs.schema import TIMESTAMP_COLUMN
 
 
-
 class Worker:
     """What one thread does with each chunk; ``process`` returns the ILP bytes it produced."""
 

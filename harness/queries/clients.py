@@ -26,9 +26,9 @@ from datetime import datetime, timedelta
 import asyncpg
 
 from harness.errors import RunError, UsageError
-from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
 from harness.queries.answer import Answer, from_exec, from_records
 from harness.queries.wire_sql import http_sql, pgwire_sql
+from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
 from harness.tsbs.params import parse_rfc3339_ns
 
 # Statements kept prepared per connection; TSBS's host lists make most statement texts distinct, and the

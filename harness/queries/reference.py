@@ -31,6 +31,7 @@ import pandas as pd
 from harness.errors import RunError, UsageError
 from harness.queries.answer import Answer
 from harness.queries.wire_sql import QueryShape, shape_of
+from harness.tsbs.choices import FieldType, choice
 from harness.tsbs.cpu_only.generator import (
     COLUMNS,
     DEFAULT_CHUNK_ROWS,
@@ -40,7 +41,6 @@ from harness.tsbs.cpu_only.generator import (
     TIMESTAMP_COLUMN,
     frames,
 )
-from harness.tsbs.choices import FieldType, choice
 from harness.tsbs.params import DatasetSpec
 
 _FIELD_INDEX = {name: index for index, name in enumerate(FIELD_COLUMNS)}

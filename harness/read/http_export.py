@@ -18,8 +18,8 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from harness.errors import RunError
-from harness.read.frames import DOUBLE, LONG, STRING, TIMESTAMP, ArrowChunks, Column, arrow_frame
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint
+from harness.read.frames import DOUBLE, LONG, STRING, TIMESTAMP, ArrowChunks, Column, arrow_frame
 
 # The CSV reader parses block by block and reads about twenty blocks ahead of what it hands over (22 MB of
 # a 60 MB body at 1 MiB, all of it at 4 MiB): the block size bounds the CSV held ahead.

@@ -16,8 +16,8 @@ import psutil
 
 from harness.errors import HarnessError, RunError
 from harness.measure.phase import PhaseProgress
-from harness.read.plan import ReadPlan
 from harness.read.connection import Endpoint
+from harness.read.plan import ReadPlan
 from harness.read.protocols import ReadProtocol, open_reader
 
 QUEUE_DEPTH = 1  # chunks a worker may have read ahead of the consumer

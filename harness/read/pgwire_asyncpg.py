@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 import asyncpg
 import pandas as pd
 
-from harness.read.frames import Column, rows_frame
 from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint, tcp_bytes_received
+from harness.read.frames import Column, rows_frame
 
 
 def _micros(value: tuple) -> int:

@@ -9,8 +9,8 @@ from collections.abc import Iterator, Sequence
 import connectorx
 import pandas as pd
 
-from harness.read.frames import ArrowChunks, Column, arrow_frame
 from harness.read.connection import Endpoint
+from harness.read.frames import ArrowChunks, Column, arrow_frame
 
 
 class ConnectorxReader:

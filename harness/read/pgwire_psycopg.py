@@ -12,9 +12,9 @@ import psycopg
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
-from harness.read.frames import Column, rows_frame
 from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint, tcp_bytes_received
+from harness.read.frames import Column, rows_frame
 
 
 class _Micros(Loader):

@@ -18,8 +18,14 @@ from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
 from harness.ingest.senders import SenderSettings, parse_conf
 from harness.options.declare import CommandOptions, option
 from harness.options.groups import (
-    DataSetRowsOptions, DryRunOptions, FrameOptions, GroupedDataSetOptions, MetricsOptions, ProgressOptions,
-    RecordOptions, ServerOptions,
+    DataSetRowsOptions,
+    DryRunOptions,
+    FrameOptions,
+    GroupedDataSetOptions,
+    MetricsOptions,
+    ProgressOptions,
+    RecordOptions,
+    ServerOptions,
 )
 from harness.output_file import check_writable
 from harness.records.store import load_results

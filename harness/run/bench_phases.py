@@ -10,25 +10,30 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from harness.ingest.arrival import ArrivalTally, arrival_lines
-from harness.scaleout.meeting import PREPARED, READY, SENT, FolderPlace, Meeting, TablePlace
 from harness.errors import RunError
-from harness.questdb.http import QuestDBSql
+from harness.ingest.arrival import ArrivalTally, arrival_lines
 from harness.ingest.ilp import write_ilp
 from harness.ingest.ordered_write import default_workers
 from harness.ingest.phase_loop import (
-    ChunkStream, PhaseFailed, SendWorker, SerializeWorker, deal_round_robin, run_phase,
+    ChunkStream,
+    PhaseFailed,
+    SendWorker,
+    SerializeWorker,
+    deal_round_robin,
+    run_phase,
 )
-from harness.output_file import whole_file
 from harness.measure.phase import PhaseRecord
 from harness.measure.progress import ProgressPrinter
+from harness.output_file import whole_file
+from harness.questdb.http import QuestDBSql
 from harness.run.session import checkpoints, recorded_if_interrupted
 from harness.run.tables import connect, server_state, validate
+from harness.scaleout.meeting import PREPARED, READY, SENT, FolderPlace, Meeting, TablePlace
 
 if TYPE_CHECKING:
-    from harness.run.bench_options import BenchOptions
     from harness.ingest.senders import SenderSettings
     from harness.measure.metrics import RunMetrics
+    from harness.run.bench_options import BenchOptions
     from harness.run.session import Run
     from harness.tsbs.params import DatasetSpec
     from harness.tsbs.use_case import Chunk

@@ -10,15 +10,15 @@ import time
 from typing import TYPE_CHECKING
 
 from harness.errors import RunError, UsageError
-from harness.questdb.http import QuestDBQueryError, QuestDBSql
 from harness.ingest.choices import Target
 from harness.ingest.sockets import check_listening
-from harness.records.run_record import TableCount, Validation
 from harness.questdb.claims import TableClaim
-from harness.tsbs import use_cases
-from harness.tsbs.schema import TableSchema
+from harness.questdb.http import QuestDBQueryError, QuestDBSql
 from harness.questdb.schema import check_schema, create_table, schema_difference
 from harness.questdb.wal import suspension, wait_for_count
+from harness.records.run_record import TableCount, Validation
+from harness.tsbs import use_cases
+from harness.tsbs.schema import TableSchema
 
 if TYPE_CHECKING:
     from harness.ingest.senders import SenderSettings

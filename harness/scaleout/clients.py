@@ -23,10 +23,9 @@ from typing import Protocol, TextIO
 
 from harness.errors import HarnessError, RunError, UsageError
 from harness.ingest.choices import Target
-from harness.scaleout.merge import merge_records, summary
 from harness.records.run_record import RunRecord
 from harness.records.store import default_results_path, load_results, write_results
-
+from harness.scaleout.merge import merge_records, summary
 
 
 class ClientOptions(Protocol):

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from harness.errors import ParameterError
 from harness.tsbs.params import parse_rfc3339_ns
 from harness.tsbs.query_types import QUERY_TYPES, Query
-from harness.tsbs.use_cases import DEFAULT, NAMES, get as use_case_named
+from harness.tsbs.use_cases import DEFAULT, NAMES
+from harness.tsbs.use_cases import get as use_case_named
 
 __all__ = ["QUERY_TYPES", "Query", "generate_queries", "query_type_refusal", "query_use_cases"]
 

@@ -30,7 +30,13 @@ from harness.tsbs.choices import FieldType, SymbolDtype, choice
 from harness.tsbs.devops.cpu_schema import FIELD_COLUMNS
 from harness.tsbs.go.seed import seeded_source
 from harness.tsbs.hosts import (
-    DATACENTER_COUNTS, DATACENTER_OFFSETS, HOST_TAG_DRAWS, TAG_COLUMNS, Hosts, host_table, host_tag_columns,
+    DATACENTER_COUNTS,
+    DATACENTER_OFFSETS,
+    HOST_TAG_DRAWS,
+    TAG_COLUMNS,
+    Hosts,
+    host_table,
+    host_tag_columns,
     timestamp_column,
 )
 from harness.tsbs.ilp_text import RowPrinter

@@ -36,7 +36,13 @@ from harness.tsbs.choices import FieldType, SymbolDtype
 from harness.tsbs.devops.schema import MEASUREMENTS, TABLES, WALK, Measurement, schemas
 from harness.tsbs.go.rand import GoRand, go_float64, go_int31n, go_int63n, go_norm_float64
 from harness.tsbs.hosts import (
-    DATACENTER_COUNTS, DATACENTER_OFFSETS, HOST_TAG_DRAWS, Hosts, host_table, host_tag_columns, symbol_column,
+    DATACENTER_COUNTS,
+    DATACENTER_OFFSETS,
+    HOST_TAG_DRAWS,
+    Hosts,
+    host_table,
+    host_tag_columns,
+    symbol_column,
     timestamp_column,
 )
 from harness.tsbs.kernels import draw_host_tags

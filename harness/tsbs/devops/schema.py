@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.tsbs.devops.cpu_schema import FIELD_COLUMNS
 from harness.tsbs.choices import FieldType, choice
+from harness.tsbs.devops.cpu_schema import FIELD_COLUMNS
 from harness.tsbs.hosts import TAG_COLUMNS
 from harness.tsbs.schema import TableSchema
 

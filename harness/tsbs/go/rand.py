@@ -16,8 +16,8 @@ from fractions import Fraction
 import numba
 import numpy as np
 
-from harness.tsbs.go.tables import ZIGGURAT_FN, ZIGGURAT_KN, ZIGGURAT_WN
 from harness.tsbs.go.seed import REGISTER_LENGTH, seeded_source
+from harness.tsbs.go.tables import ZIGGURAT_FN, ZIGGURAT_KN, ZIGGURAT_WN
 from harness.tsbs.numba_cache import use_source_keyed_cache
 
 use_source_keyed_cache()  # before the first kernel below is defined

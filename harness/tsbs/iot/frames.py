@@ -4,16 +4,25 @@ the same numbers the text printer prints."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.tsbs.choices import FieldType, SymbolDtype, choice
 from harness.tsbs.hosts import symbol_column, utc_timestamps
-from harness.tsbs.iot.simulator import DEFAULT_CHUNK_ROWS, IotSimulator, record_chunks
 from harness.tsbs.iot.kernels import _CLEARED_FIELD, _CLEARED_TAG, _EPOCH, _KIND, _TRUCK, _VALUES
-from harness.tsbs.iot.schema import DEVICE_VERSIONS, DRIVERS, FIELDS, FLEETS, MODELS, NUMERIC_TAGS, STRING_TAGS, TABLES, truck_name
+from harness.tsbs.iot.schema import (
+    DEVICE_VERSIONS,
+    DRIVERS,
+    FIELDS,
+    FLEETS,
+    MODELS,
+    NUMERIC_TAGS,
+    STRING_TAGS,
+    TABLES,
+    truck_name,
+)
+from harness.tsbs.iot.simulator import DEFAULT_CHUNK_ROWS, IotSimulator, record_chunks
 from harness.tsbs.params import DatasetSpec
 from harness.tsbs.schema import TIMESTAMP_COLUMN
 

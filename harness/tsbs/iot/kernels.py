@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from harness.tsbs.go.rand import go_float64, go_int31n, go_norm_float64
-from harness.tsbs.iot.schema import FIELDS, MAX_FIELD_COUNT, MODELS, TABLES, DEVICE_VERSIONS, DRIVERS, FLEETS
+from harness.tsbs.iot.schema import DEVICE_VERSIONS, DRIVERS, FIELDS, FLEETS, MAX_FIELD_COUNT, MODELS, TABLES
 from harness.tsbs.numba_cache import use_source_keyed_cache
 
 use_source_keyed_cache()  # before the first kernel below is defined

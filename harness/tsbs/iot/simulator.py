@@ -39,15 +39,35 @@ of its values, not floats, so the printer and the frames read the same numbers.
 from __future__ import annotations
 
 from collections.abc import Iterator
+
 import numpy as np
 
 from harness.errors import ParameterError
 from harness.tsbs import groups
 from harness.tsbs.go.rand import GoRand
 from harness.tsbs.iot.kernels import (
-    _BATCH_SIZE, _BATCHES_COUNT, _BATCHES_HEAD, _CHOICE_COUNTS, _COUNTERS, _CURRENT_LENGTH, _CURRENT_POSITION,
-    _ENTRIES_COUNT, _ENTRIES_HEAD, _EPOCH, _EPOCHS_TICKED, _FIELD_COUNTS, _FINISHED, _KIND, _MAX_POINTS,
-    _NEEDS_ROOM, _RECORD_COLUMNS, _STATE, _STATE_COLUMNS, _VALUE_SCALES, _create_trucks, _simulate,
+    _BATCH_SIZE,
+    _BATCHES_COUNT,
+    _BATCHES_HEAD,
+    _CHOICE_COUNTS,
+    _COUNTERS,
+    _CURRENT_LENGTH,
+    _CURRENT_POSITION,
+    _ENTRIES_COUNT,
+    _ENTRIES_HEAD,
+    _EPOCH,
+    _EPOCHS_TICKED,
+    _FIELD_COUNTS,
+    _FINISHED,
+    _KIND,
+    _MAX_POINTS,
+    _NEEDS_ROOM,
+    _RECORD_COLUMNS,
+    _STATE,
+    _STATE_COLUMNS,
+    _VALUE_SCALES,
+    _create_trucks,
+    _simulate,
 )
 from harness.tsbs.iot.schema import ALL_TAGS, TABLES
 from harness.tsbs.params import DatasetSpec

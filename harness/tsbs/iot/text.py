@@ -9,12 +9,22 @@ from functools import partial
 import numba
 import numpy as np
 
-from harness.tsbs.iot.simulator import DEFAULT_CHUNK_ROWS, IotSimulator, record_chunks
 from harness.tsbs.iot.kernels import _CLEARED_FIELD, _CLEARED_TAG, _EPOCH, _KIND, _TRUCK, _VALUES
 from harness.tsbs.iot.schema import (
-    ALL_TAGS, DEVICE_VERSIONS, DRIVERS, FIELDS, FLEETS, MAX_FIELD_COUNT, MODELS, NUMERIC_TAGS, STRING_TAGS, TABLES,
+    ALL_TAGS,
+    DEVICE_VERSIONS,
+    DRIVERS,
+    FIELDS,
+    FLEETS,
+    MAX_FIELD_COUNT,
+    MODELS,
+    NUMERIC_TAGS,
+    STRING_TAGS,
+    TABLES,
     TRUCK_NAME_PREFIX,
 )
+from harness.tsbs.iot.simulator import DEFAULT_CHUNK_ROWS, IotSimulator, record_chunks
+
 # The byte copy and integer printer of cpu-only's text printer, reused for the same job.
 from harness.tsbs.kernels import _copy_bytes, _print_int
 from harness.tsbs.numba_cache import use_source_keyed_cache
