@@ -2,7 +2,7 @@
 
 A shared machine's speed drifts, so variants are never measured one after the other in blocks: each round
 runs every variant once (A, B, A, B ...), optionally after a warm-up round that is recorded but not
-counted, and the figures are medians over the rounds (``harness.benchmark_record.summarize``). With
+counted, and the figures are medians over the rounds (``harness.records.intervals.summarize``). With
 ``rotate`` the order shifts by one each round (A B C, B C A, C A B; for two: A B, B A), so no variant always
 runs first or right after the same other one. The result is a ``Comparison`` of a benchmark record; this
 module also writes the script's record where ``--json`` (or the script's own default) says.

@@ -1,4 +1,4 @@
-"""The client's live metrics (harness.metrics.RunMetrics) as Prometheus sees them: scraped over real HTTP.
+"""The client's live metrics (harness.measure.metrics.RunMetrics) as Prometheus sees them: scraped over real HTTP.
 
 Every test scrapes the real endpoint with urllib and parses it with prometheus_client's own text parser.
 The last tests run a real serialize-only benchmark with metrics on and check that the exported counters,

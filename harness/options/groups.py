@@ -1,7 +1,7 @@
 """The option groups commands compose: each flag declared once, with one default and one help text.
 
 A command's options class inherits the groups it takes (``class BenchOptions(DataSetOptions, ServerOptions,
-...)``); ``harness.options.add_command`` turns the result into its typer command. Groups hold settings only;
+...)``); ``harness.options.declare.add_command`` turns the result into its typer command. Groups hold settings only;
 what a run does with them is the session's (``harness.run.session``) and the commands' own.
 """
 

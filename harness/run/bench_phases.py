@@ -1,6 +1,6 @@
 """The phases of a ``bench`` run, one small function each: generate (every chunk in memory first, as the
 original benchmark does), serialize, write the ILP to a file, send, validate. Each records itself in the
-run (``harness.session.Run``) and feeds the run's metrics.
+run (``harness.run.session.Run``) and feeds the run's metrics.
 """
 
 from __future__ import annotations
