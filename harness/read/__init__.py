@@ -4,5 +4,5 @@
 One generic reader loop (``loop``) drives every protocol behind one small interface (``protocols``): each
 reader turns a query into DataFrames of about ``--chunk-rows`` rows (``frames`` holds the conversions they
 share). ``plan`` decides what is read (columns, the time slices of ``--workers``), ``check`` compares what
-arrives with the regenerated data set in bounded memory, ``command`` is the run.
+arrives with the regenerated data set in bounded memory. The command is ``harness.commands.read``.
 """
