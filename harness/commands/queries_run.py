@@ -2,23 +2,18 @@
 (``--check``) every answer compared with the use case's reference (``references``); the run leaves a
 results record.
 
-Workers are asyncio tasks, each with its own connection (PGWire through asyncpg, or HTTP ``/exec`` on a
-thread of its own), taking the next query from one shared queue in file order. The first ``--burn-in``
-queries run but are not counted. A rejected or timed-out query is counted per type and the run goes on
-(exit 1 at the end); a lost connection ends the run.
+The workers are ``harness.queries.pool``'s. The first ``--burn-in`` queries run but are not counted. A
+rejected or timed-out query is counted per type and the run goes on (exit 1 at the end); a lost connection
+ends the run.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, TextIO
 
 from harness.commands.queries_generate import QuerySetOptions, skipped_types
@@ -36,9 +31,10 @@ from harness.options.groups import (
     ProgressOptions,
     RecordOptions,
 )
-from harness.queries.clients import FAILURE_KINDS, HttpConnection, PgwireConnection, QueryFailed, WireQuery
+from harness.queries.clients import FAILURE_KINDS
+from harness.queries.pool import Protocol, QueryWork, run_queries_on_workers, wire_form
 from harness.queries.references import CHECKED_USE_CASES
-from harness.queries.stats import QueryProgress, QueryStats, format_slowdown, format_summary
+from harness.queries.stats import QueryStats, format_slowdown, format_summary
 from harness.questdb.http import QuestDBSql
 from harness.records.run_record import IngestBeside, QueryCheck, QueryFigures, RunRecord
 from harness.run.limits import check_workers
@@ -52,12 +48,6 @@ if TYPE_CHECKING:
 
 MISMATCHES_SHOWN = 3
 LOAD_TABLE = "cpu"  # the table --under-load appends to
-QueryWork = tuple[int, Query, WireQuery]  # a query's place in the run, the query, its wire form
-
-
-class Protocol(StrEnum):
-    pgwire = "pgwire"
-    http = "http"
 
 
 @dataclass
@@ -185,7 +175,7 @@ def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics
         checker = AnswerChecker(_reference(options, questdb, run))
     # Each query in the form its protocol sends, made before the clock starts: from TSBS's text, as reading the
     # query file is (TSBS's runner decodes its file on a thread of its own while its queries run).
-    wire = (PgwireConnection if options.protocol == Protocol.pgwire else HttpConnection).wire
+    wire = wire_form(options.protocol)
     work = [(index, query, wire(query)) for index, query in enumerate(queries)]
     stats = QueryStats(metrics)
     run.say(f"Running {len(queries)} queries ({options.burn_in} burn-in) over {options.protocol} with "
@@ -196,7 +186,7 @@ def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics
     try:
         if load is not None:
             load.start()
-        asyncio.run(_run_all(options, work, stats, checker, run))
+        run_queries_on_workers(options, work, stats, checker, run.say)
     finally:
         queries_ended = time.perf_counter()
         run.record.phases["queries"] = PhaseRecord(stats.counted, 0, round(queries_ended - started, 6),
@@ -223,7 +213,7 @@ def _at_rest(options: QueriesRunOptions, work: list[QueryWork], run: Run) -> Que
     cpu_started, started = time.process_time(), time.perf_counter()
     stats.started = started if not options.burn_in else None
     try:
-        asyncio.run(_run_all(options, work, stats, None, run))
+        run_queries_on_workers(options, work, stats, None, run.say)
     finally:
         run.record.phases["queries_at_rest"] = PhaseRecord(stats.counted, 0, round(time.perf_counter() - started, 6),
                                                            time.process_time() - cpu_started)
@@ -310,59 +300,6 @@ def _reference(options: QueriesRunOptions, questdb: QuestDBSql, run: Run):
             run.say(f"warning: table {table} holds {visible} rows, the data set of these flags {expected}: "
                     f"was it loaded with the same --seed --scale --timestamp-start/-end --log-interval?")
     return reference
-
-
-async def _open(options: QueriesRunOptions, executor: ThreadPoolExecutor | None):
-    if options.protocol == Protocol.pgwire:
-        return await PgwireConnection.open(options.host, options.pg_port)
-    return await HttpConnection.open(options.host, options.http_port, executor)
-
-
-async def _run_all(options: QueriesRunOptions, work: list[QueryWork], stats: QueryStats,
-                   checker: AnswerChecker | None, run: Run) -> None:
-    executor = ThreadPoolExecutor(options.workers, "query") if options.protocol == Protocol.http else None
-    connections = []
-    try:
-        # Made together, as TSBS's workers each make theirs; the ones made are closed whatever failed.
-        opened = await asyncio.gather(*(_open(options, executor) for _ in range(options.workers)),
-                                      return_exceptions=True)
-        connections = [one for one in opened if not isinstance(one, BaseException)]
-        if len(connections) < len(opened):
-            raise next(one for one in opened if isinstance(one, BaseException))
-        pending = iter(work)  # each worker takes the next query from it
-        progress = QueryProgress(stats, options.reporting_period, run.say)
-        reporter = asyncio.create_task(_report(progress)) if options.reporting_period > 0 else None
-        try:
-            await asyncio.gather(*(_worker(connection, pending, options, stats, checker)
-                                   for connection in connections))
-        finally:
-            if reporter is not None:
-                reporter.cancel()
-    finally:
-        for connection in connections:
-            await connection.close()
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
-
-
-async def _report(progress: QueryProgress) -> None:
-    while True:
-        await asyncio.sleep(progress.period)
-        progress.tick()
-
-
-async def _worker(connection, pending: Iterator[QueryWork], options: QueriesRunOptions, stats: QueryStats,
-                  checker: AnswerChecker | None) -> None:
-    for index, query, wire in pending:
-        started = time.perf_counter()
-        try:
-            seconds, answer = await connection.run(wire, options.timeout, checker is not None)
-        except QueryFailed as failure:
-            stats.fail(query.query_type, failure.kind, str(failure))
-            continue
-        stats.add(query.query_type, query.label, started, seconds, index >= options.burn_in)
-        if checker is not None:
-            checker(query, answer)
 
 
 def _record_statistics(run: Run, stats: QueryStats, checker: AnswerChecker | None) -> None:
