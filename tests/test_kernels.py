@@ -128,7 +128,7 @@ def test_without_a_build_generate_runs_the_just_in_time_kernels(tmp_path):
 
 
 def test_the_kernel_folder_is_named_by_every_kernel_source(tmp_path, monkeypatch):
-    """numba alone would keep running cached kernels after an edit of gorand.py (whose draws they inline),
+    """numba alone would keep running cached kernels after an edit of go/rand.py (whose draws they inline),
     and an old ahead-of-time build would keep its old code: both live in a folder named by a digest of every
     kernel source, so any edit compiles anew."""
     import numba
@@ -138,8 +138,9 @@ def test_the_kernel_folder_is_named_by_every_kernel_source(tmp_path, monkeypatch
     assert kernel_cache.ahead_of_time_path().parent == folder
     copy = tmp_path / "tsbs"
     copy.mkdir()
-    for name in numba_cache.KERNEL_SOURCES:
-        shutil.copy(Path(kernel_cache.__file__).with_name(name), copy / name)
+    for name in numba_cache.KERNEL_SOURCES:  # paths below harness/tsbs/
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(Path(kernel_cache.__file__).parent / name, copy / name)
     monkeypatch.setattr(numba_cache, "_HERE", copy)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     same = numba_cache.kernel_folder()

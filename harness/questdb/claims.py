@@ -15,7 +15,7 @@ Hence a run that comes first but sees a later live claim on its tables waits for
 on writes ``go`` before its DDL. Of any two runs, the one whose claim became visible last reads the other's,
 so two runs started at the same moment cannot both go on.
 
-Limits: only harness runs claim (another writer, say Telegraf, or a harness older than this, is not seen);
+Limits: only harness runs claim (another writer, say Telegraf, or a harness version without claims, is not seen);
 a run whose process is paused stops beating and its claim lapses after ``STALE_SECONDS``, while one that
 was killed on this host frees its tables at once (its pid is gone); runs on different hosts see each other
 through the server, as long as they name it alike.
