@@ -11,16 +11,12 @@ Maven to fetch it, a busy port) makes the tests that need it error, never skip.
     socat_sink        session: the socat no-op sink (RunningSink)
     devnull           per test: a text stream that discards what a run prints
 
-Helpers the test modules import (``from conftest import ...``): ``GOLDEN_DIR`` (TSBS's own output in
-shared/tsbs-golden), ``run_cli`` (the command line in a subprocess), ``free_port``.
+What the test modules share (ports, ``run_cli``, ``assert_one_line_error`` ...) is in helpers.py.
 """
 
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,36 +26,13 @@ import pytest
 from harness.http_exec import QuestDBSql
 from harness.native import NativeQuestDB, SocatSink, port_in_use
 from harness.timeseries import listening_process
-
-# TSBS's own output with the flags that made it (its README): the ground truth, beside the project.
-GOLDEN_DIR = Path(__file__).resolve().parents[2] / "shared" / "tsbs-golden"
-
-
-def run_cli(*args: str, timeout: float = 120, text: bool = True) -> subprocess.CompletedProcess:
-    """``python -m harness ARGS`` in a subprocess, its output captured (bytes with ``text=False``)."""
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=text, timeout=timeout)
-
-
-def free_port() -> int:
-    """A port nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from helpers import KILLABLE_PORTS, SINK_PORT, TEST_PORTS
 
 
 @pytest.fixture
 def devnull():
     with open(os.devnull, "w") as stream:
         yield stream
-
-# Test ports, away from the defaults (9000/9009/8812/9003) that a developer's own stack may hold.
-# HARNESS_TEST_PORT_OFFSET shifts them, so two test runs on one machine do not collide.
-PORT_OFFSET = int(os.environ.get("HARNESS_TEST_PORT_OFFSET", "0"))
-TEST_PORTS = {name: port + PORT_OFFSET for name, port in
-              dict(http_port=19000, ilp_port=19009, pg_port=18812, min_port=19003).items()}
-KILLABLE_PORTS = {name: port + PORT_OFFSET for name, port in
-                  dict(http_port=19100, ilp_port=19109, pg_port=18912, min_port=19103).items()}
-SINK_PORT = 19010 + PORT_OFFSET
 
 
 def _holder(port: int) -> str:

@@ -23,7 +23,7 @@ from harness.ingest.phase_loop import PhaseFailed, Worker, run_phase
 from harness.phase import PhaseProgress
 from harness.tsbs import cpu_only
 from harness.tsbs.use_cases import make_spec
-from conftest import GOLDEN_DIR, free_port, run_cli
+from helpers import GOLDEN_DIR, assert_one_line_error, free_port, run_cli
 
 GOLDEN = GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
 
@@ -35,16 +35,6 @@ def options(tmp_path, server=None, **overrides) -> BenchOptions:
         values.update(host=server.host, ilp_port=server.ilp_port, http_port=server.http_port)
     values.update(overrides)
     return BenchOptions(**values)
-
-
-
-
-def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
-    assert result.returncode == code, (result.returncode, result.stdout[-2000:], result.stderr)
-    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr
 
 
 # --- serialize only -------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from harness.ingest.ilp import go_float_text, write_ilp
 from harness.tsbs import devops
 from harness.tsbs.devops_schema import MEASUREMENTS, TABLES, schemas
 from harness.tsbs.use_cases import make_spec
-from conftest import GOLDEN_DIR, run_cli
+from helpers import GOLDEN_DIR, run_cli
 
 
 

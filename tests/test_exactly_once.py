@@ -10,6 +10,7 @@ import time
 
 import pandas as pd
 import pytest
+from helpers import run_cli
 
 from harness.tsbs import cpu_only
 from harness.tsbs.use_cases import make_spec
@@ -99,8 +100,7 @@ def test_a_killed_client_resumes_to_an_exact_table(tmp_path, killable_questdb, w
     died = json.loads(results.read_text())
     assert died["status"] == "running" and died["acknowledged_chunks"] > 0
     assert server.client.count("cpu") < ROWS
-    resumed = subprocess.run([sys.executable, "-m", "harness", "bench", "--resume", str(results),
-                              "--reporting-period", "0"], capture_output=True, text=True, timeout=600)
+    resumed = run_cli("bench", "--resume", str(results), "--reporting-period", "0", timeout=600)
     assert resumed.returncode == 0, (resumed.stdout[-2000:], resumed.stderr)
     assert server.client.count("cpu") == ROWS
     _, distinct = server.client.query("select count() from (select distinct hostname, timestamp from cpu)")

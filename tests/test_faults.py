@@ -20,7 +20,7 @@ import pytest
 
 from harness.bench import BenchOptions, run_bench
 from harness.native import SocatSink
-from conftest import free_port
+from helpers import assert_one_line_error, free_port
 
 # However a run is stopped, it ends within this many seconds (most end in under one): the bound.
 ENDS_WITHIN_SECONDS = 30
@@ -75,9 +75,7 @@ def bench(tmp_path, port: int, *args: str, timeout: float = 120) -> subprocess.C
 
 
 def assert_failed_in_one_line(result: subprocess.CompletedProcess, code: int, fragment: str, tmp_path) -> dict:
-    assert result.returncode == code, (result.returncode, result.stdout[-2000:], result.stderr)
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
-    assert fragment in result.stderr, result.stderr
+    assert_one_line_error(result, code, fragment)
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["status"] == "failed" and fragment in record["error"]
     return record

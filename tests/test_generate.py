@@ -18,7 +18,7 @@ from harness.tsbs import cpu_only
 from harness.tsbs.gorand import GoRand
 from harness.tsbs.params import parse_go_duration_ns, parse_rfc3339_ns
 from harness.tsbs.use_cases import make_spec
-from conftest import GOLDEN_DIR, run_cli
+from helpers import GOLDEN_DIR, assert_one_error_line, run_cli
 
 
 
@@ -218,7 +218,4 @@ def test_rfc3339(text, nanos):
 def test_bad_input_is_one_line_and_exit_code_2(args, message):
     result = run_cli("generate", "--scale", "2", *args, timeout=300, text=False)
     assert result.returncode == 2, result
-    stderr = result.stderr.decode()
-    assert stderr.count("\n") == 1, stderr
-    assert message in stderr
-    assert "Traceback" not in stderr
+    assert_one_error_line(result.stderr.decode(), message)

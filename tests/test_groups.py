@@ -18,7 +18,7 @@ from harness.bench import BenchOptions, run_bench
 from harness.ingest.ilp import write_ilp
 from harness.tsbs import devops, groups, use_cases
 from harness.tsbs.use_cases import make_spec
-from conftest import run_cli
+from helpers import assert_one_line_error, run_cli
 
 GROUP_GOLDEN_DIR = Path(__file__).resolve().parent / "golden" / "groups"
 
@@ -174,9 +174,7 @@ def test_counts_of_a_long_range_are_arithmetic():
 def test_bad_groups_are_one_line_and_exit_code_2(command, group, count, message):
     result = run_cli(*command, "--scale", "2", f"--interleaved-generation-group-id={group}",
                      f"--interleaved-generation-groups={count}")
-    assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
-    assert "Traceback" not in result.stderr
+    assert_one_line_error(result, 2, message)
 
 
 def bench_options(tmp_path, server, use_case: str, group: int, count: int, **overrides) -> BenchOptions:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
+from helpers import free_port
 from questdb import Sender, TimestampNanos
 
 from harness.errors import RunError, UsageError
@@ -21,12 +20,6 @@ def client(questdb):
     questdb.client.drop_table(TABLE)
     yield questdb.client
     questdb.client.drop_table(TABLE)
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def insert_rows(client: QuestDBSql, table: str, rows: int) -> None:
@@ -56,7 +49,7 @@ def test_ping_and_version(client):
 
 
 def test_ping_to_a_closed_port_names_host_and_port():
-    port = closed_port()
+    port = free_port()
     with pytest.raises(RunError, match=f"127.0.0.1:{port}"):
         QuestDBSql("127.0.0.1", port).ping()
 

@@ -9,7 +9,7 @@ import pytest
 
 from harness.queries.runner import QueriesRunOptions, run_queries
 from harness.bench import BenchOptions, run_bench
-from conftest import GOLDEN_DIR
+from helpers import GOLDEN_DIR
 
 GOLDEN = GOLDEN_DIR
 QUERIES_FILE = GOLDEN / "queries_cpu-only_seed7_scale10_12h.jsonl.gz"

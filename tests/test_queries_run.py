@@ -24,7 +24,7 @@ from harness.compare import comparison_table
 from harness.results import QueryCheck, load_results
 from harness.bench import BenchOptions, run_bench
 from harness.tsbs.query_types import QUERY_TYPES
-from conftest import free_port
+from helpers import assert_one_line_error, free_port, run_cli
 
 # 32 hosts over 25 hours, one epoch a minute: the smallest data set every query type runs on
 # (cpu-max-all-32-24 wants 32 hosts and a 24-hour window), 48,000 rows.
@@ -160,16 +160,7 @@ def test_a_changed_row_fails_the_check(loaded, tmp_path, devnull):
 
 
 def harness(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=300)
-
-
-def assert_one_line(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
-    assert result.returncode == code, result.stderr
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0]
+    return run_cli(*args, timeout=300)
 
 
 
@@ -182,7 +173,7 @@ def test_server_down_is_one_line_and_a_record(loaded, tmp_path, protocol):
              ["--http-port", str(port)])
     result = harness("queries", "run", "--generate", "--queries", "1", "--seed", "7", "--host", "127.0.0.1",
                      "--protocol", protocol, *ports, "--results", str(results))
-    assert_one_line(result, 1, f"127.0.0.1:{port}")
+    assert_one_line_error(result, 1, f"127.0.0.1:{port}")
     (record,) = load_results([results])
     assert record.kind == "queries" and record.status == "failed" and f"127.0.0.1:{port}" in record.error
 
@@ -193,10 +184,10 @@ def test_bad_file_is_one_line_and_a_record(loaded, tmp_path):
     results = tmp_path / "bad.json"
     result = harness("queries", "run", str(bad), "--host", loaded.host, "--pg-port", str(loaded.pg_port),
                      "--http-port", str(loaded.http_port), "--results", str(results))
-    assert_one_line(result, 2, "bad.jsonl:1", "missing label")
+    assert_one_line_error(result, 2, "bad.jsonl:1", "missing label")
     assert load_results([results])[0].status == "failed"
-    assert_one_line(harness("queries", "run", "--generate", "--query-types", "nope"), 2, "'nope'")
-    assert_one_line(harness("queries", "run"), 2, "--generate")
+    assert_one_line_error(harness("queries", "run", "--generate", "--query-types", "nope"), 2, "'nope'")
+    assert_one_line_error(harness("queries", "run"), 2, "--generate")
 
 
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
@@ -210,7 +201,7 @@ def test_a_rejected_query_is_counted_and_the_others_run(loaded, tmp_path, protoc
     results = tmp_path / "mixed.json"
     result = harness("queries", "run", str(path), "--protocol", protocol, "--workers", "2", "--host", loaded.host,
                      "--pg-port", str(loaded.pg_port), "--http-port", str(loaded.http_port), "--results", str(results))
-    assert_one_line(result, 1, "3 of 6 queries failed", "high-cpu-1: 3 rejected", "no_such_table")
+    assert_one_line_error(result, 1, "3 of 6 queries failed", "high-cpu-1: 3 rejected", "no_such_table")
     (record,) = load_results([results])
     assert record.queries.failures == {"high-cpu-1": {"rejected": 3}}
     assert record.queries.statistics["lastpoint"].count == 3
@@ -238,7 +229,7 @@ def test_a_query_over_the_timeout_is_counted_as_a_timeout(loaded, tmp_path, prot
     result = harness("queries", "run", str(path), "--protocol", protocol, "--timeout", TIMEOUT, "--host",
                      loaded.host, "--pg-port", str(loaded.pg_port), "--http-port", str(loaded.http_port),
                      "--reporting-period", "0", "--results", str(results))
-    assert_one_line(result, 1, "2 of 4 queries failed (high-cpu-all: 2 timeout)",
+    assert_one_line_error(result, 1, "2 of 4 queries failed (high-cpu-all: 2 timeout)",
                     f"high-cpu-all: timeout: no answer within {TIMEOUT}s")
     (record,) = load_results([results])
     assert record.kind == "queries" and record.status == "failed"

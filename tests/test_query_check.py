@@ -24,7 +24,7 @@ from harness.queries.wire_sql import inline_params, shape_of
 from harness.http_exec import QuestDBSql
 from harness.tsbs.cpu_only import COLUMNS, frames
 from harness.tsbs.use_cases import make_spec
-from conftest import GOLDEN_DIR
+from helpers import GOLDEN_DIR
 
 GOLDEN = GOLDEN_DIR
 QUERIES_FILE = GOLDEN / "queries_cpu-only_seed7_scale10_12h.jsonl.gz"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pandas as pd
 import pytest
+from helpers import assert_one_line_error, run_cli
 
 from harness.bench import BenchOptions, run_bench
 from harness.compare import comparison_table
@@ -49,10 +49,9 @@ def read_options(server, tmp_path, **values) -> ReadOptions:
 
 
 def cli(server, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness", "read", "--host", server.host, "--http-port",
-                           str(server.http_port), "--pg-port", str(server.pg_port), "--server-metrics-port",
-                           str(server.min_port), "--reporting-period", "0", *args],
-                          capture_output=True, text=True, timeout=300)
+    return run_cli("read", "--host", server.host, "--http-port", str(server.http_port), "--pg-port",
+                   str(server.pg_port), "--server-metrics-port", str(server.min_port), "--reporting-period", "0",
+                   *args, timeout=300)
 
 
 @pytest.mark.parametrize("protocol", list(ReadProtocol))
@@ -128,8 +127,8 @@ def test_a_failure_is_one_line_and_a_record(questdb, tmp_path, args, code, messa
     questdb.client.exec("create table if not exists read_empty (x double, timestamp timestamp) timestamp(timestamp)")
     results = tmp_path / "r.json"
     run = cli(questdb, *args, "--results", str(results))
-    assert run.returncode == code, run.stderr
-    assert run.stderr.count("\n") == 1 and run.stderr.startswith(message), run.stderr
+    assert_one_line_error(run, code)
+    assert run.stderr.startswith(message), run.stderr
     if code == 1:  # a run that started: its record says how it ended
         assert json.loads(results.read_text())["status"] == "failed"
 

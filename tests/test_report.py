@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers import assert_one_line_error, run_cli
 from PIL import Image, ImageStat
 from questdb import Sender
 
@@ -136,8 +136,7 @@ def test_report_of_one_run_and_of_two(tmp_path, two_runs):
     assert both.count("<svg") == 2 * 4 + 1  # each run's charts and the overlay
     assert "Comparison (ratios to the first)" in both and "two-workers.json" in both
     # The command line writes the same next to the first results file by default.
-    result = subprocess.run([sys.executable, "-m", "harness", "report", str(two_runs[0].path),
-                             str(two_runs[1].path)], capture_output=True, text=True, timeout=120)
+    result = run_cli("report", str(two_runs[0].path), str(two_runs[1].path))
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"Report: {two_runs[0].path.with_suffix('.html')}\n"
 
@@ -174,9 +173,7 @@ def test_bad_input_is_one_line(tmp_path):
     truncated.write_text('{"schema_version": 2, "phases": {')
     for path, fragment in ((not_ours, "not a harness results file"), (truncated, "cannot read results file"),
                            (tmp_path / "missing.json", "cannot read results file")):
-        result = subprocess.run([sys.executable, "-m", "harness", "report", str(path)], capture_output=True,
-                                text=True, timeout=60)
-        assert result.returncode == 2 and result.stderr.count("\n") == 1 and fragment in result.stderr, result.stderr
+        assert_one_line_error(run_cli("report", str(path), timeout=60), 2, fragment)
 
 
 def test_a_record_without_a_time_series_renders_what_it_has(tmp_path):

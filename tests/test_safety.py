@@ -9,8 +9,8 @@ import pytest
 from harness.bench import run_bench
 from harness.errors import UsageError
 from harness.tsbs import cpu_only
-from test_bench import assert_one_line_error, options
-from conftest import run_cli
+from test_bench import options
+from helpers import assert_one_line_error, run_cli
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def test_devops_checks_every_table_before_touching_any(questdb, tmp_path):
 
 
 def test_replay_refuses_the_users_table_too(questdb, users_table, tmp_path):
-    from conftest import GOLDEN_DIR
+    from helpers import GOLDEN_DIR
 
     result = run_cli("replay", str(GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"), "--table", "victim",
                      *server_args(questdb), "--results", str(tmp_path / "r.json"))

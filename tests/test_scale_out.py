@@ -17,7 +17,7 @@ from harness.merge import merge_records
 from harness.results import load_results
 from harness.scale_out import cpu_shares
 from harness.tsbs.iot_schema import TABLES as IOT_TABLES
-from conftest import run_cli
+from helpers import assert_one_line_error, run_cli
 
 
 @pytest.fixture(params=["server", "folder"])
@@ -149,4 +149,4 @@ def test_merge_command_and_its_refusals(questdb, tmp_path):
 ])
 def test_bad_scale_out_flags(args, fragment):
     result = run_cli("bench", "--row-count", "100", *args)
-    assert result.returncode == 2 and result.stderr.count("\n") == 1 and fragment in result.stderr, result.stderr
+    assert_one_line_error(result, 2, fragment)

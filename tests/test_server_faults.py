@@ -13,6 +13,7 @@ import sys
 import time
 
 import pytest
+from helpers import assert_one_error_line, assert_one_line_error
 
 from test_faults import (
     QUERY_DATA_SET, Listener, assert_failed_in_one_line, load_query_data_set, progress, query_progress, stop_when,
@@ -55,8 +56,7 @@ def test_a_paused_server_ends_the_run_within_the_flush_timeout(killable_questdb,
         if run.poll() is None:
             run.kill()
     assert run.returncode == 1, stderr
-    assert stderr.startswith("error: ") and stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
-    assert f"did not finish in {FLUSH_TIMEOUT}s (--flush-timeout)" in stderr, stderr
+    assert_one_error_line(stderr, f"did not finish in {FLUSH_TIMEOUT}s (--flush-timeout)")
     assert took < FLUSH_TIMEOUT + AFTER_FLUSH_TIMEOUT_SECONDS, f"the run ended {took:.1f}s after the pause"
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["status"] == "failed" and "--flush-timeout" in record["error"]
@@ -92,7 +92,7 @@ def test_a_refused_login_is_named(tmp_path):
     import urllib.error
     import urllib.request
 
-    from conftest import KILLABLE_PORTS, run_cli
+    from helpers import KILLABLE_PORTS, run_cli
     from harness.native import NativeQuestDB
 
     class LoginQuestDB(NativeQuestDB):
@@ -113,9 +113,7 @@ def test_a_refused_login_is_named(tmp_path):
                          "--results", str(tmp_path / "r.json"))
     finally:
         server.stop()
-    assert result.returncode == 1, result.stderr
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
-    assert "refused the login (HTTP 401)" in result.stderr
+    assert_one_line_error(result, 1, "refused the login (HTTP 401)")
 
 
 def settled_count(client, table: str, timeout: float = 60) -> int:
