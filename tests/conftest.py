@@ -11,7 +11,11 @@ Maven to fetch it, a busy port) makes the tests that need it error, never skip.
     socat_sink        session: the socat no-op sink (RunningSink)
     devnull           per test: a text stream that discards what a run prints
 
-What the test modules share (ports, ``run_cli``, ``assert_one_line_error`` ...) is in helpers.py.
+The markers each test carries (pyproject.toml lists them; docs/testing.md): ``server`` on every test that
+uses one of the server fixtures above, directly or through another fixture, and ``docker`` on every test of
+the Docker modules, both set here at collection; ``server`` on a test that starts a server itself, ``docker``
+on one that runs the Docker CLI elsewhere, and ``slow`` are set in the modules. What the test modules share
+(ports, ``run_cli``, ``assert_one_line_error`` ...) is in helpers.py.
 """
 
 from __future__ import annotations
@@ -28,11 +32,26 @@ from harness.native import NativeQuestDB, SocatSink, port_in_use
 from harness.timeseries import listening_process
 from helpers import KILLABLE_PORTS, SINK_PORT, TEST_PORTS
 
+# The fixtures that start (or hand out) a real QuestDB or the socat sink: a test using one is `server`.
+SERVER_FIXTURES = frozenset({"questdb_server", "questdb", "killable_questdb", "questdb_factory", "socat_sink"})
+# The modules that run the Docker engine (Compose, Swarm): every test of theirs is `docker`.
+DOCKER_MODULES = frozenset({"test_docker_e2e.py", "test_docker_swarm.py"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.server)
+        if item.path.name in DOCKER_MODULES:
+            item.add_marker(pytest.mark.docker)
+
 
 @pytest.fixture
 def devnull():
     with open(os.devnull, "w") as stream:
         yield stream
+
 
 
 def _holder(port: int) -> str:

@@ -41,6 +41,8 @@ IMAGE_PROVISIONING_FOLDERS = ("datasources", "dashboards", "notifiers", "plugins
 # The series only a send exports: an ingest panel asked for a query run must draw nothing.
 INGEST_METRICS = ("harness_rows_total", "harness_ilp_bytes_total", "harness_flushes_total",
                   "harness_flush_duration_seconds")
+# Every check reads test_prometheus_panels' stack (its own QuestDB and Prometheus) through a real Grafana.
+pytestmark = pytest.mark.server
 
 
 def with_run(expr: str, run_id: str) -> str:

@@ -106,6 +106,7 @@ def test_a_busy_metrics_port_is_one_line_and_a_record(tmp_path, socat_sink):
     assert_failed_in_one_line(result, 2, f"--metrics-port {port}", tmp_path)
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("workers", [(), ("--workers", "2")])
 def test_the_sink_killed_mid_send_fails_the_run_with_the_rows_sent(tmp_path, workers):
     """The sink (socat and its per-connection copies) SIGKILLed while rows stream to it."""

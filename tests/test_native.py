@@ -103,6 +103,7 @@ def test_busy_port_is_refused_before_starting(tmp_path):
     assert server.process is None and not server.is_running()
 
 
+@pytest.mark.server
 def test_a_server_that_exits_at_start_shows_its_log(tmp_path):
     server = NativeQuestDB(tmp_path / "root", **KILLABLE_PORTS,
                            extra_env={"QDB_SHARED_WORKER_COUNT": "not-a-number"})
@@ -115,6 +116,7 @@ def test_a_server_that_exits_at_start_shows_its_log(tmp_path):
     assert not server.is_running() and not server.pid_file.exists()
 
 
+@pytest.mark.server
 def test_start_timeout_kills_the_server_and_shows_its_log(tmp_path):
     server = NativeQuestDB(tmp_path / "root", **KILLABLE_PORTS)
     with pytest.raises(RunError, match=r"did not become healthy within 0s: .*\(log: "):
@@ -137,6 +139,7 @@ def test_sink_swallows_everything(socat_sink):
     assert socat_sink.sink.is_running()
 
 
+@pytest.mark.server
 def test_sink_stop_closes_open_connections(tmp_path):
     sink = SocatSink(OWN_SINK_PORT, pid_file=tmp_path / "sink.pid").start()
     try:
@@ -161,6 +164,7 @@ def test_sink_on_a_busy_port_is_refused(tmp_path, socat_sink):
 # --- the command line (make native-up / native-status / native-down) -----------------------------------
 
 
+@pytest.mark.server
 def test_cli_up_status_down(tmp_path):
     root = ["--root", str(tmp_path / "root")]
     up = native("up", *root, *CLI_PORTS)

@@ -87,6 +87,7 @@ def test_every_question_shares_one_deadline(frozen):
 
 
 
+@pytest.mark.server
 def test_a_refused_login_is_named(tmp_path):
     """A QuestDB whose HTTP server asks for a login (http.user/http.password): the run says so in one line."""
     import urllib.error
