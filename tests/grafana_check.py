@@ -42,7 +42,7 @@ IMAGE_PROVISIONING_FOLDERS = ("datasources", "dashboards", "notifiers", "plugins
 INGEST_METRICS = ("harness_rows_total", "harness_ilp_bytes_total", "harness_flushes_total",
                   "harness_flush_duration_seconds")
 # Every check reads test_prometheus_panels' stack (its own QuestDB and Prometheus) through a real Grafana.
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 
 def with_run(expr: str, run_id: str) -> str:

@@ -227,6 +227,7 @@ def case_id(args: list[str]) -> str:
     return " ".join(["bench..."] + args[len(BENCH):] if args[:len(BENCH)] == BENCH else args)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, code, fragment", CASES, ids=[case_id(case[0]) for case in CASES])
 def test_bad_input_is_one_line_and_touches_nothing(questdb, bad_files, capsys, args, code, fragment):
     client = questdb.client
@@ -288,6 +289,7 @@ def nothing_started():
         pytest.fail("the target started QuestDB before refusing its input")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, fragment", MAKE_CASES, ids=[" ".join(case[0]) for case in MAKE_CASES])
 def test_a_make_targets_bad_variable_is_one_line_before_anything_starts(nothing_started, args, fragment):
     started = time.monotonic()
@@ -310,6 +312,7 @@ def test_a_dry_run_takes_good_options_quietly(tmp_path, capsys, args):
     assert capsys.readouterr() == ("", "") and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_the_make_checks_let_good_variables_through():
     """`make -n`: the checks run as make reads the Makefile, and the targets' commands are printed, not run."""
     result = subprocess.run(["make", "-s", "-n", "bench-native", "bench-queries", "bench-read", f"PY={sys.executable}"],

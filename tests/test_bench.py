@@ -95,6 +95,7 @@ def generated_rows(host: str, count: int, fields: str, scale: int = 100, rows: i
     return frame[frame["hostname"] == host].head(count).reset_index(drop=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "transport,workers,protocol,fields",
     [("tcp", None, "auto", "double"), ("tcp", 3, "2", "long"), ("http", None, "auto", "long"), ("http", 2, "1", "double")],
@@ -126,12 +127,14 @@ def test_send_validates_count_schema_and_rows(tmp_path, questdb, transport, work
     assert list(pd.to_datetime(stored["timestamp"], utc=True).dt.tz_convert(None)) == list(expected["timestamp"])
 
 
+@pytest.mark.slow
 def test_stream_send(tmp_path, questdb, devnull):
     record = run_bench(options(tmp_path, questdb, send=True, stream=True, workers=2), out=devnull)
     assert "serialize" not in record.phases
     assert record.validation.visible_rows == 20_000
 
 
+@pytest.mark.slow
 def test_iterrows_baseline_sends(tmp_path, questdb, devnull):
     record = run_bench(options(tmp_path, questdb, send=True, op="iterrows", row_count=2_000), out=devnull)
     assert record.phases["serialize"].rows == 2_000
@@ -200,6 +203,7 @@ def test_replay_golden_file(tmp_path, questdb, workers, write_size, devnull):
     assert rows == [[58]]  # the golden file's first line: usage_user=58i
 
 
+@pytest.mark.slow
 def test_keep_table_appends_and_counts_both(tmp_path, questdb, devnull):
     run_bench(options(tmp_path, questdb, send=True, row_count=5_000), out=devnull)
     record = run_bench(options(tmp_path, questdb, send=True, row_count=5_000, keep_table=True, seed=8),
@@ -207,6 +211,7 @@ def test_keep_table_appends_and_counts_both(tmp_path, questdb, devnull):
     assert record.validation.visible_rows == 10_000
 
 
+@pytest.mark.slow
 def test_conf_string_is_what_senders_use(tmp_path, questdb, devnull):
     """--conf wins over --transport and the ILP port: sending goes over HTTP to the conf's addr although
     --ilp-port names a port where nothing listens."""
@@ -343,6 +348,7 @@ def test_replay_to_socat_sink(tmp_path, socat_sink, devnull):
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target_args", [[], ["--target", "sink"], ["--transport", "http"]])
 def test_nothing_listening_is_a_clear_error(tmp_path, target_args):
     port = free_port()
@@ -359,6 +365,7 @@ def test_replay_to_closed_port(tmp_path):
     assert_one_line_error(result, 1, f"localhost:{port}")
 
 
+@pytest.mark.slow
 def test_validation_timeout_states_both_counts(tmp_path, questdb, devnull):
     """A deduplicating table keeps fewer rows than were sent: the run must fail, saying both counts."""
     client = questdb.client
@@ -375,6 +382,7 @@ def test_validation_timeout_states_both_counts(tmp_path, questdb, devnull):
     assert client.count("cpu") == 2_000
 
 
+@pytest.mark.slow
 def test_incompatible_schema_is_refused_before_sending(tmp_path, questdb, devnull):
     client = questdb.client
     client.drop_table("cpu")
@@ -389,6 +397,7 @@ def test_incompatible_schema_is_refused_before_sending(tmp_path, questdb, devnul
     assert_one_line_error(result, 2, "cpu")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args,fragment",
     [
@@ -416,6 +425,7 @@ def test_unreadable_replay_file(tmp_path):
     assert_one_line_error(result, 2, "missing.ilp")
 
 
+@pytest.mark.slow
 def test_progress_bar_only_on_a_terminal(tmp_path):
     import os
     import pty

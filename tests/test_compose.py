@@ -301,6 +301,7 @@ def client_commands(commands: list[list[str]]) -> list[tuple[list[str], list[str
 QUERY_VARIABLES = ["QSCALE=4", "QSEED=3", "QEND=2016-01-01T03:00:00Z", "QUERIES=2", "QWORKERS=2", "QPROTOCOL=http"]
 
 
+@pytest.mark.slow
 def test_queries_loads_the_data_set_then_runs_the_queries_in_the_client():
     """make queries: the stack up, then two client containers like bench's (same run options, CPU sets and
     offline files): `bench --send --transport http` of the data set the Q* variables name, then `queries
@@ -328,6 +329,7 @@ def test_queries_loads_the_data_set_then_runs_the_queries_in_the_client():
     assert len(runs) == 2 and up < runs[0] and commands[runs[0]][-len(load):] == load
 
 
+@pytest.mark.slow
 def test_queries_default_results_and_no_load():
     """Without RESULTS the records are stamped like bench's, the load's beside the queries'; QLOAD=0 only
     queries the table as it is."""

@@ -46,6 +46,7 @@ def server_rows(server, table: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["tcp", "http"])
 def test_bench_devops_fills_the_nine_tables_exactly(tmp_path, devops_questdb, transport, devnull):
     record = run_bench(options(tmp_path, devops_questdb, workers=2, transport=transport),
@@ -86,6 +87,7 @@ def test_bench_devops_serialize_only_counts_every_table(tmp_path, devops_questdb
     assert record.mode.startswith("devops-serialize")
 
 
+@pytest.mark.slow
 def test_replay_of_a_tsbs_devops_file_validates_nine_tables(tmp_path, devops_questdb, devnull):
     record = run_replay(ReplayOptions(path=str(GOLDEN), host=devops_questdb.host, ilp_port=devops_questdb.ilp_port,
                                       http_port=devops_questdb.http_port, results_dir=str(tmp_path),
@@ -101,6 +103,7 @@ def test_replay_of_a_tsbs_devops_file_validates_nine_tables(tmp_path, devops_que
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args,fragment", [
     (["bench", "--use-case", "devops", "--table", "mine"], "--table"),
     (["bench", "--use-case", "devops", "--op", "iterrows"], "--op iterrows"),

@@ -33,6 +33,9 @@ from container_sql import questdb_sql_in
 from helpers import DOCKER_PUBLISHED_PORTS
 from prerequisites import require
 
+# The Compose stack built and run several times: minutes (docker: tests/conftest.py marks the module).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "tsbs-pandas-questdb-test"
 ROWS = 200_000

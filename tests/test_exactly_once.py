@@ -32,6 +32,7 @@ def wait_for_sent_rows(process: subprocess.Popen, at_least: int) -> None:
         raise AssertionError("the run ended before sending")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers, restarts", [((), 1), ((), 2), (("--workers", "2"), 1)])
 def test_restarts_mid_send_lose_and_double_nothing(tmp_path, killable_questdb, workers, restarts):
     server = killable_questdb
@@ -68,6 +69,7 @@ def test_restarts_mid_send_lose_and_double_nothing(tmp_path, killable_questdb, w
     assert "Re-sent:" in stdout
 
 
+@pytest.mark.slow
 def test_without_exactly_once_a_restart_fails_the_run_clearly(tmp_path, killable_questdb):
     server = killable_questdb
     command = [arg for arg in bench_command(server, tmp_path / "r.json") if arg != "--exactly-once"]
@@ -82,6 +84,7 @@ def test_without_exactly_once_a_restart_fails_the_run_clearly(tmp_path, killable
     assert flushed <= settled_count(server.client, "cpu") <= flushed + CHUNK_ROWS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [(), ("--workers", "2")])
 def test_a_killed_client_resumes_to_an_exact_table(tmp_path, killable_questdb, workers):
     """The client SIGKILLed mid-send; `bench --resume` on its record finishes the data set exactly."""

@@ -13,6 +13,9 @@ import pytest
 
 from helpers import KILLABLE_PORTS, assert_one_line_error
 
+# A QuestDB of its own on a tmpfs, filled by a 5M-row send.
+pytestmark = pytest.mark.slow
+
 # QuestDB preallocates about 210 MB at start; 400 MB leaves it room to start and not to take 5M rows.
 TMPFS_SIZE = "400m"
 

@@ -38,6 +38,7 @@ def test_golden_readme_lists_every_use_case_with_and_without_a_row_limit():
         assert sorted(limits) == [False, True], use_case
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,flags,md5", group_golden_cases(), ids=lambda value: str(value)[:40])
 def test_generate_reproduces_tsbs_groups_byte_for_byte(tmp_path, name, flags, md5):
     golden = gzip.open(GROUP_GOLDEN_DIR / name).read()
@@ -187,6 +188,7 @@ def bench_options(tmp_path, server, use_case: str, group: int, count: int, **ove
     return BenchOptions(**values)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_case", use_cases.NAMES)
 def test_bench_sends_groups_that_fill_the_whole_data_set(tmp_path, questdb_server, use_case, devnull):
     entry = use_cases.get(use_case)

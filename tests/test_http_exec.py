@@ -158,6 +158,7 @@ def test_wait_for_count_fails_fast_on_excess_rows(client):
     assert "expected 60 rows" in message and "100 visible" in message
 
 
+@pytest.mark.slow
 def test_wait_for_count_fails_fast_on_a_suspended_wal(questdb_factory):
     # Suspending a table's WAL by SQL needs dev mode, so this test runs a server of its own.
     server = questdb_factory(extra_env={"QDB_DEV_MODE_ENABLED": "true"})

@@ -34,6 +34,7 @@ def fingerprint(client, table: str) -> list:
     return rows[0]
 
 
+@pytest.mark.slow
 def test_replayed_file_and_sent_frames_hold_the_same_rows(questdb, tmp_path, devnull):
     golden_lines = gzip.open(GOLDEN).read().count(b"\n")
     replayed = run_replay(ReplayOptions(path=str(GOLDEN), host=questdb.host, ilp_port=questdb.ilp_port,
@@ -53,6 +54,7 @@ def test_replayed_file_and_sent_frames_hold_the_same_rows(questdb, tmp_path, dev
     assert {table: fingerprint(questdb.client, table) for table in TABLES} == from_file
 
 
+@pytest.mark.slow
 def test_a_streamed_send_is_exact_in_both_tables(questdb, tmp_path, devnull):
     record = run_bench(BenchOptions(send=True, stream=True, host=questdb.host, ilp_port=questdb.ilp_port,
                                     http_port=questdb.http_port, server_metrics_port=questdb.min_port,
@@ -74,6 +76,7 @@ def late_lines(lines: list[bytes]) -> dict[str, int]:
     return late
 
 
+@pytest.mark.slow
 def test_sent_as_tsbs_orders_it_and_sorted_the_same_rows_arrive(questdb, tmp_path, devnull):
     """As sent, the record counts the late rows TSBS's file holds (counted here from the file itself) and the
     server reports out-of-order commits; sorted (``--sort``), no late row and the same rows in the tables."""
@@ -101,6 +104,7 @@ def test_sent_as_tsbs_orders_it_and_sorted_the_same_rows_arrive(questdb, tmp_pat
     assert f"readings {late['readings'] / 3253:.2%}" in compared.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, fragment", [
     (["--exactly-once", "--transport", "http"], "not unique"),
     (["--table", "trucks"], "--table"),
@@ -112,6 +116,7 @@ def test_what_iot_cannot_do_is_refused_in_one_line(args, fragment):
     assert_one_line_error(result, 2, fragment)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_case", ["cpu-only", "devops"])
 def test_sort_is_refused_where_rows_are_in_time_order_already(use_case):
     result = run_cli("generate", "--use-case", use_case, "--sort", "--scale", "2", "--file", "-")

@@ -124,6 +124,7 @@ def test_the_answers_are_not_trivial():
     )).rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_every_iot_type_answers_as_the_reference(loaded, tmp_path, protocol, devnull):
     record = run_queries(options(loaded, tmp_path, protocol=protocol, workers=2), out=devnull)
@@ -146,6 +147,7 @@ def _set_fuel_state(server, name: str, at: str, value: float) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_changed_value_fails_the_check(loaded, tmp_path):
     """truck_1 (fleet South, the second low-fuel query's) reports a half-full tank last: low-fuel no longer
     finds it, the reference does."""
@@ -167,6 +169,7 @@ def test_a_changed_value_fails_the_check(loaded, tmp_path):
         _set_fuel_state(loaded, "truck_1", at, original)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, fragment", [
     (["--use-case", "iot", "--under-load"], "--under-load appends rows to table cpu"),
     (["--use-case", "devops", "--check", "--seed", "1"], "--check has reference answers for the data sets of "

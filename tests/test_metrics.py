@@ -168,6 +168,7 @@ def test_concurrent_workers_lose_no_counts(metrics):
     assert send.record(1.0).rows == 80_000 and send.record(1.0).flushes == 8000
 
 
+@pytest.mark.slow
 def test_endpoint_lingers_after_close_then_stops(metrics):
     run = metrics(linger=3.0)
     run.new_phase("serialize", 1).add(0, 7, 70)
@@ -259,6 +260,7 @@ def run_with_scrape(options: BenchOptions) -> tuple[dict, dict]:
     return outcome["record"], final
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [None, 3])
 def test_exported_counters_agree_with_the_results_json(tmp_path, workers):
     options = BenchOptions(scale=100, seed=7, row_count=60_000, worker_chunk_row_count=4_000, workers=workers,
@@ -291,6 +293,7 @@ def test_exported_counters_agree_with_the_results_json(tmp_path, workers):
     assert value(samples, "harness_phase", run_id=run_id, phase="done") == 1
 
 
+@pytest.mark.slow
 def test_a_failed_run_exports_its_error(tmp_path):
     """Sending to a port where nothing listens fails the run; the scrape during linger shows the error
     kind and phase `failed`, and the results JSON says failed with the error."""

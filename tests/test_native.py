@@ -62,6 +62,7 @@ def test_start_on_a_running_root_is_a_no_op(questdb_server):
     assert questdb_server.server.healthy()
 
 
+@pytest.mark.slow
 def test_stop_is_graceful_and_frees_the_ports(killable_questdb):
     server = killable_questdb.server
     client = killable_questdb.client
@@ -78,6 +79,7 @@ def test_stop_is_graceful_and_frees_the_ports(killable_questdb):
     assert client.count("kept") == 10
 
 
+@pytest.mark.slow
 def test_kill_is_a_crash(killable_questdb):
     server = killable_questdb.server
     pid = server.pid()
@@ -103,6 +105,7 @@ def test_busy_port_is_refused_before_starting(tmp_path):
     assert server.process is None and not server.is_running()
 
 
+@pytest.mark.slow
 @pytest.mark.server
 def test_a_server_that_exits_at_start_shows_its_log(tmp_path):
     server = NativeQuestDB(tmp_path / "root", **KILLABLE_PORTS,
@@ -164,6 +167,7 @@ def test_sink_on_a_busy_port_is_refused(tmp_path, socat_sink):
 # --- the command line (make native-up / native-status / native-down) -----------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.server
 def test_cli_up_status_down(tmp_path):
     root = ["--root", str(tmp_path / "root")]

@@ -49,6 +49,7 @@ def fill(disk) -> None:
             pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, what", [
     (["generate", *SMALL, "--file", "/dev/full"], "--file"),
     (["generate", *SMALL, "--use-case", "devops", "--file", "/dev/full"], "--file"),
@@ -63,6 +64,7 @@ def test_a_full_device_is_one_line(tmp_path, args, what):
     assert_one_line(result, 1 if what != "missing.json" else 2, what)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["generate", *SMALL, "--file", "{disk}/out.ilp"],
     ["generate", *SMALL, "--use-case", "devops", "--file", "{disk}/out.ilp"],
@@ -75,6 +77,7 @@ def test_a_full_disk_leaves_no_partial_file(tmpfs, tmp_path, args):
     assert os.listdir(disk) == [], "a partial file was left"
 
 
+@pytest.mark.slow
 def test_a_results_file_on_a_full_disk_is_one_line(tmpfs):
     disk = tmpfs("64k")
     fill(disk)
@@ -84,6 +87,7 @@ def test_a_results_file_on_a_full_disk_is_one_line(tmpfs):
     assert os.listdir(disk / "results") == []
 
 
+@pytest.mark.slow
 def test_a_report_on_a_full_disk_is_one_line(tmpfs, tmp_path):
     record = tmp_path / "r.json"
     assert run_cli("bench", "--row-count", "1000", "--scale", "10", "--results", str(record)).returncode == 0
@@ -100,6 +104,7 @@ def test_a_read_only_folder_is_one_line(tmpfs):
     assert_one_line(result, 2, "--file", "Read-only file system")
 
 
+@pytest.mark.slow
 def test_a_folder_that_vanishes_mid_write_is_one_line(tmp_path):
     import shutil
     import sys

@@ -56,8 +56,8 @@ REJECTED = {"query_type": "lastpoint", "label": "rejected", "description": "a ta
 # the fixture stops them afterwards. Generous: a slow machine must not lose a client target mid-test.
 LINGER_SECONDS = 180
 WAIT_SECONDS = 60  # for each stage (target up, run finished, final scrape); a failure names the stage
-# Every test reads the stack fixture's own QuestDB and Prometheus, after three runs against them.
-pytestmark = pytest.mark.server
+# Every test reads the stack fixture's own QuestDB and Prometheus, after three runs against them: minutes.
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 # Metrics that move during any successful send: a panel querying them must show more than zeros.
 MOVING_METRICS = ("harness_rows_total", "harness_ilp_bytes_total", "harness_flushes_total",

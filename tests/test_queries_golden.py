@@ -11,6 +11,9 @@ from harness.queries.runner import QueriesRunOptions, run_queries
 from harness.bench import BenchOptions, run_bench
 from helpers import GOLDEN_DIR
 
+# The golden data set loaded, then every golden query run: a minute and more.
+pytestmark = pytest.mark.slow
+
 GOLDEN = GOLDEN_DIR
 QUERIES_FILE = GOLDEN / "queries_cpu-only_seed7_scale10_12h.jsonl.gz"
 DATA_SET = dict(seed=7, scale=10, timestamp_start="2016-01-01T00:00:00Z", timestamp_end="2016-01-01T12:00:00Z")

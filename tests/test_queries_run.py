@@ -56,6 +56,7 @@ def options(server, tmp_path: Path, **values) -> QueriesRunOptions:
     return QueriesRunOptions(**settings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_every_type_answers_as_the_reference(loaded, tmp_path, protocol, devnull):
     record = run_queries(options(loaded, tmp_path, protocol=protocol, workers=2, check=True),
@@ -165,6 +166,7 @@ def harness(*args: str) -> subprocess.CompletedProcess:
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_server_down_is_one_line_and_a_record(loaded, tmp_path, protocol):
     port = free_port()
@@ -178,6 +180,7 @@ def test_server_down_is_one_line_and_a_record(loaded, tmp_path, protocol):
     assert record.kind == "queries" and record.status == "failed" and f"127.0.0.1:{port}" in record.error
 
 
+@pytest.mark.slow
 def test_bad_file_is_one_line_and_a_record(loaded, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query_type": "lastpoint"}\n')
@@ -215,6 +218,7 @@ SLOW_SQL = "SELECT sum(x) FROM long_sequence(500000000)"
 TIMEOUT = "0.5"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_a_query_over_the_timeout_is_counted_as_a_timeout(loaded, tmp_path, protocol):
     """--timeout on a genuinely slow query: each expiry counted per type as kind timeout, the run goes on
@@ -244,6 +248,7 @@ def test_a_query_over_the_timeout_is_counted_as_a_timeout(loaded, tmp_path, prot
     assert "2 timeout" in record.error
 
 
+@pytest.mark.slow
 def test_under_load_runs_the_ingest_beside_the_queries(loaded, tmp_path, devnull):
     """Last in this file: it appends rows after the data set (the other tests' answers would change)."""
     load_rows = 32 * 600  # ten hours of the data set's hosts after its end
@@ -276,6 +281,7 @@ def test_under_load_runs_the_ingest_beside_the_queries(loaded, tmp_path, devnull
         run_queries(options(loaded, tmp_path, queries_only_after=True), out=devnull)
 
 
+@pytest.mark.slow
 def test_metrics_count_every_query_by_type(loaded, tmp_path):
     import urllib.request
 

@@ -89,6 +89,7 @@ def wait_for_value(client: QuestDBSql, sql: str, value, timeout: float = 30) -> 
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fields", ["double", "long"])
 def test_every_golden_query_answer_equals_the_reference_and_a_changed_value_is_caught(questdb, fields):
     queries = golden_queries()
@@ -290,6 +291,7 @@ def _cells(row: tuple, fields: str) -> tuple:
     return (*(str(tag) for tag in tags), *(convert(value) for value in values), int(timestamp))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fields", ["double", "long"])
 def test_reference_equals_plain_pandas_on_a_data_set_cut_mid_epoch(fields):
     # 12 hours of 10 hosts, cut 3 hosts into the last epoch: the last bucket lacks hosts 3..9.

@@ -239,6 +239,7 @@ def test_every_query_type_runs_on_questdb(questdb):
         assert columns and rows == [], query.query_type
 
 
+@pytest.mark.slow
 def test_the_queries_generate_command_writes_the_golden_file(tmp_path):
     """`python -m harness queries generate` with the golden README's flags (all types at once)."""
     out = tmp_path / "q.jsonl"

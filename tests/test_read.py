@@ -82,6 +82,7 @@ def test_frames_have_the_dtypes_bench_sends_and_come_in_table_order(loaded, prot
     assert list(frame.columns[:2]) == ["hostname", "region"] and frame["hostname"].iloc[11] == "host_1"
 
 
+@pytest.mark.slow
 def test_check_catches_a_changed_value(questdb, tmp_path):
     _load(questdb, tmp_path, **DATA_SET)
     questdb.client.exec("update cpu set usage_nice = 0.25 where hostname = 'host_7' and "
@@ -101,6 +102,7 @@ def test_check_catches_a_changed_value(questdb, tmp_path):
                "--results", str(tmp_path / "other.json")).returncode == 1
 
 
+@pytest.mark.slow
 def test_an_iot_table_with_nulls_and_late_rows_checks_equal(questdb, tmp_path, devnull):
     data_set = dict(use_case="iot", seed=3, scale=10, timestamp_end="2016-01-01T02:00:00Z")
     _load(questdb, tmp_path, **data_set)
@@ -117,6 +119,7 @@ def test_a_time_range_reads_and_checks_only_its_rows(loaded, tmp_path, devnull):
     assert record.status == "ok" and record.read.checked_rows == record.phases["read"].rows == 60 * 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, code, message", [
     (["--table", "no_such_table"], 2, "error: table no_such_table does not exist"),
     (["--sql", "select nonsense from"], 2, "error: --sql: "),
@@ -140,6 +143,7 @@ def test_sql_reads_its_answer(loaded, tmp_path, devnull):
     assert record.status == "ok" and record.phases["read"].rows == 300 and record.read.expected_rows is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", [ReadProtocol.asyncpg, ReadProtocol.http_csv])
 def test_a_server_killed_mid_read_ends_the_read_in_one_line(killable_questdb, tmp_path, protocol):
     _load(killable_questdb, tmp_path, seed=1, scale=100, row_count=200_000)
@@ -172,6 +176,7 @@ def test_read_metrics_export_rows_and_bytes_of_the_read_phase():
     assert 'harness_phase{phase="read",run_id="r1"} 1.0' in text and 'phase="send"' not in text
 
 
+@pytest.mark.slow
 def test_a_table_made_again_with_other_column_types_reads_right(questdb, tmp_path, devnull):
     """QuestDB keeps compiled statements by their text: the same text over a table dropped and made again
     with LONG for DOUBLE columns would read the new columns as the old type (once). Each read's text is its own."""

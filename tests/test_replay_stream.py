@@ -45,6 +45,7 @@ def replay_file(tmp_path, use_case: str, gzipped: bool):
     return path, data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gzipped", [False, True], ids=["plain", "gzip"])
 @pytest.mark.parametrize("use_case", list(FILES))
 def test_small_pieces_fill_questdb_exactly(tmp_path, questdb, use_case, gzipped, devnull):
@@ -76,6 +77,7 @@ def test_rename_lines_renames_the_table_of_every_line_naming_it_and_no_other():
         b"load_7 usage_user=3i 30\nload_7,hostname=cpu usage_user=4i 40\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("gzipped", "table", "written"), [
     (False, "replayed_elsewhere", b"replayed_elsewhere"),
     (True, "replayed_elsewhere", b"replayed_elsewhere"),
@@ -110,6 +112,7 @@ def failed_record(tmp_path) -> dict:
     return record
 
 
+@pytest.mark.slow
 def test_gzip_corrupt_half_way_sends_what_came_before_and_says_so(tmp_path, questdb):
     data = gzip.open(FILES["devops"]).read()
     packed = gzip.compress(data)
@@ -177,6 +180,7 @@ def peak_rss_of_replay(path, sink, tmp_path) -> int:
     return usage.ru_maxrss * 1024
 
 
+@pytest.mark.slow
 def test_peak_rss_does_not_grow_with_the_file(tmp_path, socat_sink):
     """A file 25 times the size of another (about 200 MiB) costs a replay no more than an eighth of its own
     size more peak memory: the pieces in flight are a fixed pool (holding the file would cost its size, twice)."""
@@ -204,6 +208,7 @@ def test_small_file_errors_come_before_a_run(tmp_path, devnull):
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow
 def test_a_devops_file_whose_first_piece_is_all_cpu_widens_to_devops(tmp_path, questdb, devnull):
     """TSBS's devops file at a large scale begins with more cpu lines than a piece holds: told a cpu-only
     file at first, the replay takes the other eight tables on where they appear, before they go out."""
@@ -218,6 +223,7 @@ def test_a_devops_file_whose_first_piece_is_all_cpu_widens_to_devops(tmp_path, q
     assert {table: questdb.client.count(table) for table in expected} == expected
 
 
+@pytest.mark.slow
 def test_a_table_of_another_use_case_half_way_ends_the_run(tmp_path, socat_sink):
     cpu, iot = (gzip.open(FILES[name]).read() for name in ("cpu-only", "iot"))
     mixed = tmp_path / "mixed.ilp"
@@ -229,6 +235,7 @@ def test_a_table_of_another_use_case_half_way_ends_the_run(tmp_path, socat_sink)
     assert failed_record(tmp_path)["phases"]["send"]["rows"] <= len(cpu.splitlines())
 
 
+@pytest.mark.slow
 def test_a_reset_while_another_worker_is_blocked_ends_every_worker(tmp_path):
     """Both connections stall (the peer reads neither) until every queue is full; then one is reset. The
     other worker, blocked in a write, still gets the end once its peer reads again: the run ends in one

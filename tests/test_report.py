@@ -40,6 +40,7 @@ def two_runs(tmp_path_factory, questdb_server):
     return [bench(tmp_path, questdb_server, "one-thread"), bench(tmp_path, questdb_server, "two-workers", workers=2)]
 
 
+@pytest.mark.slow
 def test_the_time_series_adds_up_to_the_phase_totals(two_runs):
     for record in two_runs:
         samples = record.timeseries.samples
@@ -61,6 +62,7 @@ def test_the_time_series_adds_up_to_the_phase_totals(two_runs):
         assert all(sample.server_rss_bytes > 0 for sample in samples)
 
 
+@pytest.mark.slow
 def test_a_suspended_wal_apply_shows_a_rising_lag(questdb_factory):
     questdb = questdb_factory(extra_env={"QDB_DEV_MODE_ENABLED": "true"})  # SUSPEND WAL wants dev mode
     sql = questdb.client
@@ -127,6 +129,7 @@ def cpu_only_spec():
     return make_spec(seed=3, scale=1000, timestamp_end=None, row_limit=1_000)
 
 
+@pytest.mark.slow
 def test_report_of_one_run_and_of_two(tmp_path, two_runs):
     one = write_report([two_runs[0]], tmp_path / "one.html").read_text()
     assert one.count("<svg") == 4  # rows/s, MiB/s, client cores, server WAL
@@ -146,6 +149,7 @@ def chromium() -> str:
     return chromium_path()
 
 
+@pytest.mark.slow
 def test_chromium_renders_every_chart_from_disk_with_nothing_fetched(tmp_path, two_runs):
     page = write_report(two_runs, tmp_path / "both.html")
     text = page.read_text()
@@ -166,6 +170,7 @@ def test_chromium_renders_every_chart_from_disk_with_nothing_fetched(tmp_path, t
     assert ImageStat.Stat(image).stddev[0] > 10  # charts and text, not a blank page
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line(tmp_path):
     not_ours = tmp_path / "not-ours.json"
     not_ours.write_text(json.dumps({"hello": 1}))

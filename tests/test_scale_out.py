@@ -72,6 +72,7 @@ def clients_run(questdb, tmp_path, clients: int, **flags):
                                       **flags), out=out)
 
 
+@pytest.mark.slow
 def test_two_clients_send_the_whole_data_set_once(questdb, tmp_path):
     """cpu-only in two interleaved groups from two processes: the table holds the whole data set (counted by
     client 0 and here), no row twice; the merged record sums the clients' sends over the union of their
@@ -92,6 +93,7 @@ def test_two_clients_send_the_whole_data_set_once(questdb, tmp_path):
     assert compared.returncode == 0 and "2clients" in compared.stdout
 
 
+@pytest.mark.slow
 def test_clients_into_the_sink_meet_in_their_folder(socat_sink, tmp_path):
     """`--clients 2 --target sink`: no table to meet at, so the two processes meet in the run's folder; the
     merged record is the whole data set's rows over the union of the send windows, with no validation. Given
@@ -111,6 +113,7 @@ def test_clients_into_the_sink_meet_in_their_folder(socat_sink, tmp_path):
     assert said == ["0.prepared", "0.ready", "0.sent", "1.ready", "1.sent"]
 
 
+@pytest.mark.slow
 def test_clients_of_a_use_case_with_several_tables(questdb, tmp_path):
     merged = clients_run(questdb, tmp_path, 3, use_case="iot", scale=10, seed=2, row_count=20_000)
     assert merged.status == "ok"
@@ -119,6 +122,7 @@ def test_clients_of_a_use_case_with_several_tables(questdb, tmp_path):
     assert sum(counts.values()) == merged.phases["send"].rows
 
 
+@pytest.mark.slow
 def test_merge_command_and_its_refusals(questdb, tmp_path):
     merged = clients_run(questdb, tmp_path, 2, scale=5, seed=4, row_count=5_000)
     paths = sorted(str(path) for path in (tmp_path / "merged").glob("client-*.json"))
@@ -141,6 +145,7 @@ def test_merge_command_and_its_refusals(questdb, tmp_path):
     assert single.returncode == 2 and "launcher.txt" in single.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, fragment", [
     (["--clients", "2"], "scale-out run send to a server: add --send"),
     (["--send", "--clients", "2", "--interleaved-generation-groups", "2"], "gives client i interleaved group i"),

@@ -19,6 +19,9 @@ from test_faults import (
     QUERY_DATA_SET, Listener, assert_failed_in_one_line, load_query_data_set, progress, query_progress, stop_when,
 )
 
+# Every test starts a QuestDB of its own (or a frozen listener) and waits out a fault.
+pytestmark = pytest.mark.slow
+
 # What the run may take after the pause beyond --flush-timeout: the bound.
 AFTER_FLUSH_TIMEOUT_SECONDS = 15
 FLUSH_TIMEOUT = 5
