@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: help setup test test-deps docs check-reference
+.PHONY: help setup test test-fast test-deps docs check-reference
 
 help: ## List every target and variable
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-24s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -28,6 +28,9 @@ $(VENV)/.installed: requirements.lock requirements-test.lock pyproject.toml
 
 test: test-deps ## Set up what the tests need (test-deps), then run every test; a missing tool fails, never skips
 	HARNESS_REQUIRE_TOOLS=1 $(PY) -m pytest -v
+
+test-fast: setup ## Run the tests marked neither docker nor slow: about a minute, real QuestDB and sink included
+	$(PY) -m pytest -q -m "not docker and not slow"
 
 test-deps: setup ## Install/start what the tests need: socat, Prometheus, dockerd, Compose, offline images (root)
 	HARNESS_PYTHON='$(PY)' QUESTDB_VERSION='$(QUESTDB_VERSION)' scripts/setup-test-env.sh

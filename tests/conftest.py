@@ -11,16 +11,16 @@ Maven to fetch it, a busy port) makes the tests that need it error, never skip.
     socat_sink        session: the socat no-op sink (RunningSink)
     devnull           per test: a text stream that discards what a run prints
 
-Helpers the test modules import (``from conftest import ...``): ``GOLDEN_DIR`` (TSBS's own output in
-shared/tsbs-golden), ``run_cli`` (the command line in a subprocess), ``free_port``.
+The markers each test carries (pyproject.toml lists them; docs/testing.md): ``server`` on every test that
+uses one of the server fixtures above, directly or through another fixture, and ``docker`` on every test of
+the Docker modules, both set here at collection; ``server`` on a test that starts a server itself, ``docker``
+on one that runs the Docker CLI elsewhere, and ``slow`` are set in the modules. What the test modules share
+(ports, ``run_cli``, ``assert_one_line_error`` ...) is in helpers.py.
 """
 
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,21 +32,21 @@ from harness.servers.process import port_in_use
 from harness.servers.questdb import NativeQuestDB
 from harness.servers.sink import SocatSink
 from harness.measure.timeseries import listening_process
+from helpers import KILLABLE_PORTS, SINK_PORT, TEST_PORTS
 
-# TSBS's own output with the flags that made it (its README): the ground truth, beside the project.
-GOLDEN_DIR = Path(__file__).resolve().parents[2] / "shared" / "tsbs-golden"
-
-
-def run_cli(*args: str, timeout: float = 120, text: bool = True) -> subprocess.CompletedProcess:
-    """``python -m harness ARGS`` in a subprocess, its output captured (bytes with ``text=False``)."""
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=text, timeout=timeout)
+# The fixtures that start (or hand out) a real QuestDB or the socat sink: a test using one is `server`.
+SERVER_FIXTURES = frozenset({"questdb_server", "questdb", "killable_questdb", "questdb_factory", "socat_sink"})
+# The modules that run the Docker engine (Compose, Swarm): every test of theirs is `docker`.
+DOCKER_MODULES = frozenset({"test_docker_e2e.py", "test_docker_swarm.py"})
 
 
-def free_port() -> int:
-    """A port nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.server)
+        if item.path.name in DOCKER_MODULES:
+            item.add_marker(pytest.mark.docker)
 
 
 @pytest.fixture
@@ -54,14 +54,6 @@ def devnull():
     with open(os.devnull, "w") as stream:
         yield stream
 
-# Test ports, away from the defaults (9000/9009/8812/9003) that a developer's own stack may hold.
-# HARNESS_TEST_PORT_OFFSET shifts them, so two test runs on one machine do not collide.
-PORT_OFFSET = int(os.environ.get("HARNESS_TEST_PORT_OFFSET", "0"))
-TEST_PORTS = {name: port + PORT_OFFSET for name, port in
-              dict(http_port=19000, ilp_port=19009, pg_port=18812, min_port=19003).items()}
-KILLABLE_PORTS = {name: port + PORT_OFFSET for name, port in
-                  dict(http_port=19100, ilp_port=19109, pg_port=18912, min_port=19103).items()}
-SINK_PORT = 19010 + PORT_OFFSET
 
 
 def _holder(port: int) -> str:

@@ -31,17 +31,18 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PORT_OFFSET
+from helpers import GRAFANA_PORT
 
 from test_dashboard import (DATASOURCES_DIR, PROVIDERS_DIR, QUERIES_ROW, READ_ROW, ROOT, load_dashboard,
                             panel_expressions, panels_by_row, prometheus_datasource_uid, substitute)
 from test_prometheus_panels import PROMETHEUS_PORT, stack, stop_process, wait_for  # noqa: F401 (a fixture)
 
-GRAFANA_PORT = 29300 + PORT_OFFSET
 IMAGE_PROVISIONING_FOLDERS = ("datasources", "dashboards", "notifiers", "plugins", "access-control", "alerting")
 # The series only a send exports: an ingest panel asked for a query run must draw nothing.
 INGEST_METRICS = ("harness_rows_total", "harness_ilp_bytes_total", "harness_flushes_total",
                   "harness_flush_duration_seconds")
+# Every check reads test_prometheus_panels' stack (its own QuestDB and Prometheus) through a real Grafana.
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 
 def with_run(expr: str, run_id: str) -> str:

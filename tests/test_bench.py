@@ -24,7 +24,7 @@ from harness.ingest.phase_loop import PhaseFailed, Worker, run_phase
 from harness.measure.phase import PhaseProgress
 from harness.tsbs.cpu_only import generator as cpu_only
 from harness.tsbs.use_cases import make_spec
-from conftest import GOLDEN_DIR, free_port, run_cli
+from helpers import GOLDEN_DIR, assert_one_line_error, free_port, run_cli
 from harness.questdb.schema import create_table
 
 GOLDEN = GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
@@ -37,16 +37,6 @@ def options(tmp_path, server=None, **overrides) -> BenchOptions:
         values.update(host=server.host, ilp_port=server.ilp_port, http_port=server.http_port)
     values.update(overrides)
     return BenchOptions(**values)
-
-
-
-
-def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
-    assert result.returncode == code, (result.returncode, result.stdout[-2000:], result.stderr)
-    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr
 
 
 # --- serialize only -------------------------------------------------------------------------------
@@ -107,6 +97,7 @@ def generated_rows(host: str, count: int, fields: str, scale: int = 100, rows: i
     return frame[frame["hostname"] == host].head(count).reset_index(drop=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "transport,workers,protocol,fields",
     [("tcp", None, "auto", "double"), ("tcp", 3, "2", "long"), ("http", None, "auto", "long"), ("http", 2, "1", "double")],
@@ -138,12 +129,14 @@ def test_send_validates_count_schema_and_rows(tmp_path, questdb, transport, work
     assert list(pd.to_datetime(stored["timestamp"], utc=True).dt.tz_convert(None)) == list(expected["timestamp"])
 
 
+@pytest.mark.slow
 def test_stream_send(tmp_path, questdb, devnull):
     record = run_bench(options(tmp_path, questdb, send=True, stream=True, workers=2), out=devnull)
     assert "serialize" not in record.phases
     assert record.validation.visible_rows == 20_000
 
 
+@pytest.mark.slow
 def test_iterrows_baseline_sends(tmp_path, questdb, devnull):
     record = run_bench(options(tmp_path, questdb, send=True, op="iterrows", row_count=2_000), out=devnull)
     assert record.phases["serialize"].rows == 2_000
@@ -212,6 +205,7 @@ def test_replay_golden_file(tmp_path, questdb, workers, write_size, devnull):
     assert rows == [[58]]  # the golden file's first line: usage_user=58i
 
 
+@pytest.mark.slow
 def test_keep_table_appends_and_counts_both(tmp_path, questdb, devnull):
     run_bench(options(tmp_path, questdb, send=True, row_count=5_000), out=devnull)
     record = run_bench(options(tmp_path, questdb, send=True, row_count=5_000, keep_table=True, seed=8),
@@ -219,6 +213,7 @@ def test_keep_table_appends_and_counts_both(tmp_path, questdb, devnull):
     assert record.validation.visible_rows == 10_000
 
 
+@pytest.mark.slow
 def test_conf_string_is_what_senders_use(tmp_path, questdb, devnull):
     """--conf wins over --transport and the ILP port: sending goes over HTTP to the conf's addr although
     --ilp-port names a port where nothing listens."""
@@ -355,6 +350,7 @@ def test_replay_to_socat_sink(tmp_path, socat_sink, devnull):
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target_args", [[], ["--target", "sink"], ["--transport", "http"]])
 def test_nothing_listening_is_a_clear_error(tmp_path, target_args):
     port = free_port()
@@ -371,6 +367,7 @@ def test_replay_to_closed_port(tmp_path):
     assert_one_line_error(result, 1, f"localhost:{port}")
 
 
+@pytest.mark.slow
 def test_validation_timeout_states_both_counts(tmp_path, questdb, devnull):
     """A deduplicating table keeps fewer rows than were sent: the run must fail, saying both counts."""
     client = questdb.client
@@ -387,6 +384,7 @@ def test_validation_timeout_states_both_counts(tmp_path, questdb, devnull):
     assert client.count("cpu") == 2_000
 
 
+@pytest.mark.slow
 def test_incompatible_schema_is_refused_before_sending(tmp_path, questdb, devnull):
     client = questdb.client
     client.drop_table("cpu")
@@ -401,6 +399,7 @@ def test_incompatible_schema_is_refused_before_sending(tmp_path, questdb, devnul
     assert_one_line_error(result, 2, "cpu")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args,fragment",
     [
@@ -428,6 +427,7 @@ def test_unreadable_replay_file(tmp_path):
     assert_one_line_error(result, 2, "missing.ilp")
 
 
+@pytest.mark.slow
 def test_progress_bar_only_on_a_terminal(tmp_path):
     import os
     import pty

@@ -42,6 +42,7 @@ def compose_config(*files: str, env: dict | None = None, quiet: bool = False) ->
 
 # --- docker compose config ------------------------------------------------------------------------------
 
+@pytest.mark.docker
 @pytest.mark.parametrize("files", [("compose.yaml",), ("compose.yaml", "compose.offline.yaml")],
                          ids=["compose", "offline"])
 def test_compose_config_quiet(files):
@@ -50,6 +51,7 @@ def test_compose_config_quiet(files):
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.docker
 def test_compose_model():
     """What the issue asks of compose.yaml, read from the CLI's own resolved model."""
     compose_cli()
@@ -91,6 +93,7 @@ def test_compose_model():
     assert grafana_env["GF_AUTH_ANONYMOUS_ENABLED"] == "true" and "GF_SECURITY_ADMIN_PASSWORD" in grafana_env
 
 
+@pytest.mark.docker
 def test_grafana_never_falls_back_to_a_default_password(tmp_path):
     """Without GRAFANA_ADMIN_PASSWORD a bare `docker compose` refuses, naming it; make generates one."""
     compose_cli()
@@ -108,6 +111,7 @@ def test_grafana_never_falls_back_to_a_default_password(tmp_path):
     assert stored.read_text().strip() == password and stored.stat().st_mode & 0o077 == 0
 
 
+@pytest.mark.docker
 def test_compose_model_without_cpu_sets_leaves_cores_unpinned():
     """A bare `docker compose up` (no Makefile) must still be valid: empty CPU sets mean no pinning."""
     compose_cli()
@@ -116,6 +120,7 @@ def test_compose_model_without_cpu_sets_leaves_cores_unpinned():
     assert "cpuset" not in json.loads(result.stdout)["services"]["questdb"]
 
 
+@pytest.mark.docker
 def test_offline_override_uses_stand_ins_only():
     compose_cli()
     result = compose_config("compose.yaml", "compose.offline.yaml")
@@ -149,6 +154,7 @@ def swarm_stack(*args: str) -> dict:
     return json.loads(stack)
 
 
+@pytest.mark.docker
 def test_swarm_stack():
     """N client replicas that run once, on the nodes labelled for clients, each taking its group and record
     file from its task slot; the servers on the node labelled for QuestDB, publishing nothing (a swarm cannot
@@ -295,6 +301,7 @@ def client_commands(commands: list[list[str]]) -> list[tuple[list[str], list[str
 QUERY_VARIABLES = ["QSCALE=4", "QSEED=3", "QEND=2016-01-01T03:00:00Z", "QUERIES=2", "QWORKERS=2", "QPROTOCOL=http"]
 
 
+@pytest.mark.slow
 def test_queries_loads_the_data_set_then_runs_the_queries_in_the_client():
     """make queries: the stack up, then two client containers like bench's (same run options, CPU sets and
     offline files): `bench --send --transport http` of the data set the Q* variables name, then `queries
@@ -322,6 +329,7 @@ def test_queries_loads_the_data_set_then_runs_the_queries_in_the_client():
     assert len(runs) == 2 and up < runs[0] and commands[runs[0]][-len(load):] == load
 
 
+@pytest.mark.slow
 def test_queries_default_results_and_no_load():
     """Without RESULTS the records are stamped like bench's, the load's beside the queries'; QLOAD=0 only
     queries the table as it is."""

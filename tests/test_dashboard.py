@@ -167,6 +167,7 @@ def compose_config() -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.mark.docker
 def test_compose_mounts_match_the_provisioning_paths():
     services = compose_config()["services"]
     grafana = {volume["target"]: volume.get("source") for volume in services["grafana"]["volumes"]}

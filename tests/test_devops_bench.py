@@ -14,7 +14,7 @@ from harness.commands.replay import ReplayOptions, run_replay
 from harness.tsbs.devops import generator as devops
 from harness.tsbs.devops.schema import TABLES, schemas
 from harness.tsbs.use_cases import make_spec
-from conftest import GOLDEN_DIR, run_cli
+from helpers import GOLDEN_DIR, assert_one_line_error, run_cli
 
 GOLDEN = (GOLDEN_DIR
           / "devops_seed123_scale5_10m_10s.ilp.gz")
@@ -48,6 +48,7 @@ def server_rows(server, table: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["tcp", "http"])
 def test_bench_devops_fills_the_nine_tables_exactly(tmp_path, devops_questdb, transport, devnull):
     record = run_bench(options(tmp_path, devops_questdb, workers=2, transport=transport),
@@ -88,6 +89,7 @@ def test_bench_devops_serialize_only_counts_every_table(tmp_path, devops_questdb
     assert record.mode.startswith("devops-serialize")
 
 
+@pytest.mark.slow
 def test_replay_of_a_tsbs_devops_file_validates_nine_tables(tmp_path, devops_questdb, devnull):
     record = run_replay(ReplayOptions(path=str(GOLDEN), host=devops_questdb.host, ilp_port=devops_questdb.ilp_port,
                                       http_port=devops_questdb.http_port, results_dir=str(tmp_path),
@@ -103,6 +105,7 @@ def test_replay_of_a_tsbs_devops_file_validates_nine_tables(tmp_path, devops_que
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args,fragment", [
     (["bench", "--use-case", "devops", "--table", "mine"], "--table"),
     (["bench", "--use-case", "devops", "--op", "iterrows"], "--op iterrows"),
@@ -111,6 +114,4 @@ def test_replay_of_a_tsbs_devops_file_validates_nine_tables(tmp_path, devops_que
 ])
 def test_options_that_make_no_sense_for_devops_end_in_one_line(args, fragment):
     result = run_cli(*args)
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    assert result.stderr.count("\n") == 1 and fragment in result.stderr, result.stderr
-    assert "Traceback" not in result.stderr
+    assert_one_line_error(result, 2, fragment)

@@ -16,7 +16,7 @@ from harness.ingest.ilp import go_float_text, write_ilp
 from harness.tsbs.devops import generator as devops
 from harness.tsbs.devops.schema import MEASUREMENTS, TABLES, schemas
 from harness.tsbs.use_cases import make_spec
-from conftest import GOLDEN_DIR, run_cli
+from helpers import GOLDEN_DIR, run_cli
 
 
 
@@ -62,6 +62,7 @@ def test_golden_readme_lists_the_devops_files():
     assert len({spec_of(flags).interval_ns for _, flags, _ in cases}) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,flags,md5", devops_golden_cases(), ids=[c[0] for c in devops_golden_cases()])
 def test_generate_reproduces_tsbs_devops_byte_for_byte(tmp_path, name, flags, md5):
     out = tmp_path / "out.ilp"
@@ -70,12 +71,14 @@ def test_generate_reproduces_tsbs_devops_byte_for_byte(tmp_path, name, flags, md
     assert_same_lines(out.read_bytes(), golden_bytes(name, md5))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk_rows,workers", [(1, 1), (4, 2), (45, 1), (46, 2), (333, 2), (10**6, 1)])
 def test_any_chunk_size_gives_the_same_bytes(chunk_rows, workers):
     name, flags, md5 = devops_golden_cases()[0]
     assert_same_lines(ilp_of(spec_of(flags), chunk_rows, workers), golden_bytes(name, md5))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("first_chunk_rows,chunk_rows", [(1, 333), (44, 100), (46, 45), (500, 10**6)])
 def test_a_smaller_first_chunk_gives_the_same_bytes(first_chunk_rows, chunk_rows):
     name, flags, md5 = devops_golden_cases()[0]
@@ -87,6 +90,7 @@ def test_a_smaller_first_chunk_gives_the_same_bytes(first_chunk_rows, chunk_rows
     assert_same_lines(out.getvalue(), golden_bytes(name, md5))
 
 
+@pytest.mark.slow
 def test_max_data_points_stops_inside_an_epoch_as_tsbs():
     name, flags, md5 = devops_golden_cases()[0]
     expected = golden_bytes(name, md5)

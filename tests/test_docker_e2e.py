@@ -30,7 +30,11 @@ from pathlib import Path
 
 import pytest
 from container_sql import questdb_sql_in
+from helpers import DOCKER_PUBLISHED_PORTS
 from prerequisites import require
+
+# The Compose stack built and run several times: minutes (docker: tests/conftest.py marks the module).
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "tsbs-pandas-questdb-test"
@@ -38,10 +42,8 @@ ROWS = 200_000
 IOT_POINTS = 50_000  # points TSBS draws; it prints about nine in ten
 CLIENT_ROWS = 60_000
 # The host ports the test stack publishes (compose.yaml's PUBLISH_*): clear of a developer's stack, the
-# native tests' 19xxx (+ offsets) and the metrics tests' 29xxx, and below Linux's ephemeral range (32768+),
-# where the suite's own client connections would sometimes hold the port at the moment Docker binds it.
-PUBLISHED = {"PUBLISH_HTTP_PORT": 31000, "PUBLISH_ILP_PORT": 31009, "PUBLISH_PG_PORT": 30812,
-             "PUBLISH_MIN_PORT": 31003, "PUBLISH_PROMETHEUS_PORT": 31090, "PUBLISH_GRAFANA_PORT": 31300}
+# native tests' 19xxx and the metrics tests' 29xxx, and below Linux's ephemeral range (tests/helpers.py).
+PUBLISHED = DOCKER_PUBLISHED_PORTS
 
 ENV = {"GRAFANA_ADMIN_PASSWORD": "e2e-test-password", **os.environ, "COMPOSE_PROJECT_NAME": PROJECT,
        **{name: str(port) for name, port in PUBLISHED.items()}}

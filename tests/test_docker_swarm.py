@@ -22,6 +22,9 @@ import pytest
 from container_sql import questdb_sql_in
 from prerequisites import require
 
+# A one-node swarm made, a stack deployed and removed: minutes (docker: tests/conftest.py marks the module).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 STACK = "tsbs-pandas-questdb-swarm-test"
 ROWS = 200_000

@@ -10,6 +10,7 @@ import time
 
 import pandas as pd
 import pytest
+from helpers import run_cli
 
 from harness.tsbs.cpu_only import generator as cpu_only
 from harness.tsbs.use_cases import make_spec
@@ -31,6 +32,7 @@ def wait_for_sent_rows(process: subprocess.Popen, at_least: int) -> None:
         raise AssertionError("the run ended before sending")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers, restarts", [((), 1), ((), 2), (("--workers", "2"), 1)])
 def test_restarts_mid_send_lose_and_double_nothing(tmp_path, killable_questdb, workers, restarts):
     server = killable_questdb
@@ -67,6 +69,7 @@ def test_restarts_mid_send_lose_and_double_nothing(tmp_path, killable_questdb, w
     assert "Re-sent:" in stdout
 
 
+@pytest.mark.slow
 def test_without_exactly_once_a_restart_fails_the_run_clearly(tmp_path, killable_questdb):
     server = killable_questdb
     command = [arg for arg in bench_command(server, tmp_path / "r.json") if arg != "--exactly-once"]
@@ -81,6 +84,7 @@ def test_without_exactly_once_a_restart_fails_the_run_clearly(tmp_path, killable
     assert flushed <= settled_count(server.client, "cpu") <= flushed + CHUNK_ROWS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [(), ("--workers", "2")])
 def test_a_killed_client_resumes_to_an_exact_table(tmp_path, killable_questdb, workers):
     """The client SIGKILLed mid-send; `bench --resume` on its record finishes the data set exactly."""
@@ -99,8 +103,7 @@ def test_a_killed_client_resumes_to_an_exact_table(tmp_path, killable_questdb, w
     died = json.loads(results.read_text())
     assert died["status"] == "running" and died["acknowledged_chunks"] > 0
     assert server.client.count("cpu") < ROWS
-    resumed = subprocess.run([sys.executable, "-m", "harness", "bench", "--resume", str(results),
-                              "--reporting-period", "0"], capture_output=True, text=True, timeout=600)
+    resumed = run_cli("bench", "--resume", str(results), "--reporting-period", "0", timeout=600)
     assert resumed.returncode == 0, (resumed.stdout[-2000:], resumed.stderr)
     assert server.client.count("cpu") == ROWS
     _, distinct = server.client.query("select count() from (select distinct hostname, timestamp from cpu)")

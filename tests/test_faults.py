@@ -22,7 +22,7 @@ from harness.commands.bench import run_bench
 
 from harness.run.bench_options import BenchOptions
 from harness.servers.sink import SocatSink
-from conftest import free_port
+from helpers import assert_one_line_error, free_port
 
 # However a run is stopped, it ends within this many seconds (most end in under one): the issue's bound.
 ENDS_WITHIN_SECONDS = 30
@@ -77,14 +77,13 @@ def bench(tmp_path, port: int, *args: str, timeout: float = 120) -> subprocess.C
 
 
 def assert_failed_in_one_line(result: subprocess.CompletedProcess, code: int, fragment: str, tmp_path) -> dict:
-    assert result.returncode == code, (result.returncode, result.stdout[-2000:], result.stderr)
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
-    assert fragment in result.stderr, result.stderr
+    assert_one_line_error(result, code, fragment)
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["status"] == "failed" and fragment in record["error"]
     return record
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("listener", ["frozen"], indirect=True)
 @pytest.mark.parametrize("workers", [(), ("--workers", "2")])
 def test_a_server_that_stops_reading_ends_the_run(tmp_path, listener, workers):
@@ -94,6 +93,7 @@ def test_a_server_that_stops_reading_ends_the_run(tmp_path, listener, workers):
     assert record["phases"]["send"]["rows"] < 2_000_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("listener", ["closing"], indirect=True)
 def test_a_dropped_connection_while_streaming_ends_the_run(tmp_path, listener):
     """Two workers fail while the generator (large hosts count: slower than the workers) still produces:
@@ -103,6 +103,7 @@ def test_a_dropped_connection_while_streaming_ends_the_run(tmp_path, listener):
     assert_failed_in_one_line(result, 1, f"127.0.0.1:{listener.port}", tmp_path)
 
 
+@pytest.mark.slow
 def test_a_busy_metrics_port_is_one_line_and_a_record(tmp_path, socat_sink):
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
@@ -110,6 +111,8 @@ def test_a_busy_metrics_port_is_one_line_and_a_record(tmp_path, socat_sink):
     assert_failed_in_one_line(result, 2, f"--metrics-port {port}", tmp_path)
 
 
+@pytest.mark.slow
+@pytest.mark.server
 @pytest.mark.parametrize("workers", [(), ("--workers", "2")])
 def test_the_sink_killed_mid_send_fails_the_run_with_the_rows_sent(tmp_path, workers):
     """The sink (socat and its per-connection copies) SIGKILLed while rows stream to it."""
@@ -186,6 +189,7 @@ def assert_interrupted(result: subprocess.CompletedProcess, code: int, word: str
     return record
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("phase, args", [
     ("serialize", ["--row-count", "5000000"]),
     ("serialize", ["--row-count", "5000000", "--workers", "2"]),
@@ -207,6 +211,7 @@ def test_a_signal_in_each_phase_ends_the_run_there(tmp_path, socat_sink, phase, 
 VALIDATED_ROWS = 50_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
 def test_a_signal_while_validating_ends_the_run_with_every_row_sent(tmp_path, questdb_server, signum, code, word):
     """Validation waits for rows that cannot come: the table deduplicates, and already holds this data set
@@ -257,6 +262,7 @@ print(json.dumps({"outcome": outcome, "threads": threads, "connections": len(con
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overrides", [dict(), dict(workers=2), dict(workers=2, stream=True)])
 def test_an_interrupted_send_leaves_no_thread_or_connection(tmp_path, socat_sink, overrides):
     options = dict(send=True, target="sink", host=socat_sink.host, ilp_port=socat_sink.port, scale=1000,
@@ -308,6 +314,7 @@ def query_progress(line: str) -> bool:
     return len(fields) == 5 and fields[0].isdigit() and int(fields[1]) > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_a_signal_mid_query_run_ends_it_with_the_queries_done(tmp_path, query_data, protocol, signum, code, word):
@@ -321,6 +328,7 @@ def test_a_signal_mid_query_run_ends_it_with_the_queries_done(tmp_path, query_da
     assert record["queries"]["statistics"]["all queries"]["count"] == done
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
 @pytest.mark.parametrize("protocol", ["asyncpg", "http-csv"])
 def test_a_signal_mid_read_ends_it_with_the_rows_read(tmp_path, query_data, protocol, signum, code, word):
@@ -339,6 +347,7 @@ GENERATE = [sys.executable, "-m", "harness", "generate", "--seed", "1", "--scale
 GENERATED_ROWS = 100 * 8640  # a day of 10 s epochs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
 @pytest.mark.parametrize("fields", ["double", "long"])
 def test_a_signal_while_generating_to_stdout_leaves_a_true_prefix(fields, signum, code, word):
@@ -357,6 +366,7 @@ def test_a_signal_while_generating_to_stdout_leaves_a_true_prefix(fields, signum
     assert first.returncode == 0 and first.stdout == lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
 def test_a_signal_while_generating_to_a_file_leaves_no_file(tmp_path, signum, code, word):
     """Caught while the file is being written (its temporary file has bytes): neither it nor a partial file

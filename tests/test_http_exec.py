@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
+from helpers import free_port
 from questdb import Sender, TimestampNanos
 
 from harness.errors import RunError, UsageError
@@ -23,12 +22,6 @@ def client(questdb):
     questdb.client.drop_table(TABLE)
     yield questdb.client
     questdb.client.drop_table(TABLE)
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def insert_rows(client: QuestDBSql, table: str, rows: int) -> None:
@@ -58,7 +51,7 @@ def test_ping_and_version(client):
 
 
 def test_ping_to_a_closed_port_names_host_and_port():
-    port = closed_port()
+    port = free_port()
     with pytest.raises(RunError, match=f"127.0.0.1:{port}"):
         QuestDBSql("127.0.0.1", port).ping()
 
@@ -167,6 +160,7 @@ def test_wait_for_count_fails_fast_on_excess_rows(client):
     assert "expected 60 rows" in message and "100 visible" in message
 
 
+@pytest.mark.slow
 def test_wait_for_count_fails_fast_on_a_suspended_wal(questdb_factory):
     # Suspending a table's WAL by SQL needs dev mode, so this test runs a server of its own.
     server = questdb_factory(extra_env={"QDB_DEV_MODE_ENABLED": "true"})

@@ -50,6 +50,7 @@ def imported_packages(stderr: bytes) -> set[str]:
     return {match.split(".")[0] for match in re.findall(r"^import time:.*\| +(\S+)$", stderr.decode(), re.M)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 123, 2**31 + 5])
 def test_ahead_of_time_and_just_in_time_kernels_agree(ahead_of_time, seed):
     scale, epochs = 37, 25
@@ -110,6 +111,7 @@ def test_generate_long_starts_without_numba_pandas_or_the_client(ahead_of_time):
     assert not packages & {"numba", "llvmlite", "pandas", "pyarrow", "questdb"}, sorted(packages)
 
 
+@pytest.mark.slow
 def test_without_a_build_generate_runs_the_just_in_time_kernels(tmp_path):
     """A fresh kernel folder (``NUMBA_CACHE_DIR``) whose build fails (no working C compiler): the build says
     so in one line and exits 0, and `generate` prints TSBS's bytes through numba."""

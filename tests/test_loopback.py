@@ -9,7 +9,7 @@ import psutil
 import pytest
 
 from harness.measure.metrics import METRICS_HOST_ENV, RunMetrics
-from conftest import free_port
+from helpers import free_port
 
 
 def listening(pid: int) -> set[tuple[str, int]]:

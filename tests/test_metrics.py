@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from conftest import PORT_OFFSET
+from helpers import CLIENT_METRICS_PORT, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness.commands.bench import run_bench
@@ -25,8 +25,7 @@ from harness.run.bench_options import BenchOptions
 from harness.errors import UsageError
 from harness.measure.metrics import PHASES, RunMetrics
 
-METRICS_PORT = 29464 + PORT_OFFSET  # this suite's port for client metrics (29xxx: the metrics tests' range)
-URL = f"http://127.0.0.1:{METRICS_PORT}/metrics"
+URL = f"http://127.0.0.1:{CLIENT_METRICS_PORT}/metrics"
 PARAMETERS = {"workers": "2", "transport": "tcp", "protocol": "auto", "fields": "double", "scale": "100",
               "seed": "7", "op": "dataframe", "target": "questdb"}
 
@@ -66,7 +65,7 @@ def metrics():
 
     def make(run_id: str = "run0test0001", parameters: dict | None = None, linger: float = 0.0) -> RunMetrics:
         parameters = PARAMETERS if parameters is None else parameters
-        run = RunMetrics(run_id, parameters, METRICS_PORT, linger, workers=int(parameters["workers"]))
+        run = RunMetrics(run_id, parameters, CLIENT_METRICS_PORT, linger, workers=int(parameters["workers"]))
         run.start()
         started.append(run)
         return run
@@ -171,6 +170,7 @@ def test_concurrent_workers_lose_no_counts(metrics):
     assert send.record(1.0).rows == 80_000 and send.record(1.0).flushes == 8000
 
 
+@pytest.mark.slow
 def test_endpoint_lingers_after_close_then_stops(metrics):
     run = metrics(linger=3.0)
     run.new_phase("serialize", 1).add(0, 7, 70)
@@ -199,10 +199,10 @@ def test_close_without_linger_stops_serving_at_once(metrics):
 def test_busy_port_is_a_usage_error():
     with socket.socket() as holder:
         holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        holder.bind(("0.0.0.0", METRICS_PORT))
+        holder.bind(("0.0.0.0", CLIENT_METRICS_PORT))
         holder.listen()
-        run = RunMetrics("busy00000001", PARAMETERS, METRICS_PORT)
-        with pytest.raises(UsageError, match=f"--metrics-port {METRICS_PORT}"):
+        run = RunMetrics("busy00000001", PARAMETERS, CLIENT_METRICS_PORT)
+        with pytest.raises(UsageError, match=f"--metrics-port {CLIENT_METRICS_PORT}"):
             run.start()
         run.close()  # nothing was started: a no-op
 
@@ -222,7 +222,7 @@ def test_without_a_port_nothing_is_served():
 
 
 def scrape_until_finished(options: BenchOptions) -> tuple[dict, dict]:
-    """Run ``options`` (metrics on METRICS_PORT, lingering) in a thread; scrape until the run says `done`
+    """Run ``options`` (metrics on CLIENT_METRICS_PORT, lingering) in a thread; scrape until the run says `done`
     or `failed`, which it does only after its last count. Returns the outcome ({"record": ...} or
     {"error": exception}) and that final scrape."""
     outcome: dict = {}
@@ -262,11 +262,12 @@ def run_with_scrape(options: BenchOptions) -> tuple[dict, dict]:
     return outcome["record"], final
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [None, 3])
 def test_exported_counters_agree_with_the_results_json(tmp_path, workers):
     options = BenchOptions(scale=100, seed=7, row_count=60_000, worker_chunk_row_count=4_000, workers=workers,
                            reporting_period=0, results_dir=str(tmp_path / "results"),
-                           metrics_port=METRICS_PORT, metrics_linger=5.0)
+                           metrics_port=CLIENT_METRICS_PORT, metrics_linger=5.0)
     record, samples = run_with_scrape(options)
     assert record.status == "ok"
     run_id = record.run_id
@@ -294,15 +295,14 @@ def test_exported_counters_agree_with_the_results_json(tmp_path, workers):
     assert value(samples, "harness_phase", run_id=run_id, phase="done") == 1
 
 
+@pytest.mark.slow
 def test_a_failed_run_exports_its_error(tmp_path):
     """Sending to a port where nothing listens fails the run; the scrape during linger shows the error
     kind and phase `failed`, and the results JSON says failed with the error."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        free_port = probe.getsockname()[1]
+    closed = free_port()
     options = BenchOptions(scale=10, seed=1, row_count=1_000, worker_chunk_row_count=500, send=True,
-                           target="sink", host="127.0.0.1", ilp_port=free_port, reporting_period=0,
-                           results_dir=str(tmp_path / "results"), metrics_port=METRICS_PORT, metrics_linger=5.0)
+                           target="sink", host="127.0.0.1", ilp_port=closed, reporting_period=0,
+                           results_dir=str(tmp_path / "results"), metrics_port=CLIENT_METRICS_PORT, metrics_linger=5.0)
     outcome, final = scrape_until_finished(options)
     assert "error" in outcome
     assert total(final, "harness_phase", phase="failed") == 1
@@ -312,7 +312,7 @@ def test_a_failed_run_exports_its_error(tmp_path):
     assert len(results) == 1
     record = json.loads(results[0].read_text())
     assert record["status"] == "failed"
-    assert f"127.0.0.1:{free_port}" in record["error"]
+    assert f"127.0.0.1:{closed}" in record["error"]
 
 
 def test_rows_are_labelled_by_table_where_a_chunk_holds_several():

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import urllib.request
 
 import pytest
-from conftest import PORT_OFFSET
+from helpers import BUSY_CLI_PORTS, KILLABLE_PORTS, NATIVE_CLI_PORTS, OWN_SINK_PORT, assert_one_line_error, run_cli
 
 from harness.errors import RunError
 from harness.servers.questdb import SERVER_CONF, NativeQuestDB
@@ -18,28 +17,23 @@ from harness.versions import questdb_version
 from harness.questdb.http import QuestDBSql
 from harness.questdb.wal import wait_for_count
 
+
+def port_options(ports: dict[str, int]) -> list[str]:
+    """``--http-port N --ilp-port N ...`` for ``harness native``."""
+    return [arg for name, port in ports.items() for arg in (f"--{name}-port", str(port))]
+
+
 # The CLI tests' own ports (the session server holds 19000..., the killable one 19100...).
-CLI_PORT_NUMBERS = {name: port + PORT_OFFSET for name, port in
-                    dict(http=19200, ilp=19209, pg=18922, min=19203, sink=19210).items()}
-CLI_PORTS = [arg for name, port in CLI_PORT_NUMBERS.items() for arg in (f"--{name}-port", str(port))]
+CLI_PORTS = port_options(NATIVE_CLI_PORTS)
 
 
 def native(*args: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness", "native", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    return run_cli("native", *args, timeout=timeout, env=env)
 
 
 def listening(port: int) -> bool:
     with socket.socket() as probe:
         return probe.connect_ex(("127.0.0.1", port)) == 0
-
-
-def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
-    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr, (fragment, result.stderr)
 
 
 # --- the API, on the session's server and on servers of the test's own --------------------------------
@@ -70,6 +64,7 @@ def test_start_on_a_running_root_is_a_no_op(questdb_server):
     assert questdb_server.server.healthy()
 
 
+@pytest.mark.slow
 def test_stop_is_graceful_and_frees_the_ports(killable_questdb):
     server = killable_questdb.server
     client = killable_questdb.client
@@ -86,6 +81,7 @@ def test_stop_is_graceful_and_frees_the_ports(killable_questdb):
     assert client.count("kept") == 10
 
 
+@pytest.mark.slow
 def test_kill_is_a_crash(killable_questdb):
     server = killable_questdb.server
     pid = server.pid()
@@ -103,16 +99,18 @@ def test_kill_is_a_crash(killable_questdb):
 
 def test_busy_port_is_refused_before_starting(tmp_path):
     with socket.socket() as holder:
-        holder.bind(("0.0.0.0", 19109))
+        holder.bind(("0.0.0.0", KILLABLE_PORTS["ilp_port"]))
         holder.listen()
-        server = NativeQuestDB(tmp_path / "root", 19100, 19109, 18912, 19103)
-        with pytest.raises(RunError, match=r"port 19109 \(ilp\) is already in use"):
+        server = NativeQuestDB(tmp_path / "root", **KILLABLE_PORTS)
+        with pytest.raises(RunError, match=fr"port {KILLABLE_PORTS['ilp_port']} \(ilp\) is already in use"):
             server.start()
     assert server.process is None and not server.is_running()
 
 
+@pytest.mark.slow
+@pytest.mark.server
 def test_a_server_that_exits_at_start_shows_its_log(tmp_path):
-    server = NativeQuestDB(tmp_path / "root", 19100, 19109, 18912, 19103,
+    server = NativeQuestDB(tmp_path / "root", **KILLABLE_PORTS,
                            extra_env={"QDB_SHARED_WORKER_COUNT": "not-a-number"})
     with pytest.raises(RunError) as failure:
         server.start()
@@ -123,8 +121,9 @@ def test_a_server_that_exits_at_start_shows_its_log(tmp_path):
     assert not server.is_running() and not server.pid_file.exists()
 
 
+@pytest.mark.server
 def test_start_timeout_kills_the_server_and_shows_its_log(tmp_path):
-    server = NativeQuestDB(tmp_path / "root", 19100, 19109, 18912, 19103)
+    server = NativeQuestDB(tmp_path / "root", **KILLABLE_PORTS)
     with pytest.raises(RunError, match=r"did not become healthy within 0s: .*\(log: "):
         server.start(timeout=0)
     assert server.process.returncode == -9
@@ -145,10 +144,11 @@ def test_sink_swallows_everything(socat_sink):
     assert socat_sink.sink.is_running()
 
 
+@pytest.mark.server
 def test_sink_stop_closes_open_connections(tmp_path):
-    sink = SocatSink(19310, pid_file=tmp_path / "sink.pid").start()
+    sink = SocatSink(OWN_SINK_PORT, pid_file=tmp_path / "sink.pid").start()
     try:
-        connection = socket.create_connection(("127.0.0.1", 19310), timeout=10)
+        connection = socket.create_connection(("127.0.0.1", OWN_SINK_PORT), timeout=10)
         connection.sendall(b"x" * 1000)
     finally:
         sink.stop()
@@ -158,7 +158,7 @@ def test_sink_stop_closes_open_connections(tmp_path):
             assert connection.recv(1) == b""
         except ConnectionResetError:
             pass
-    assert not listening(19310) and not sink.is_running() and not sink.pid_file.exists()
+    assert not listening(OWN_SINK_PORT) and not sink.is_running() and not sink.pid_file.exists()
 
 
 def test_sink_on_a_busy_port_is_refused(tmp_path, socat_sink):
@@ -169,14 +169,16 @@ def test_sink_on_a_busy_port_is_refused(tmp_path, socat_sink):
 # --- the command line (make native-up / native-status / native-down) -----------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.server
 def test_cli_up_status_down(tmp_path):
     root = ["--root", str(tmp_path / "root")]
     up = native("up", *root, *CLI_PORTS)
     try:
         assert up.returncode == 0, up.stderr
         assert f"QuestDB {questdb_version()} up" in up.stdout and "sink up" in up.stdout
-        assert all(listening(port) for port in CLI_PORT_NUMBERS.values())
-        assert QuestDBSql("127.0.0.1", CLI_PORT_NUMBERS["http"]).server_version() == questdb_version()
+        assert all(listening(port) for port in NATIVE_CLI_PORTS.values())
+        assert QuestDBSql("127.0.0.1", NATIVE_CLI_PORTS["http"]).server_version() == questdb_version()
         again = native("up", *root, *CLI_PORTS)
         assert again.returncode == 0 and again.stdout.count("already running") == 2, again.stdout
         status = native("status", *root, *CLI_PORTS)
@@ -185,7 +187,7 @@ def test_cli_up_status_down(tmp_path):
         down = native("down", *root, *CLI_PORTS)
     assert down.returncode == 0, down.stderr
     assert "QuestDB stopped" in down.stdout and "sink stopped" in down.stdout
-    assert not any(listening(port) for port in CLI_PORT_NUMBERS.values())
+    assert not any(listening(port) for port in NATIVE_CLI_PORTS.values())
     status = native("status", *root, *CLI_PORTS)
     assert status.returncode == 3 and "QuestDB: not running" in status.stdout
     assert native("down", *root, *CLI_PORTS).returncode == 0  # stopping twice is fine
@@ -193,18 +195,17 @@ def test_cli_up_status_down(tmp_path):
 
 def test_cli_busy_port_is_one_line(tmp_path):
     with socket.socket() as holder:
-        holder.bind(("0.0.0.0", 19300))
+        holder.bind(("0.0.0.0", BUSY_CLI_PORTS["http"]))
         holder.listen()
-        result = native("up", "--questdb-only", "--root", str(tmp_path / "root"), "--http-port", "19300",
-                        "--ilp-port", "19309", "--pg-port", "18932", "--min-port", "19303")
-    assert_one_line_error(result, 1, "port 19300")
+        result = native("up", "--questdb-only", "--root", str(tmp_path / "root"), *port_options(BUSY_CLI_PORTS))
+    assert_one_line_error(result, 1, f"port {BUSY_CLI_PORTS['http']}")
 
 
 def test_cli_without_java_is_one_line(tmp_path):
     env = dict(os.environ, PATH=str(tmp_path))  # an empty directory: no java, no mvn, no socat
     result = native("up", "--root", str(tmp_path / "root"), *CLI_PORTS, env=env)
     assert_one_line_error(result, 1, "java is not installed")
-    assert not listening(CLI_PORT_NUMBERS["http"])
+    assert not listening(NATIVE_CLI_PORTS["http"])
 
 
 def test_cli_bad_option_is_one_line():

@@ -12,8 +12,8 @@ being the bench run, for the query benchmark's row the query run, for the read r
 Each must return data: a panel that queries a metric nobody exports (a typo, a renamed QuestDB metric, a
 dropped label) fails.
 
-Ports (this suite's 29xxx range, shifted by HARNESS_TEST_PORT_OFFSET): Prometheus 29090, QuestDB
-29000/29009/28812/29003, client metrics 29464 (bench), 29465 (queries run) and 29466 (read).
+Ports (tests/helpers.py's table: this suite's 29xxx range, shifted by HARNESS_TEST_PORT_OFFSET): Prometheus
+29090, QuestDB 29000/29009/28812/29003, client metrics 29464 (bench), 29465 (queries run) and 29466 (read).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PORT_OFFSET
+from helpers import CLIENT_METRICS_PORT, PROMETHEUS_PORT, QUERY_METRICS_PORT, READ_METRICS_PORT
+from helpers import PANELS_QUESTDB_PORTS as QUESTDB_PORTS
 
 from harness.servers.process import port_in_use
 
@@ -44,12 +45,6 @@ from harness.servers.questdb import NativeQuestDB
 from test_dashboard import (PROMETHEUS_CONF, QUERIES_ROW, READ_ROW, ROOT, load_dashboard, load_yaml,
                             panel_expressions, panels_by_row, substitute)
 
-PROMETHEUS_PORT = 29090 + PORT_OFFSET
-QUESTDB_PORTS = {name: port + PORT_OFFSET for name, port in
-                 dict(http_port=29000, ilp_port=29009, pg_port=28812, min_port=29003).items()}
-CLIENT_METRICS_PORT = 29464 + PORT_OFFSET
-QUERY_METRICS_PORT = 29465 + PORT_OFFSET
-READ_METRICS_PORT = 29466 + PORT_OFFSET
 # The read's DataFrames are this small so that it lasts seconds (Prometheus scrapes it while it reads).
 READ_CHUNK_ROWS = 20
 ROWS = 300_000
@@ -63,6 +58,8 @@ REJECTED = {"query_type": "lastpoint", "label": "rejected", "description": "a ta
 # the fixture stops them afterwards. Generous: a slow machine must not lose a client target mid-test.
 LINGER_SECONDS = 180
 WAIT_SECONDS = 60  # for each stage (target up, run finished, final scrape); a failure names the stage
+# Every test reads the stack fixture's own QuestDB and Prometheus, after three runs against them: minutes.
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 # Metrics that move during any successful send: a panel querying them must show more than zeros.
 MOVING_METRICS = ("harness_rows_total", "harness_ilp_bytes_total", "harness_flushes_total",

@@ -10,7 +10,10 @@ import pytest
 from harness.commands.queries_run import QueriesRunOptions, run_queries
 from harness.commands.bench import run_bench
 from harness.run.bench_options import BenchOptions
-from conftest import GOLDEN_DIR
+from helpers import GOLDEN_DIR
+
+# The golden data set loaded, then every golden query run: a minute and more.
+pytestmark = pytest.mark.slow
 
 GOLDEN = GOLDEN_DIR
 QUERIES_FILE = GOLDEN / "queries_cpu-only_seed7_scale10_12h.jsonl.gz"

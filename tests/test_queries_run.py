@@ -26,7 +26,7 @@ from harness.records.store import load_results
 from harness.commands.bench import run_bench
 from harness.run.bench_options import BenchOptions
 from harness.tsbs.query_types import QUERY_TYPES
-from conftest import free_port
+from helpers import assert_one_line_error, free_port, run_cli
 
 # 32 hosts over 25 hours, one epoch a minute: the smallest data set every query type runs on
 # (cpu-max-all-32-24 wants 32 hosts and a 24-hour window), 48,000 rows.
@@ -58,6 +58,7 @@ def options(server, tmp_path: Path, **values) -> QueriesRunOptions:
     return QueriesRunOptions(**settings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_every_type_answers_as_the_reference(loaded, tmp_path, protocol, devnull):
     record = run_queries(options(loaded, tmp_path, protocol=protocol, workers=2, check=True),
@@ -162,20 +163,12 @@ def test_a_changed_row_fails_the_check(loaded, tmp_path, devnull):
 
 
 def harness(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=300)
-
-
-def assert_one_line(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
-    assert result.returncode == code, result.stderr
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0]
+    return run_cli(*args, timeout=300)
 
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_server_down_is_one_line_and_a_record(loaded, tmp_path, protocol):
     port = free_port()
@@ -184,21 +177,22 @@ def test_server_down_is_one_line_and_a_record(loaded, tmp_path, protocol):
              ["--http-port", str(port)])
     result = harness("queries", "run", "--generate", "--queries", "1", "--seed", "7", "--host", "127.0.0.1",
                      "--protocol", protocol, *ports, "--results", str(results))
-    assert_one_line(result, 1, f"127.0.0.1:{port}")
+    assert_one_line_error(result, 1, f"127.0.0.1:{port}")
     (record,) = load_results([results])
     assert record.kind == "queries" and record.status == "failed" and f"127.0.0.1:{port}" in record.error
 
 
+@pytest.mark.slow
 def test_bad_file_is_one_line_and_a_record(loaded, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query_type": "lastpoint"}\n')
     results = tmp_path / "bad.json"
     result = harness("queries", "run", str(bad), "--host", loaded.host, "--pg-port", str(loaded.pg_port),
                      "--http-port", str(loaded.http_port), "--results", str(results))
-    assert_one_line(result, 2, "bad.jsonl:1", "missing label")
+    assert_one_line_error(result, 2, "bad.jsonl:1", "missing label")
     assert load_results([results])[0].status == "failed"
-    assert_one_line(harness("queries", "run", "--generate", "--query-types", "nope"), 2, "'nope'")
-    assert_one_line(harness("queries", "run"), 2, "--generate")
+    assert_one_line_error(harness("queries", "run", "--generate", "--query-types", "nope"), 2, "'nope'")
+    assert_one_line_error(harness("queries", "run"), 2, "--generate")
 
 
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
@@ -212,7 +206,7 @@ def test_a_rejected_query_is_counted_and_the_others_run(loaded, tmp_path, protoc
     results = tmp_path / "mixed.json"
     result = harness("queries", "run", str(path), "--protocol", protocol, "--workers", "2", "--host", loaded.host,
                      "--pg-port", str(loaded.pg_port), "--http-port", str(loaded.http_port), "--results", str(results))
-    assert_one_line(result, 1, "3 of 6 queries failed", "high-cpu-1: 3 rejected", "no_such_table")
+    assert_one_line_error(result, 1, "3 of 6 queries failed", "high-cpu-1: 3 rejected", "no_such_table")
     (record,) = load_results([results])
     assert record.queries.failures == {"high-cpu-1": {"rejected": 3}}
     assert record.queries.statistics["lastpoint"].count == 3
@@ -226,6 +220,7 @@ SLOW_SQL = "SELECT sum(x) FROM long_sequence(500000000)"
 TIMEOUT = "0.5"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_a_query_over_the_timeout_is_counted_as_a_timeout(loaded, tmp_path, protocol):
     """--timeout on a genuinely slow query: each expiry counted per type as kind timeout, the run goes on
@@ -240,7 +235,7 @@ def test_a_query_over_the_timeout_is_counted_as_a_timeout(loaded, tmp_path, prot
     result = harness("queries", "run", str(path), "--protocol", protocol, "--timeout", TIMEOUT, "--host",
                      loaded.host, "--pg-port", str(loaded.pg_port), "--http-port", str(loaded.http_port),
                      "--reporting-period", "0", "--results", str(results))
-    assert_one_line(result, 1, "2 of 4 queries failed (high-cpu-all: 2 timeout)",
+    assert_one_line_error(result, 1, "2 of 4 queries failed (high-cpu-all: 2 timeout)",
                     f"high-cpu-all: timeout: no answer within {TIMEOUT}s")
     (record,) = load_results([results])
     assert record.kind == "queries" and record.status == "failed"
@@ -255,6 +250,7 @@ def test_a_query_over_the_timeout_is_counted_as_a_timeout(loaded, tmp_path, prot
     assert "2 timeout" in record.error
 
 
+@pytest.mark.slow
 def test_under_load_runs_the_ingest_beside_the_queries(loaded, tmp_path, devnull):
     """Last in this file: it appends rows after the data set (the other tests' answers would change)."""
     load_rows = 32 * 600  # ten hours of the data set's hosts after its end
@@ -287,6 +283,7 @@ def test_under_load_runs_the_ingest_beside_the_queries(loaded, tmp_path, devnull
         run_queries(options(loaded, tmp_path, queries_only_after=True), out=devnull)
 
 
+@pytest.mark.slow
 def test_metrics_count_every_query_by_type(loaded, tmp_path):
     import urllib.request
 

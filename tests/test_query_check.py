@@ -24,7 +24,7 @@ from harness.queries.wire_sql import inline_params, shape_of
 from harness.questdb.http import QuestDBSql
 from harness.tsbs.cpu_only.generator import COLUMNS, frames
 from harness.tsbs.use_cases import make_spec
-from conftest import GOLDEN_DIR
+from helpers import GOLDEN_DIR
 from harness.questdb.schema import create_table
 from harness.questdb.wal import wait_for_count
 
@@ -91,6 +91,7 @@ def wait_for_value(client: QuestDBSql, sql: str, value, timeout: float = 30) -> 
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fields", ["double", "long"])
 def test_every_golden_query_answer_equals_the_reference_and_a_changed_value_is_caught(questdb, fields):
     queries = golden_queries()
@@ -292,6 +293,7 @@ def _cells(row: tuple, fields: str) -> tuple:
     return (*(str(tag) for tag in tags), *(convert(value) for value in values), int(timestamp))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fields", ["double", "long"])
 def test_reference_equals_plain_pandas_on_a_data_set_cut_mid_epoch(fields):
     # 12 hours of 10 hosts, cut 3 hosts into the last epoch: the last bucket lacks hosts 3..9.

@@ -16,7 +16,7 @@ from harness.tsbs.go.times import go_duration_string, rfc3339_seconds
 from harness.tsbs.queries import QUERY_TYPES, Query, generate_queries, query_type_refusal
 from harness.tsbs.query_file import read_jsonl, write_jsonl
 from harness.queries.wire_sql import http_sql, pgwire_sql
-from conftest import GOLDEN_DIR
+from helpers import GOLDEN_DIR, run_cli
 from harness.questdb.schema import create_table
 
 SEED7_FILE = "queries_cpu-only_seed7_scale10_12h.jsonl.gz"
@@ -240,16 +240,13 @@ def test_every_query_type_runs_on_questdb(questdb):
         assert columns and rows == [], query.query_type
 
 
+@pytest.mark.slow
 def test_the_queries_generate_command_writes_the_golden_file(tmp_path):
     """`python -m harness queries generate` with the golden README's flags (all types at once)."""
-    import subprocess
-    import sys
-
     out = tmp_path / "q.jsonl"
-    result = subprocess.run([sys.executable, "-m", "harness", "queries", "generate", "--seed", "7", "--scale", "10",
-                             "--timestamp-start", "2016-01-01T00:00:00Z", "--timestamp-end", "2016-01-01T12:00:01Z",
-                             "--queries", "10", "--query-type", "all", "--file", str(out)],
-                            capture_output=True, text=True, timeout=120)
+    result = run_cli("queries", "generate", "--seed", "7", "--scale", "10", "--timestamp-start", "2016-01-01T00:00:00Z",
+                     "--timestamp-end", "2016-01-01T12:00:01Z", "--queries", "10", "--query-type", "all", "--file",
+                     str(out))
     assert result.returncode == 0, result.stderr
     assert "skipped (as TSBS refuses it): cpu-max-all-32-24" in result.stderr
     golden = GOLDEN_DIR / "queries_cpu-only_seed7_scale10_12h.jsonl.gz"

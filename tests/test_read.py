@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pandas as pd
 import pytest
+from helpers import assert_one_line_error, run_cli
 
 from harness.commands.bench import run_bench
 
@@ -51,10 +51,9 @@ def read_options(server, tmp_path, **values) -> ReadOptions:
 
 
 def cli(server, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness", "read", "--host", server.host, "--http-port",
-                           str(server.http_port), "--pg-port", str(server.pg_port), "--server-metrics-port",
-                           str(server.min_port), "--reporting-period", "0", *args],
-                          capture_output=True, text=True, timeout=300)
+    return run_cli("read", "--host", server.host, "--http-port", str(server.http_port), "--pg-port",
+                   str(server.pg_port), "--server-metrics-port", str(server.min_port), "--reporting-period", "0",
+                   *args, timeout=300)
 
 
 @pytest.mark.parametrize("protocol", list(ReadProtocol))
@@ -85,6 +84,7 @@ def test_frames_have_the_dtypes_bench_sends_and_come_in_table_order(loaded, prot
     assert list(frame.columns[:2]) == ["hostname", "region"] and frame["hostname"].iloc[11] == "host_1"
 
 
+@pytest.mark.slow
 def test_check_catches_a_changed_value(questdb, tmp_path):
     _load(questdb, tmp_path, **DATA_SET)
     questdb.client.exec("update cpu set usage_nice = 0.25 where hostname = 'host_7' and "
@@ -104,6 +104,7 @@ def test_check_catches_a_changed_value(questdb, tmp_path):
                "--results", str(tmp_path / "other.json")).returncode == 1
 
 
+@pytest.mark.slow
 def test_an_iot_table_with_nulls_and_late_rows_checks_equal(questdb, tmp_path, devnull):
     data_set = dict(use_case="iot", seed=3, scale=10, timestamp_end="2016-01-01T02:00:00Z")
     _load(questdb, tmp_path, **data_set)
@@ -120,6 +121,7 @@ def test_a_time_range_reads_and_checks_only_its_rows(loaded, tmp_path, devnull):
     assert record.status == "ok" and record.read.checked_rows == record.phases["read"].rows == 60 * 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, code, message", [
     (["--table", "no_such_table"], 2, "error: table no_such_table does not exist"),
     (["--sql", "select nonsense from"], 2, "error: --sql: "),
@@ -130,8 +132,8 @@ def test_a_failure_is_one_line_and_a_record(questdb, tmp_path, args, code, messa
     questdb.client.exec("create table if not exists read_empty (x double, timestamp timestamp) timestamp(timestamp)")
     results = tmp_path / "r.json"
     run = cli(questdb, *args, "--results", str(results))
-    assert run.returncode == code, run.stderr
-    assert run.stderr.count("\n") == 1 and run.stderr.startswith(message), run.stderr
+    assert_one_line_error(run, code)
+    assert run.stderr.startswith(message), run.stderr
     if code == 1:  # a run that started: its record says how it ended
         assert json.loads(results.read_text())["status"] == "failed"
 
@@ -143,6 +145,7 @@ def test_sql_reads_its_answer(loaded, tmp_path, devnull):
     assert record.status == "ok" and record.phases["read"].rows == 300 and record.read.expected_rows is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", [ReadProtocol.asyncpg, ReadProtocol.http_csv])
 def test_a_server_killed_mid_read_ends_the_read_in_one_line(killable_questdb, tmp_path, protocol):
     _load(killable_questdb, tmp_path, seed=1, scale=100, row_count=200_000)
@@ -175,6 +178,7 @@ def test_read_metrics_export_rows_and_bytes_of_the_read_phase():
     assert 'harness_phase{phase="read",run_id="r1"} 1.0' in text and 'phase="send"' not in text
 
 
+@pytest.mark.slow
 def test_a_table_made_again_with_other_column_types_reads_right(questdb, tmp_path, devnull):
     """QuestDB keeps compiled statements by their text: the same text over a table dropped and made again
     with LONG for DOUBLE columns would read the new columns as the old type (once). Each read's text is its own."""

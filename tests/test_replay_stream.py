@@ -20,7 +20,7 @@ import pytest
 
 from harness.errors import RunError
 from harness.commands.replay import ReplayOptions, run_replay
-from conftest import GOLDEN_DIR, run_cli
+from helpers import GOLDEN_DIR, assert_one_line_error, run_cli
 
 PIECE = 16 << 10  # far below every golden file's size: dozens of pieces
 FILES = {
@@ -45,6 +45,7 @@ def replay_file(tmp_path, use_case: str, gzipped: bool):
     return path, data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gzipped", [False, True], ids=["plain", "gzip"])
 @pytest.mark.parametrize("use_case", list(FILES))
 def test_small_pieces_fill_questdb_exactly(tmp_path, questdb, use_case, gzipped, devnull):
@@ -76,6 +77,7 @@ def test_rename_lines_renames_the_table_of_every_line_naming_it_and_no_other():
         b"load_7 usage_user=3i 30\nload_7,hostname=cpu usage_user=4i 40\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("gzipped", "table", "written"), [
     (False, "replayed_elsewhere", b"replayed_elsewhere"),
     (True, "replayed_elsewhere", b"replayed_elsewhere"),
@@ -110,13 +112,7 @@ def failed_record(tmp_path) -> dict:
     return record
 
 
-def assert_one_line(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
-    assert result.returncode == code, (result.returncode, result.stdout[-2000:], result.stderr)
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr, result.stderr
-
-
+@pytest.mark.slow
 def test_gzip_corrupt_half_way_sends_what_came_before_and_says_so(tmp_path, questdb):
     data = gzip.open(FILES["devops"]).read()
     packed = gzip.compress(data)
@@ -125,7 +121,7 @@ def test_gzip_corrupt_half_way_sends_what_came_before_and_says_so(tmp_path, ques
     result = run_cli("replay", str(corrupt), "--host", questdb.host, "--ilp-port", str(questdb.ilp_port),
                      "--http-port", str(questdb.http_port), "--write-size", str(PIECE), "--workers", "2",
                      "--results", str(tmp_path / "r.json"))
-    assert_one_line(result, 1, "cannot read ILP file", "were written before the failure", "server says")
+    assert_one_line_error(result, 1, "cannot read ILP file", "were written before the failure", "server says")
     sent = failed_record(tmp_path)["phases"]["send"]
     assert 0 < sent["rows"] < len(data.splitlines())
     # Whole lines only went out, on connections closed in order: the server holds every one of them.
@@ -141,7 +137,7 @@ def test_last_line_cut_short_in_a_long_file_fails_at_the_end(tmp_path, socat_sin
     cut.write_bytes(data[:-1])
     result = run_cli("replay", str(cut), "--target", "sink", "--host", socat_sink.host, "--ilp-port",
                      str(socat_sink.port), "--write-size", str(PIECE), "--results", str(tmp_path / "r.json"))
-    assert_one_line(result, 1, "does not end with a newline", "were written before the failure")
+    assert_one_line_error(result, 1, "does not end with a newline", "were written before the failure")
     sent = failed_record(tmp_path)["phases"]["send"]
     assert 0 < sent["rows"] < len(data.splitlines()) and data[: sent["bytes"]].count(b"\n") == sent["rows"]
 
@@ -166,7 +162,7 @@ def test_connection_reset_mid_file_is_one_line_and_a_record(tmp_path):
                          str(port), "--write-size", str(PIECE), "--results", str(tmp_path / "r.json"), timeout=60)
     finally:
         listener.close()
-    assert_one_line(result, 1, f"writing to 127.0.0.1:{port} failed", "were written before the failure")
+    assert_one_line_error(result, 1, f"writing to 127.0.0.1:{port} failed", "were written before the failure")
     sent = failed_record(tmp_path)["phases"]["send"]
     assert 0 < sent["bytes"] < len(gzip.open(BIG_GOLDEN).read())
 
@@ -184,6 +180,7 @@ def peak_rss_of_replay(path, sink, tmp_path) -> int:
     return usage.ru_maxrss * 1024
 
 
+@pytest.mark.slow
 def test_peak_rss_does_not_grow_with_the_file(tmp_path, socat_sink):
     """A file 25 times the size of another (about 200 MiB) costs a replay no more than an eighth of its own
     size more peak memory: the pieces in flight are a fixed pool (holding the file would cost its size, twice)."""
@@ -211,6 +208,7 @@ def test_small_file_errors_come_before_a_run(tmp_path, devnull):
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow
 def test_a_devops_file_whose_first_piece_is_all_cpu_widens_to_devops(tmp_path, questdb, devnull):
     """TSBS's devops file at a large scale begins with more cpu lines than a piece holds: told a cpu-only
     file at first, the replay takes the other eight tables on where they appear, before they go out."""
@@ -225,16 +223,19 @@ def test_a_devops_file_whose_first_piece_is_all_cpu_widens_to_devops(tmp_path, q
     assert {table: questdb.client.count(table) for table in expected} == expected
 
 
+@pytest.mark.slow
 def test_a_table_of_another_use_case_half_way_ends_the_run(tmp_path, socat_sink):
     cpu, iot = (gzip.open(FILES[name]).read() for name in ("cpu-only", "iot"))
     mixed = tmp_path / "mixed.ilp"
     mixed.write_bytes(cpu + iot)
     result = run_cli("replay", str(mixed), "--target", "sink", "--host", socat_sink.host, "--ilp-port",
                      str(socat_sink.port), "--write-size", str(PIECE), "--results", str(tmp_path / "r.json"))
-    assert_one_line(result, 1, "after its first piece, which told a cpu-only file", "were written before the failure")
+    assert_one_line_error(result, 1, "after its first piece, which told a cpu-only file",
+                          "were written before the failure")
     assert failed_record(tmp_path)["phases"]["send"]["rows"] <= len(cpu.splitlines())
 
 
+@pytest.mark.slow
 def test_a_reset_while_another_worker_is_blocked_ends_every_worker(tmp_path):
     """Both connections stall (the peer reads neither) until every queue is full; then one is reset. The
     other worker, blocked in a write, still gets the end once its peer reads again: the run ends in one
@@ -266,7 +267,7 @@ def test_a_reset_while_another_worker_is_blocked_ends_every_worker(tmp_path):
                          timeout=60)
     finally:
         listener.close()
-    assert_one_line(result, 1, f"writing to 127.0.0.1:{port} failed", "were written before the failure")
+    assert_one_line_error(result, 1, f"writing to 127.0.0.1:{port} failed", "were written before the failure")
     assert failed_record(tmp_path)["phases"]["send"]["bytes"] < large.stat().st_size
 
 
@@ -281,8 +282,8 @@ def test_questdb_dropping_the_connection_half_way_is_stated_at_once(tmp_path, qu
     result = run_cli("replay", str(broken), "--host", questdb.host, "--ilp-port", str(questdb.ilp_port),
                      "--http-port", str(questdb.http_port), "--write-size", str(PIECE),
                      "--results", str(tmp_path / "r.json"), timeout=60)
-    assert_one_line(result, 1, f"writing to {questdb.host}:{questdb.ilp_port} failed", "were written before the failure",
-                    "server says cpu: ")
+    assert_one_line_error(result, 1, f"writing to {questdb.host}:{questdb.ilp_port} failed",
+                          "were written before the failure", "server says cpu: ")
     sent = failed_record(tmp_path)["phases"]["send"]
     assert 0 < sent["rows"] < len(data.splitlines())
     assert questdb.client.count("cpu") <= data[:third].count(b"\n")

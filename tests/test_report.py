@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers import assert_one_line_error, run_cli
 from PIL import Image, ImageStat
 from questdb import Sender
 
@@ -43,6 +43,7 @@ def two_runs(tmp_path_factory, questdb_server):
     return [bench(tmp_path, questdb_server, "one-thread"), bench(tmp_path, questdb_server, "two-workers", workers=2)]
 
 
+@pytest.mark.slow
 def test_the_time_series_adds_up_to_the_phase_totals(two_runs):
     for record in two_runs:
         samples = record.timeseries.samples
@@ -64,6 +65,7 @@ def test_the_time_series_adds_up_to_the_phase_totals(two_runs):
         assert all(sample.server_rss_bytes > 0 for sample in samples)
 
 
+@pytest.mark.slow
 def test_a_suspended_wal_apply_shows_a_rising_lag(questdb_factory):
     questdb = questdb_factory(extra_env={"QDB_DEV_MODE_ENABLED": "true"})  # SUSPEND WAL wants dev mode
     sql = questdb.client
@@ -130,6 +132,7 @@ def cpu_only_spec():
     return make_spec(seed=3, scale=1000, timestamp_end=None, row_limit=1_000)
 
 
+@pytest.mark.slow
 def test_report_of_one_run_and_of_two(tmp_path, two_runs):
     one = write_report([two_runs[0]], tmp_path / "one.html").read_text()
     assert one.count("<svg") == 4  # rows/s, MiB/s, client cores, server WAL
@@ -139,8 +142,7 @@ def test_report_of_one_run_and_of_two(tmp_path, two_runs):
     assert both.count("<svg") == 2 * 4 + 1  # each run's charts and the overlay
     assert "Comparison (ratios to the first)" in both and "two-workers.json" in both
     # The command line writes the same next to the first results file by default.
-    result = subprocess.run([sys.executable, "-m", "harness", "report", str(two_runs[0].path),
-                             str(two_runs[1].path)], capture_output=True, text=True, timeout=120)
+    result = run_cli("report", str(two_runs[0].path), str(two_runs[1].path))
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"Report: {two_runs[0].path.with_suffix('.html')}\n"
 
@@ -150,6 +152,7 @@ def chromium() -> str:
     return chromium_path()
 
 
+@pytest.mark.slow
 def test_chromium_renders_every_chart_from_disk_with_nothing_fetched(tmp_path, two_runs):
     page = write_report(two_runs, tmp_path / "both.html")
     text = page.read_text()
@@ -170,6 +173,7 @@ def test_chromium_renders_every_chart_from_disk_with_nothing_fetched(tmp_path, t
     assert ImageStat.Stat(image).stddev[0] > 10  # charts and text, not a blank page
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line(tmp_path):
     not_ours = tmp_path / "not-ours.json"
     not_ours.write_text(json.dumps({"hello": 1}))
@@ -177,9 +181,7 @@ def test_bad_input_is_one_line(tmp_path):
     truncated.write_text('{"schema_version": 2, "phases": {')
     for path, fragment in ((not_ours, "not a harness results file"), (truncated, "cannot read results file"),
                            (tmp_path / "missing.json", "cannot read results file")):
-        result = subprocess.run([sys.executable, "-m", "harness", "report", str(path)], capture_output=True,
-                                text=True, timeout=60)
-        assert result.returncode == 2 and result.stderr.count("\n") == 1 and fragment in result.stderr, result.stderr
+        assert_one_line_error(run_cli("report", str(path), timeout=60), 2, fragment)
 
 
 def test_a_record_without_a_time_series_renders_what_it_has(tmp_path):

@@ -7,12 +7,12 @@ import os
 import platform
 import re
 import socket
-import subprocess
 import sys
 from datetime import datetime
 from importlib import metadata
 
 import pytest
+from helpers import assert_one_line_error, run_cli
 
 from harness.errors import UsageError
 from harness.measure.phase import PhaseRecord
@@ -189,9 +189,7 @@ def test_comparison_table_rows_and_ratios(tmp_path):
 def test_compare_command_prints_the_table(tmp_path):
     paths = [str(write_results(record(serialize=(1000, MIB, 1.0)), path=tmp_path / f"{name}.json"))
              for name in ("x", "y")]
-    result = subprocess.run([sys.executable, "-m", "harness", "compare", *paths], capture_output=True, text=True)
+    result = run_cli("compare", *paths)
     assert result.returncode == 0, result.stderr
     assert result.stdout.rstrip("\n") == comparison_table(load_results(paths))
-    bogus = subprocess.run([sys.executable, "-m", "harness", "compare", str(tmp_path / "nope.json")],
-                           capture_output=True, text=True)
-    assert bogus.returncode == 2 and bogus.stderr.count("\n") == 1 and "nope.json" in bogus.stderr
+    assert_one_line_error(run_cli("compare", str(tmp_path / "nope.json")), 2, "nope.json")

@@ -9,8 +9,8 @@ import pytest
 from harness.commands.bench import run_bench
 from harness.errors import UsageError
 from harness.tsbs.cpu_only import generator as cpu_only
-from test_bench import assert_one_line_error, options
-from conftest import run_cli
+from test_bench import options
+from helpers import assert_one_line_error, run_cli
 from harness.questdb.claims import add_claim, create_claims, recent_claims
 
 
@@ -29,6 +29,7 @@ def server_args(server) -> list[str]:
     return ["--host", server.host, "--http-port", str(server.http_port), "--ilp-port", str(server.ilp_port)]
 
 
+@pytest.mark.slow
 def test_a_table_of_another_schema_is_refused_and_kept(questdb, users_table, tmp_path):
     result = run_cli("bench", "--send", "--table", "victim", "--row-count", "100", "--scale", "10",
                      *server_args(questdb), "--results", str(tmp_path / "r.json"))
@@ -64,12 +65,14 @@ def test_replace_table_drops_it_when_asked(questdb, users_table, tmp_path, devnu
     assert record.status == "ok" and users_table.count("victim") == 100
 
 
+@pytest.mark.slow
 def test_the_benchmarks_own_table_is_dropped_as_before(questdb, tmp_path, devnull):
     run_bench(options(tmp_path, questdb, send=True, row_count=100), out=devnull)
     record = run_bench(options(tmp_path, questdb, send=True, row_count=200), out=devnull)
     assert record.status == "ok" and questdb.client.count("cpu") == 200
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("made_by", [dict(fields="long"), dict(use_case="devops", row_count=90)])
 def test_a_table_another_harness_run_made_is_dropped(questdb, tmp_path, devnull, made_by):
     run_bench(options(tmp_path, questdb, send=True, **{"row_count": 100, "scale": 10, **made_by}), out=devnull)
@@ -77,6 +80,7 @@ def test_a_table_another_harness_run_made_is_dropped(questdb, tmp_path, devnull,
     assert record.status == "ok" and questdb.client.count("cpu") == 200
 
 
+@pytest.mark.slow
 def test_devops_checks_every_table_before_touching_any(questdb, tmp_path):
     client = questdb.client
     for table in ("cpu", "mem"):
@@ -92,8 +96,9 @@ def test_devops_checks_every_table_before_touching_any(questdb, tmp_path):
         client.drop_table("mem")
 
 
+@pytest.mark.slow
 def test_replay_refuses_the_users_table_too(questdb, users_table, tmp_path):
-    from conftest import GOLDEN_DIR
+    from helpers import GOLDEN_DIR
 
     result = run_cli("replay", str(GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"), "--table", "victim",
                      *server_args(questdb), "--results", str(tmp_path / "r.json"))
@@ -101,6 +106,7 @@ def test_replay_refuses_the_users_table_too(questdb, users_table, tmp_path):
     assert users_table.count("victim") == 1
 
 
+@pytest.mark.slow
 def test_a_second_run_on_a_held_table_is_refused_and_the_first_stays_exact(questdb, tmp_path):
     import subprocess
     import sys
@@ -130,6 +136,7 @@ def test_a_second_run_on_a_held_table_is_refused_and_the_first_stays_exact(quest
     assert questdb.client.count("cpu") == 1_000_000
 
 
+@pytest.mark.slow
 def test_two_runs_started_together_do_not_both_go_on(questdb, tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
@@ -147,6 +154,7 @@ def test_two_runs_started_together_do_not_both_go_on(questdb, tmp_path):
     assert questdb.client.count("cpu") == 200_000  # never the two runs' rows together
 
 
+@pytest.mark.slow
 def test_a_killed_run_frees_its_tables_at_once(questdb, tmp_path):
     import signal
     import subprocess
@@ -173,6 +181,7 @@ def test_a_killed_run_frees_its_tables_at_once(questdb, tmp_path):
     assert second.returncode == 0, second.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("word", ["go", "done", None])
 def test_a_run_first_by_its_stamp_waits_for_the_word_of_a_claim_it_sees_later(questdb, word):
     """The race two runs started together can hit: run A's claim carries the earlier stamp (taken before its

@@ -18,7 +18,7 @@ from harness.scaleout.merge import merge_records
 from harness.records.store import load_results
 from harness.scaleout.clients import cpu_shares
 from harness.tsbs.iot.schema import TABLES as IOT_TABLES
-from conftest import run_cli
+from helpers import assert_one_line_error, run_cli
 
 
 @pytest.fixture(params=["server", "folder"])
@@ -73,6 +73,7 @@ def clients_run(questdb, tmp_path, clients: int, **flags):
                                       **flags), out=out)
 
 
+@pytest.mark.slow
 def test_two_clients_send_the_whole_data_set_once(questdb, tmp_path):
     """cpu-only in two interleaved groups from two processes: the table holds the whole data set (counted by
     client 0 and here), no row twice; the merged record sums the clients' sends over the union of their
@@ -93,6 +94,7 @@ def test_two_clients_send_the_whole_data_set_once(questdb, tmp_path):
     assert compared.returncode == 0 and "2clients" in compared.stdout
 
 
+@pytest.mark.slow
 def test_clients_into_the_sink_meet_in_their_folder(socat_sink, tmp_path):
     """`--clients 2 --target sink`: no table to meet at, so the two processes meet in the run's folder; the
     merged record is the whole data set's rows over the union of the send windows, with no validation. Given
@@ -112,6 +114,7 @@ def test_clients_into_the_sink_meet_in_their_folder(socat_sink, tmp_path):
     assert said == ["0.prepared", "0.ready", "0.sent", "1.ready", "1.sent"]
 
 
+@pytest.mark.slow
 def test_clients_of_a_use_case_with_several_tables(questdb, tmp_path):
     merged = clients_run(questdb, tmp_path, 3, use_case="iot", scale=10, seed=2, row_count=20_000)
     assert merged.status == "ok"
@@ -120,6 +123,7 @@ def test_clients_of_a_use_case_with_several_tables(questdb, tmp_path):
     assert sum(counts.values()) == merged.phases["send"].rows
 
 
+@pytest.mark.slow
 def test_merge_command_and_its_refusals(questdb, tmp_path):
     merged = clients_run(questdb, tmp_path, 2, scale=5, seed=4, row_count=5_000)
     paths = sorted(str(path) for path in (tmp_path / "merged").glob("client-*.json"))
@@ -142,6 +146,7 @@ def test_merge_command_and_its_refusals(questdb, tmp_path):
     assert single.returncode == 2 and "launcher.txt" in single.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, fragment", [
     (["--clients", "2"], "scale-out run send to a server: add --send"),
     (["--send", "--clients", "2", "--interleaved-generation-groups", "2"], "gives client i interleaved group i"),
@@ -150,4 +155,4 @@ def test_merge_command_and_its_refusals(questdb, tmp_path):
 ])
 def test_bad_scale_out_flags(args, fragment):
     result = run_cli("bench", "--row-count", "100", *args)
-    assert result.returncode == 2 and result.stderr.count("\n") == 1 and fragment in result.stderr, result.stderr
+    assert_one_line_error(result, 2, fragment)

@@ -13,11 +13,15 @@ import sys
 import time
 
 import pytest
+from helpers import assert_one_error_line, assert_one_line_error
 
 from test_faults import (
     QUERY_DATA_SET, Listener, assert_failed_in_one_line, load_query_data_set, progress, query_progress, stop_when,
 )
 from harness.questdb.wal import wal_state
+
+# Every test starts a QuestDB of its own (or a frozen listener) and waits out a fault.
+pytestmark = pytest.mark.slow
 
 # What the run may take after the pause beyond --flush-timeout: the issue's bound.
 AFTER_FLUSH_TIMEOUT_SECONDS = 15
@@ -56,8 +60,7 @@ def test_a_paused_server_ends_the_run_within_the_flush_timeout(killable_questdb,
         if run.poll() is None:
             run.kill()
     assert run.returncode == 1, stderr
-    assert stderr.startswith("error: ") and stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
-    assert f"did not finish in {FLUSH_TIMEOUT}s (--flush-timeout)" in stderr, stderr
+    assert_one_error_line(stderr, f"did not finish in {FLUSH_TIMEOUT}s (--flush-timeout)")
     assert took < FLUSH_TIMEOUT + AFTER_FLUSH_TIMEOUT_SECONDS, f"the run ended {took:.1f}s after the pause"
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["status"] == "failed" and "--flush-timeout" in record["error"]
@@ -88,12 +91,13 @@ def test_every_question_shares_one_deadline(frozen):
 
 
 
+@pytest.mark.server
 def test_a_refused_login_is_named(tmp_path):
     """A QuestDB whose HTTP server asks for a login (http.user/http.password): the run says so in one line."""
     import urllib.error
     import urllib.request
 
-    from conftest import KILLABLE_PORTS, run_cli
+    from helpers import KILLABLE_PORTS, run_cli
     from harness.servers.questdb import NativeQuestDB
 
     class LoginQuestDB(NativeQuestDB):
@@ -114,9 +118,7 @@ def test_a_refused_login_is_named(tmp_path):
                          "--results", str(tmp_path / "r.json"))
     finally:
         server.stop()
-    assert result.returncode == 1, result.stderr
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
-    assert "refused the login (HTTP 401)" in result.stderr
+    assert_one_line_error(result, 1, "refused the login (HTTP 401)")
 
 
 def settled_count(client, table: str, timeout: float = 60) -> int:

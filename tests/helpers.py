@@ -1,0 +1,87 @@
+"""What the test modules share (``from helpers import ...``); conftest.py holds the fixtures and hooks.
+
+    GOLDEN_DIR              TSBS's own output (shared/tsbs-golden, beside the checkout)
+    run_cli                 ``python -m harness ARGS`` in a subprocess, its output captured
+    free_port               a port nothing listens on now
+    assert_one_line_error   a command failed with its exit code in one ``error: `` line, no traceback
+    assert_one_error_line   the same of a stderr text alone
+    PORT_OFFSET, shifted    HARNESS_TEST_PORT_OFFSET, and ports moved by it
+    TEST_PORTS ...          the suite's fixed ports (the table below)
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+# TSBS's own output with the flags that made it (its README): the ground truth, beside the project.
+GOLDEN_DIR = Path(__file__).resolve().parents[2] / "shared" / "tsbs-golden"
+
+
+def run_cli(*args: str, timeout: float = 120, text: bool = True, env: dict | None = None
+            ) -> subprocess.CompletedProcess:
+    """``python -m harness ARGS`` in a subprocess, its output captured (bytes with ``text=False``)."""
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=text, timeout=timeout,
+                          env=env)
+
+
+def free_port() -> int:
+    """A port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def assert_one_error_line(stderr: str, *fragments: str, besides: tuple[str, ...] = ()) -> None:
+    """``stderr`` is one line, ``error: ...``, with every fragment in it and no traceback; lines starting
+    with one of ``besides`` (a run's own notes, e.g. ``seed: ``) are left out first."""
+    assert "Traceback" not in stderr, stderr
+    error = "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(besides))
+    assert error.startswith("error: ") and error.count("\n") == 1 and error.endswith("\n"), stderr
+    for fragment in fragments:
+        assert fragment in error, (fragment, stderr)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str,
+                          besides: tuple[str, ...] = ()) -> None:
+    """The command exited ``code`` and said why in one ``error: `` line (assert_one_error_line)."""
+    assert result.returncode == code, (result.returncode, result.stdout[-2000:], result.stderr)
+    assert_one_error_line(result.stderr, *fragments, besides=besides)
+
+
+# --- ports ---------------------------------------------------------------------------------------------
+# Every fixed port the suite takes, away from the defaults (9000/9009/8812/9003) that a developer's own
+# stack may hold. HARNESS_TEST_PORT_OFFSET=N adds N to each, so two test runs on one machine do not
+# collide. An N up to 1,400 keeps every one below Linux's ephemeral range (32768+), where the suite's own
+# client connections could hold a port at the moment a server (Docker's, above all) binds it.
+PORT_OFFSET = int(os.environ.get("HARNESS_TEST_PORT_OFFSET", "0"))
+
+
+def shifted(**ports: int) -> dict[str, int]:
+    """``ports`` (name=port) each moved by PORT_OFFSET."""
+    return {name: port + PORT_OFFSET for name, port in ports.items()}
+
+
+# 19xxx, 18xxx: native servers. The session's QuestDB and sink; a killable QuestDB of a test's own.
+TEST_PORTS = shifted(http_port=19000, ilp_port=19009, pg_port=18812, min_port=19003)
+SINK_PORT = 19010 + PORT_OFFSET
+KILLABLE_PORTS = shifted(http_port=19100, ilp_port=19109, pg_port=18912, min_port=19103)
+# tests/test_native.py: `harness native up` servers, one whose port is held, a sink of the test's own.
+NATIVE_CLI_PORTS = shifted(http=19200, ilp=19209, pg=18922, min=19203, sink=19210)
+BUSY_CLI_PORTS = shifted(http=19300, ilp=19309, pg=18932, min=19303)
+OWN_SINK_PORT = 19310 + PORT_OFFSET
+# 29xxx, 28xxx: metrics. The client's metrics of a bench, queries and read run (tests/test_metrics.py,
+# tests/test_prometheus_panels.py); that module's Prometheus and QuestDB; tests/grafana_check.py's Grafana.
+CLIENT_METRICS_PORT = 29464 + PORT_OFFSET
+QUERY_METRICS_PORT = 29465 + PORT_OFFSET
+READ_METRICS_PORT = 29466 + PORT_OFFSET
+PROMETHEUS_PORT = 29090 + PORT_OFFSET
+PANELS_QUESTDB_PORTS = shifted(http_port=29000, ilp_port=29009, pg_port=28812, min_port=29003)
+GRAFANA_PORT = 29300 + PORT_OFFSET
+# 30xxx, 31xxx: what the Docker end-to-end stack publishes (compose.yaml's PUBLISH_*).
+DOCKER_PUBLISHED_PORTS = shifted(PUBLISH_HTTP_PORT=31000, PUBLISH_ILP_PORT=31009, PUBLISH_PG_PORT=30812,
+                                 PUBLISH_MIN_PORT=31003, PUBLISH_PROMETHEUS_PORT=31090,
+                                 PUBLISH_GRAFANA_PORT=31300)
