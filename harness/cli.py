@@ -56,7 +56,8 @@ _NATIVE_COMMANDS = [
                 help="Stop the native QuestDB (SIGTERM, then SIGKILL after 30 s) and the sink."),
     LazyCommand("status", "harness.commands.native:NativeOptions", _native_status,
                 help="Show whether the native QuestDB and sink run (exit 3 if QuestDB does not)."),
-    LazyCommand("fetch", "harness.commands.native:NativeOptions", "harness.commands.native:fetch", help="Only fetch the QuestDB jar."),
+    LazyCommand("fetch", "harness.commands.native:NativeOptions", "harness.commands.native:fetch",
+                help="Only fetch the QuestDB jar."),
 ]
 _QUERIES_COMMANDS = [
     LazyCommand("generate", "harness.commands.queries_generate:QueriesGenerateOptions",

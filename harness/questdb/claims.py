@@ -176,7 +176,8 @@ def recent_claims(questdb: QuestDBSql, registry: str, seconds: float) -> list[di
     """The registry's rows of the last ``seconds`` by the server's clock (none if it does not exist)."""
     try:
         names, rows = questdb.query(f"select ts, claimed, run_id, tables, state, owner "
-                                    f"from '{checked_table_name(registry)}' where ts > dateadd('s', -{int(seconds)}, now())")
+                                    f"from '{checked_table_name(registry)}' "
+                                    f"where ts > dateadd('s', -{int(seconds)}, now())")
     except QuestDBQueryError as exc:
         if "does not exist" in str(exc):
             return []

@@ -12,14 +12,14 @@ from harness.tsbs.schema import TableSchema
 
 def create_table(questdb: QuestDBSql, schema: TableSchema, dedup: bool = False) -> None:
     """A table exactly as the schema says: SYMBOL tags, typed fields, designated timestamp, WAL; with
-    ``dedup``, a row that arrives again (same timestamp and series) replaces itquestdb.
+    ``dedup``, a row that arrives again (same timestamp and series) replaces itself.
 
     Created explicitly so that ILP never picks the types (a nanosecond ``at`` under protocol 2 would
     otherwise create a TIMESTAMP_NS column, integers sent as doubles a DOUBLE one)."""
     columns = ", ".join(f"{name} {sql_type}" for name, sql_type in schema.columns)
     keys = f" DEDUP UPSERT KEYS({', '.join(schema.dedup_keys)})" if dedup else ""
     questdb.exec(f"create table '{checked_table_name(schema.table)}' ({columns}) "
-              f"timestamp({schema.timestamp}) partition by {schema.partition_by} WAL{keys}")
+                 f"timestamp({schema.timestamp}) partition by {schema.partition_by} WAL{keys}")
 
 
 def check_schema(questdb: QuestDBSql, schema: TableSchema, dedup: bool = False) -> None:

@@ -37,7 +37,8 @@ def suspension(questdb: QuestDBSql, table: str) -> str | None:
     return ": ".join(part for part in (tag, message) if part) or "no reason given"
 
 
-def wait_for_count(questdb: QuestDBSql, table: str, expected: int, timeout: float, poll_interval: float = 0.01) -> float:
+def wait_for_count(questdb: QuestDBSql, table: str, expected: int, timeout: float,
+                   poll_interval: float = 0.01) -> float:
     """Poll until ``count()`` equals ``expected``; returns the seconds waited.
 
     Rows sent to a WAL table become visible only after the server applies the WAL, so the count

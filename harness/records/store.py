@@ -44,8 +44,8 @@ def _run_from_version_1(values: dict) -> dict:
         validation = {"expected_rows": values["validated_row_count"], "visible_rows": values["validated_row_count"],
                       "time_to_visible_seconds": values.get("time_to_visible_seconds")}
     mode = values.get("mode") or "-"
-    return {"kind": "replay" if mode == "replay" else "bench", "mode": mode, "parameters": values.get("parameters") or {},
-            "seed": values.get("seed"), "schema_version": 2, "harness_version": values.get("harness_version", "-"),
+    return {"kind": "replay" if mode == "replay" else "bench", "mode": mode,
+            "parameters": values.get("parameters") or {}, "seed": values.get("seed"), "schema_version": 2, "harness_version": values.get("harness_version", "-"),
             "run_id": values.get("run_id", "-"), "started_at": values.get("started_at", "-"),
             "system": values.get("system") or {}, "server": values.get("server"), "phases": phases,
             "validation": validation, "status": values.get("status", "-"), "error": values.get("error")}

@@ -1,1 +1,2 @@
-"""One run of a command: its session (the record written however it ends), the tables it fills, its limits, the bench run's options and phases."""
+"""One run of a command: its session (the record written however it ends), the tables it fills, its limits,
+the bench run's options and phases."""
