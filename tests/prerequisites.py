@@ -1,6 +1,6 @@
 """Whether the outside tools some tests need are usable here: the one place every such test asks.
 
-``require("docker", "compose")`` at the top of a test (or ``requirement_mark(...)`` on a module) stops the
+``require("docker", "compose")`` at the top of a test (or in a fixture every test of a module uses) stops the
 test when a tool is missing, with the reason and the command that installs it. Under `make test`, which
 runs scripts/setup-test-env.sh first, and under CI (HARNESS_REQUIRE_TOOLS=1 or CI set), a missing tool is
 a failure: a test that silently checks nothing is worse than a red one. Elsewhere (a developer running one
