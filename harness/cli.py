@@ -184,11 +184,10 @@ def report(paths: list[str] = typer.Argument(..., help="Results JSON files; the 
     """Write one self-contained HTML report (charts of the time series, phases, comparison) of results files."""
     from pathlib import Path
 
-    from harness.records.store import is_benchmark_record, load_benchmark_record, load_results
+    from harness.records.store import load_records
     from harness.report.html import write_report
 
-    benchmarks = [load_benchmark_record(path) for path in paths if is_benchmark_record(path)]
-    records = load_results([path for path in paths if not is_benchmark_record(path)])
+    records, benchmarks = load_records(paths)
     print(f"Report: {write_report(records, output or Path(paths[0]).with_suffix('.html'), benchmarks)}")
 
 

@@ -75,13 +75,19 @@ MIGRATIONS: dict[tuple[str, int], Callable[[dict], dict]] = {
 }
 
 
-def _document(path: str | Path, schema: str) -> dict:
-    """The JSON document in ``path`` if it is one of ``schema``'s."""
+def _read(path: str | Path, schema: str) -> object:
+    """The JSON in ``path``; ``schema`` names what the file was expected to be in the one-line error."""
     try:
-        values = json.loads(Path(path).read_text())
+        return json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
         raise UsageError(f"cannot read {schema} {path}: {reason}") from None
+
+
+def _document(path: str | Path, schema: str, values: object = None) -> dict:
+    """The JSON document in ``path`` (read already: ``values``) if it is one of ``schema``'s."""
+    if values is None:
+        values = _read(path, schema)
     if schema_of(values) != schema:
         raise UsageError(f"{path} is not a benchmark record (no \"schema\": \"{BENCHMARK_SCHEMA}\")"
                          if schema == BENCHMARK else f"{path} is not a harness results file (no phases)")
@@ -132,9 +138,21 @@ def load_benchmark_record(path: str | Path) -> BenchmarkRecord:
     return _built(_document(path, BENCHMARK), BENCHMARK, path)
 
 
+def load_records(paths: list[str | Path]) -> tuple[list[RunRecord], list[BenchmarkRecord]]:
+    """The run records and the benchmark records among ``paths``, each in the order given, each file read
+    once: what ``compare`` and ``report`` take. A file that is neither is refused as a results file."""
+    runs, benchmarks = [], []
+    for path in paths:
+        values = _read(path, RUN)
+        if schema_of(values) == BENCHMARK:
+            benchmarks.append(_built(values, BENCHMARK, path))
+        else:
+            runs.append(_built(_document(path, RUN, values), RUN, path))
+    return runs, benchmarks
+
+
 def is_benchmark_record(path: str | Path) -> bool:
-    """Whether the file is a JSON document that names the benchmark record's schema (of any version): how
-    ``compare`` and ``report`` tell the two records apart before loading them."""
+    """Whether the file is a JSON document that names the benchmark record's schema (of any version)."""
     try:
         values = json.loads(Path(path).read_text())
     except (OSError, ValueError):

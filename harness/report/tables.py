@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.measure.phase import PhaseRecord
 from harness.records.benchmark_record import CORE_FIGURES, BenchmarkRecord, Comparison, FigureSummary
 from harness.records.run_record import ALL_QUERIES, QueryFigures, RunRecord
-from harness.records.store import is_benchmark_record, load_benchmark_record, load_results
+from harness.records.store import load_records
 
 MIB = 1024 * 1024
 
@@ -35,11 +35,10 @@ def plain_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def comparison_tables(paths: list[str | Path]) -> str:
     """``harness compare``: the run records among ``paths`` side by side, then the benchmark records'
     medians and ratios."""
-    benchmarks = [path for path in paths if is_benchmark_record(path)]
-    runs = [path for path in paths if path not in benchmarks]
-    parts = [comparison_table(load_results(runs))] if runs else []
+    runs, benchmarks = load_records(paths)
+    parts = [comparison_table(runs)] if runs else []
     if benchmarks:
-        parts.append(benchmark_table([load_benchmark_record(path) for path in benchmarks]))
+        parts.append(benchmark_table(benchmarks))
     return "\n\n".join(parts)
 
 
