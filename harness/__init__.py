@@ -6,7 +6,9 @@ type-only imports included, and no two modules import each other, directly or ro
 
 - foundation: ``errors`` (the one-line errors), ``versions`` (the pinned stack), ``output_file`` (files
   written whole or not at all)
-- domain: ``tsbs`` (TSBS's data sets and queries, exactly; a subpackage per use case)
+- domain: ``tsbs`` (TSBS's data sets and queries, exactly; a subpackage per use case), ``own_data`` (the user's
+  files and DataFrames in bounded pieces, their dtypes audited)
+- sources: ``sources`` (what a run sends, by name: a TSBS use case or the user's data)
 - measurement: ``measure`` (a phase's counters and figures, progress, time series, Prometheus metrics)
 - records: ``records`` (run and benchmark records: model, codec, store, versions), ``report`` (text
   tables and the HTML report)
@@ -24,7 +26,8 @@ __version__ = "0.1.0"
 # Lowest first; each entry names a module or a package of ``harness`` (a package stands for everything in it).
 LAYERS = (
     ("foundation", ("errors", "versions", "output_file")),
-    ("domain", ("tsbs",)),
+    ("domain", ("tsbs", "own_data")),
+    ("sources", ("sources",)),
     ("measurement", ("measure",)),
     ("records", ("records", "report")),
     ("access", ("questdb", "servers", "ingest", "read", "queries", "scaleout")),

@@ -18,7 +18,7 @@ from harness.ingest.senders import SenderSettings, redact_conf
 from harness.measure.metrics import RunMetrics
 from harness.options.declare import command
 from harness.records.run_record import RunRecord
-from harness.run.bench_options import BenchOptions
+from harness.run.bench_options import TSBS_DATA_SET_OPTIONS, BenchOptions
 from harness.run.bench_phases import bench_phases
 from harness.run.session import Run, metered, sampled
 from harness.scaleout.clients import run_clients
@@ -33,6 +33,14 @@ def bench_parameters(options: BenchOptions, spec: params.DatasetSpec, target: Se
     values.update(target.used())
     if options.conf is not None:
         values["conf"] = redact_conf(options.conf)
+    if options.data is not None:  # the user's data: its own rows, table and columns, no TSBS data set
+        source = options.use_case_entry
+        for name in TSBS_DATA_SET_OPTIONS:
+            values.pop(name, None)
+        values.update(use_case=source.name, row_count=options.source_rows(spec), table=source.table_name,
+                      at=source.at, symbols=list(source.symbol_columns),
+                      dtypes={audit.column: audit.dtype for audit in source.audits})
+        return values
     values.update(seed=spec.seed, row_count=spec.row_count, timestamp_start_ns=spec.start_ns,
                   interval_ns=spec.interval_ns)
     return values
@@ -53,11 +61,15 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord | N
     parameters = bench_parameters(options, spec, target)
     # The clients of a scale-out run share its name as their run id: one run in the metrics and the records.
     shared_id = {"run_id": options.barrier} if options.barrier else {}
-    run = Run(RunRecord(kind="bench", mode=options.mode, parameters=parameters, seed=spec.seed, **shared_id),
-              options, out)
+    seed = None if options.data is not None else spec.seed
+    run = Run(RunRecord(kind="bench", mode=options.mode, parameters=parameters, seed=seed, **shared_id), options, out)
     if options.verbose:
         run.say("Running with params:")
         run.say(pprint.pformat(dict(sorted(parameters.items())), indent=4))
+    elif options.data is not None:
+        source = options.use_case_entry
+        run.say(f"data: {source.data.name}, {parameters['row_count']} rows into table {source.table_name} (designated "
+                f"timestamp {source.at}; symbols: {', '.join(source.symbol_columns) or 'none'})")
     elif options.seed is None or seed_from_name:
         run.say(f"seed: {spec.seed}{' (from the run name)' if seed_from_name else ''}")
     metrics = RunMetrics(run.record.run_id, _metric_labels(parameters), options.metrics_port,
@@ -69,5 +81,5 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord | N
 
 def _metric_labels(parameters: dict) -> dict:
     """The run's info labels, from what the record says was used."""
-    labels = {key: str(parameters[key]) for key in ("transport", "fields", "scale", "seed", "op", "target")}
+    labels = {key: str(parameters.get(key, "")) for key in ("transport", "fields", "scale", "seed", "op", "target")}
     return {**labels, "workers": str(parameters["workers"] or 1), "protocol": str(parameters["protocol_version"])}

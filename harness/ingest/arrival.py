@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 import numpy as np
+import pandas as pd
 
 from harness.records.run_record import TableArrival
 from harness.tsbs.schema import TIMESTAMP_COLUMN
@@ -19,15 +20,16 @@ from harness.tsbs.use_case import Chunk
 
 
 class ArrivalTally:
-    """Counts late rows per table as chunks pass by (``watch``)."""
+    """Counts late rows per table as chunks pass by (``watch``), by their designated timestamp ``at``."""
 
-    def __init__(self) -> None:
+    def __init__(self, at: str = TIMESTAMP_COLUMN) -> None:
+        self.at = at
         self.tables: dict[str, TableArrival] = {}
         self._newest: dict[str, int] = {}
 
     def add(self, chunk: Chunk) -> None:
         for table, frame in chunk.items():
-            stamps = frame[TIMESTAMP_COLUMN].array.asi8  # ns since the epoch, no copy
+            stamps = nanoseconds(frame[self.at])
             if not len(stamps):
                 continue
             newest = np.maximum.accumulate(stamps)
@@ -50,6 +52,13 @@ class ArrivalTally:
         for chunk in chunks:
             self.add(chunk)
             yield chunk
+
+
+def nanoseconds(column: pd.Series) -> np.ndarray:
+    """Nanoseconds since the epoch of a timestamp column of any unit or time zone (TSBS's: no copy)."""
+    if column.dtype == "datetime64[ns]":
+        return column.array.asi8
+    return pd.DatetimeIndex(column).as_unit("ns").asi8
 
 
 def arrival_lines(tables: dict[str, TableArrival]) -> list[str]:

@@ -32,9 +32,21 @@ def new_buffer(protocol_version: int = TEXT_PROTOCOL, init_buf_size: int = 1 << 
     return Buffer(protocol_version=protocol_version, init_buf_size=init_buf_size)
 
 
-def append_frame(buffer: Buffer, frame: pd.DataFrame, table: str) -> None:
-    """Serialize one TSBS frame: categorical/str tag columns as symbols, `timestamp` as designated."""
-    buffer.dataframe(frame, table_name=table, symbols=True, at=TIMESTAMP_COLUMN)
+# What a frame passes ``dataframe()``: ``(symbols, at)`` (a source's ``dataframe_symbols``, ``dataframe_at``).
+FrameColumns = tuple[bool | str | tuple[str, ...], str]
+# TSBS's frames: every categorical/str tag column a symbol, ``timestamp`` the designated timestamp.
+TSBS_COLUMNS: FrameColumns = (True, TIMESTAMP_COLUMN)
+
+
+def append_frame(buffer: Buffer, frame: pd.DataFrame, table: str, symbols: bool | str | tuple[str, ...] = True,
+                 at: str = TIMESTAMP_COLUMN) -> None:
+    """Serialize one frame, its ``symbols`` and designated ``at`` as ``FrameColumns`` say (TSBS's by default)."""
+    buffer.dataframe(frame, table_name=table, symbols=client_symbols(symbols), at=at)
+
+
+def client_symbols(symbols: bool | str | tuple[str, ...]):
+    # The client takes a bool, "auto" or a list of column names (not a tuple).
+    return list(symbols) if isinstance(symbols, tuple) else symbols
 
 
 def chunk_rows(chunk: Chunk) -> int:

@@ -23,7 +23,7 @@ import pandas as pd
 from questdb import QuestDBError, Sender, TimestampNanos
 
 from harness.errors import RunError
-from harness.ingest.ilp import Chunk, append_frame, chunk_rows, new_buffer
+from harness.ingest.ilp import TSBS_COLUMNS, Chunk, FrameColumns, append_frame, chunk_rows, client_symbols, new_buffer
 from harness.ingest.senders import SenderSettings, one_line, open_sender
 from harness.measure.phase import PhaseProgress, PhaseRecord
 from harness.tsbs.schema import TIMESTAMP_COLUMN
@@ -79,14 +79,15 @@ def _python_number(value):
 class SerializeWorker(Worker):
     """Serializes into an in-memory buffer, cleared after every chunk (bytes counted, not kept)."""
 
-    def __init__(self, op: str, protocol_version: int):
+    def __init__(self, op: str, protocol_version: int, columns: FrameColumns = TSBS_COLUMNS):
         self.op = op
         self.buffer = new_buffer(protocol_version)
+        self.columns = columns
 
     def process(self, chunk: Chunk) -> int:
         for table, frame in chunk.items():
             if self.op == "dataframe":
-                append_frame(self.buffer, frame, table)
+                append_frame(self.buffer, frame, table, *self.columns)
             else:
                 for symbols, columns, at in _rows_of(frame, self.op):
                     self.buffer.row(table, symbols=symbols, columns=columns, at=at)
@@ -107,8 +108,9 @@ class SendWorker(Worker):
     RESEND_PAUSE_SECONDS = 0.5
 
     def __init__(self, op: str, target: SenderSettings, progress: PhaseProgress, index: int,
-                 resend_for: float | None = None):
+                 resend_for: float | None = None, columns: FrameColumns = TSBS_COLUMNS):
         self.op = op
+        self.columns = columns
         self.target = target
         self.progress = progress
         self.index = index
@@ -120,7 +122,8 @@ class SendWorker(Worker):
     def _send(self, chunk: Chunk) -> int:
         for table, frame in chunk.items():
             if self.op == "dataframe":
-                self.sender.dataframe(frame, table_name=table, symbols=True, at=TIMESTAMP_COLUMN)
+                symbols, at = self.columns
+                self.sender.dataframe(frame, table_name=table, symbols=client_symbols(symbols), at=at)
             else:
                 for symbols, columns, at in _rows_of(frame, self.op):
                     self.sender.row(table, symbols=symbols, columns=columns, at=at)

@@ -86,7 +86,8 @@ class ServerOptions(SamplingOptions, EndpointOptions):
     target: Target = option(Target.questdb, "questdb (DDL and validation) or sink (a no-op socat sink: no DDL, "
                                             "no validation).")
     ilp_port: int = option(9009, "ILP/TCP port.", min=1, max=65535)
-    table: str | None = option(None, "Table name of a one-table use case (cpu-only: default cpu).")
+    table: str | None = option(None, "Table name of a one-table use case (cpu-only: default cpu; --data: the file's "
+                                     "name without its suffix).")
     keep_table: bool = option(False, "Do not drop the table: append, after checking its schema.",
                               flags=("--keep-table",))
     replace_table: bool = option(False, "Drop an existing table even when its schema is not the benchmark's (by "
@@ -165,6 +166,27 @@ class DataSetRowsOptions(DataSetOptions):
 
     def dataset(self) -> params.DatasetSpec:
         return self.spec(None if self.timestamp_end else self.row_count, rows_set_the_end=True)
+
+
+@dataclass
+class OwnDataOptions:
+    """The user's own data as what a run sends, instead of a TSBS data set."""
+
+    data: str | None = option(None, "Send this file instead of a TSBS data set: Parquet (.parquet), Arrow IPC "
+                                    "(.arrow, .feather; stream: .arrows) or CSV (.csv), read in bounded pieces "
+                                    "(`harness inspect --data` audits its dtypes).")
+    at: str | None = option(None, "With --data: the designated timestamp column. Default: the data's one timestamp "
+                                  "column.")
+    symbols: str | None = option(None, "With --data: the columns sent as SYMBOL, COL,COL...; auto: categorical "
+                                       "columns and string columns with at most one distinct value per 100 rows "
+                                       "of the first 10,000. Default: the client's own choice (categorical "
+                                       "columns).")
+
+    def symbol_choice(self) -> str | tuple[str, ...] | None:
+        """--symbols as the data source takes it: None, "auto" or the columns named."""
+        if self.symbols is None or self.symbols.strip() == "auto":
+            return None if self.symbols is None else "auto"
+        return tuple(name.strip() for name in self.symbols.split(",") if name.strip())
 
 
 @dataclass

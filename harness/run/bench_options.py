@@ -7,6 +7,7 @@ defaults), the rules that refuse a combination before anything runs, and the opt
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,14 +24,17 @@ from harness.options.groups import (
     FrameOptions,
     GroupedDataSetOptions,
     MetricsOptions,
+    OwnDataOptions,
     ProgressOptions,
     RecordOptions,
     ServerOptions,
 )
 from harness.output_file import check_writable
+from harness.questdb.http import checked_table_name
 from harness.records.store import load_results
 from harness.run.limits import check_workers
 from harness.scaleout.meeting import check_run_name
+from harness import sources
 from harness.tsbs import params, use_cases
 from harness.tsbs.schema import TableSchema
 from harness.tsbs.use_case import Chunk, UseCase
@@ -42,7 +46,7 @@ CLIENT_RETRY_TIMEOUT_MS = 2_000
 
 
 @dataclass
-class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, FrameOptions, GroupedDataSetOptions,
+class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OwnDataOptions, FrameOptions, GroupedDataSetOptions,
                    DataSetRowsOptions, RecordOptions, ServerOptions, CommandOptions):
     """Every option of a benchmark run; the defaults are the original benchmark's."""
 
@@ -93,8 +97,19 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, FrameOptions,
         return self.workers or 1
 
     @property
+    def source_name(self) -> str:
+        """What the run sends: a TSBS use case, or (--data) the user's data."""
+        return sources.DATA if self.data is not None else self.use_case
+
+    @functools.cached_property
     def use_case_entry(self) -> UseCase:
-        return use_cases.get(self.use_case)
+        """The run's source (``harness.sources``); the user's data is read (its head, the designated timestamp's
+        nulls) and audited once, when first asked for."""
+        return sources.get(self.source_name, self.data, self.table, self.at, self.symbol_choice())
+
+    def source_rows(self, spec: params.DatasetSpec) -> int:
+        """Rows of the whole of what the run sends: the user's data, or the TSBS data set of ``spec``."""
+        return self.use_case_entry.data.rows() if self.data is not None else spec.row_count
 
     @property
     def sender_transport(self) -> str:
@@ -106,7 +121,7 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, FrameOptions,
         """What the run does, in a few words; it also names the default results file."""
         kind = ("sink" if self.target == Target.sink else "send") if self.send else "serialize"
         threads = f"{self.workers}w" if self.workers else "1t"
-        use_case = "" if self.use_case == use_cases.DEFAULT else f"{self.use_case}-"
+        use_case = "" if self.source_name == use_cases.DEFAULT else f"{self.source_name}-"
         order = "-sorted" if self.time_ordered else ""
         groups = self.interleaved_generation_groups
         group = f"-group{self.interleaved_generation_group_id}of{groups}" if groups > 1 else ""
@@ -118,6 +133,7 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, FrameOptions,
 
     def check_values(self) -> None:
         super().check_values()
+        self._check_source()
         use_case = self.use_case_entry
         if self.op != Op.dataframe and self.workers is not None:
             raise UsageError(f"--op {self.op} is the single-threaded row-by-row baseline: it takes no --workers")
@@ -129,12 +145,12 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, FrameOptions,
         if self.op != Op.dataframe and not use_case.row_api:
             raise UsageError(f"--op {self.op} is cpu-only's row-by-row baseline; {use_case.name} sends with "
                              f"--op dataframe")
-        chunk_rows = min(self.worker_chunk_row_count, self.row_count)
+        chunk_rows = min(self.worker_chunk_row_count, self.source_rows(self.dataset()))
         use_cases.check_memory(use_case, self.scale, chunk_rows)
         # Each worker holds a chunk in flight and, sending, one connection.
         check_workers("--workers", self.threads, int(self.send), chunk_rows * use_case.bytes_per_chunk_row)
         if not self.stream:
-            check_held_rows(self.dataset().row_count)
+            check_held_rows(self.source_rows(self.dataset()), use_case.bytes_per_held_row)
         if self.write_ilp is not None:
             check_writable(self.write_ilp, "--write-ilp")
         if self.exactly_once and not use_case.unique_keys:
@@ -159,6 +175,27 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, FrameOptions,
             raise UsageError("--exactly-once needs --transport http to QuestDB: ILP over TCP has no "
                              "acknowledgements, so a chunk's fate after a failure is unknowable")
 
+    def _check_source(self) -> None:
+        """--data's rules, before the data is read: no TSBS data-set flag beside it, its own flags only with it."""
+        if self.data is None:
+            own = [flag for flag, value in (("--at", self.at), ("--symbols", self.symbols)) if value is not None]
+            if own:
+                raise UsageError(f"{own[0]} chooses a column of the user's data: it needs --data PATH")
+            return
+        defaults = BenchOptions()
+        tsbs_flags = [name for name in TSBS_DATA_SET_OPTIONS if getattr(self, name) != getattr(defaults, name)]
+        if tsbs_flags:
+            flags = ", ".join("--" + name.replace("_", "-") for name in tsbs_flags)
+            raise UsageError(f"--data sends the user's data, not a TSBS data set: leave out {flags}")
+        if self.write_ilp is not None:
+            raise UsageError("--write-ilp writes TSBS's data set as ILP text; with --data, `harness inspect` tells "
+                             "how the client takes each column")
+        if self.clients > 1 or self.barrier is not None:
+            raise UsageError("--clients, --barrier: a scale-out run splits TSBS's data set into interleaved groups; "
+                             "--data runs as one client (--workers N sends in parallel)")
+        if self.table is not None:
+            checked_table_name(self.table)
+
     def chunks(self, spec: params.DatasetSpec) -> Iterator[Chunk]:
         """The data set in chunks of ``worker_chunk_row_count`` rows, each mapping its table to its rows."""
         chunks = self.use_case_entry.chunks(spec, self.worker_chunk_row_count, self.fields, self.symbol_dtype,
@@ -178,14 +215,15 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, FrameOptions,
                               self.conf, CLIENT_RETRY_TIMEOUT_MS if self.exactly_once else None)
 
 
-# Memory a row of the data set takes when every chunk is generated before the timed phases (the DataFrames of
-# cpu-only, devops and iot measured at 80-125 bytes a row, with margin).
-HELD_BYTES_PER_ROW = 200
+# The options that choose a TSBS data set, refused beside --data.
+TSBS_DATA_SET_OPTIONS = ("use_case", "seed", "scale", "timestamp_start", "timestamp_end", "log_interval", "fields",
+                         "time_ordered", "interleaved_generation_group_id", "interleaved_generation_groups",
+                         "row_count", "symbol_dtype")
 
 
-def check_held_rows(rows: int) -> None:
+def check_held_rows(rows: int, bytes_per_row: int) -> None:
     """Refuse, in one line, a data set held whole in memory (no --stream) that this machine cannot hold."""
-    needed = rows * HELD_BYTES_PER_ROW
+    needed = rows * bytes_per_row
     available = psutil.virtual_memory().available
     if needed > available:
         raise UsageError(f"--row-count {rows}: without --stream every row is generated into memory before the timed "

@@ -63,7 +63,8 @@ def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, ru
             # Client 0 makes the tables; the others wait for it, then append after checking their schema.
             meeting.wait_for(PREPARED, range(1))
             options = dataclasses.replace(options, keep_table=True)
-        questdb, rows_before = connect(options, target, run, options.schemas(), options.exactly_once)
+        questdb, rows_before = connect(options, target, run, options.schemas(), options.exactly_once,
+                                       options.use_case_entry.known_schemas)
         if meeting is not None and not meeting.client:
             meeting.say(PREPARED)
     threads = options.threads
@@ -73,7 +74,7 @@ def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, ru
     run_rows = options.table_rows(spec)
     total_rows = sum(run_rows.values())
     # Tallied where the chunks are made once: generated up front, or streamed to the one phase that runs.
-    tally = ArrivalTally()
+    tally = ArrivalTally(options.use_case_entry.dataframe_at)
     run.record.arrival = tally.tables
     chunks = None if options.stream else generate_phase(options, total_rows, run, metrics,
                                                         tally.watch(options.chunks(spec)))
@@ -133,7 +134,7 @@ def serialize_phase(options: BenchOptions, protocol_version: int, work, run: Run
     metrics.set_phase("serialize")
     threads = options.threads
     progress = metrics.new_phase("serialize", threads)
-    workers = [SerializeWorker(options.op, protocol_version) for _ in range(threads)]
+    workers = [SerializeWorker(options.op, protocol_version, frame_columns(options)) for _ in range(threads)]
     with ProgressPrinter(progress, total_rows, options.reporting_period, run.out), \
             recorded_if_interrupted(run, progress):
         record = run_phase(progress, workers, work)
@@ -150,7 +151,7 @@ def send_phase(options: BenchOptions, target: SenderSettings, work, run: Run, me
     try:
         for index in range(threads):
             senders.append(SendWorker(options.op, target, progress, index,
-                                      options.retry_timeout if options.exactly_once else None))
+                                      options.retry_timeout if options.exactly_once else None, frame_columns(options)))
     except BaseException:
         for sender in senders:
             sender.close()
@@ -177,6 +178,11 @@ def send_phase(options: BenchOptions, target: SenderSettings, work, run: Run, me
         run.say(f"  Re-sent: {record.resent_chunks} chunks after failed flushes; "
                 f"{record.outage_seconds:.1f}s spent waiting for the server.")
     return record, last_flush
+
+
+def frame_columns(options: BenchOptions) -> tuple:
+    """What the run's frames pass ``dataframe()``: its source's symbols and designated timestamp."""
+    return options.use_case_entry.dataframe_symbols, options.use_case_entry.dataframe_at
 
 
 def write_ilp_phase(options: BenchOptions, chunks, protocol_version: int, run: Run) -> None:

@@ -30,9 +30,11 @@ SERVER_STATE_SECONDS = 5.0
 
 
 def connect(options: ServerOptions, target: SenderSettings | None, run: Run, schemas: list[TableSchema],
-            dedup: bool = False) -> tuple[QuestDBSql | None, dict[str, int]]:
+            dedup: bool = False, known_schemas: bool = True) -> tuple[QuestDBSql | None, dict[str, int]]:
     """Check the target answers before anything is sent; for QuestDB, record its version and prepare the
-    tables. Returns the SQL client (None for the sink) and the rows each table already holds."""
+    tables. Returns the SQL client (None for the sink) and the rows each table already holds.
+    ``known_schemas``: whether a table of a schema the harness makes is the harness's to drop (TSBS's tables);
+    without, every existing table is the user's (``refuse_foreign_table``)."""
     if options.target == Target.sink:
         if target is not None:
             check_listening(*target.endpoint(), "the no-op sink")
@@ -42,11 +44,11 @@ def connect(options: ServerOptions, target: SenderSettings | None, run: Run, sch
     if target is not None:
         check_listening(*target.endpoint(), f"QuestDB ILP over {target.scheme}")
     run.record.server = {"questdb_version": questdb.server_version()}
-    return questdb, prepare_tables(questdb, options, run, schemas, dedup)
+    return questdb, prepare_tables(questdb, options, run, schemas, dedup, known_schemas)
 
 
 def prepare_tables(questdb: QuestDBSql, options: ServerOptions, run: Run, schemas: list[TableSchema],
-                   dedup: bool = False) -> dict[str, int]:
+                   dedup: bool = False, known_schemas: bool = True) -> dict[str, int]:
     """Claim, check and prepare the run's tables (``connect``'s, or more found later: replay's); returns the
     rows each already holds."""
     # One run per table: claimed before anything is checked or touched, held until the run ends.
@@ -59,14 +61,21 @@ def prepare_tables(questdb: QuestDBSql, options: ServerOptions, run: Run, schema
             if questdb.table_columns(schema.table) is not None:
                 check_schema(questdb, schema, dedup)
         elif not options.replace_table:
-            refuse_foreign_table(questdb, schema)
+            refuse_foreign_table(questdb, schema, known_schemas)
     return {schema.table: prepare_table(questdb, schema, options.keep_table, run, dedup) for schema in schemas}
 
 
-def refuse_foreign_table(questdb: QuestDBSql, schema: TableSchema) -> None:
+def refuse_foreign_table(questdb: QuestDBSql, schema: TableSchema, known_schemas: bool = True) -> None:
     """A table of the run's name whose schema is none the harness makes under that name (this run's, or
     another use case's or field type's) is someone else's (Telegraf writes ``cpu`` too): refuse, naming
-    its first difference from this run's schema, rather than drop it."""
+    its first difference from this run's schema, rather than drop it. Without ``known_schemas`` (the user's
+    own data: its schema is the user's too) any table of that name is refused."""
+    if not known_schemas:
+        if questdb.table_columns(schema.table) is not None:
+            raise UsageError(f"table {schema.table} exists: a run of the user's data never drops or writes into a "
+                             f"table it did not make; --keep-table appends to it (after a schema check), "
+                             f"--replace-table drops it, --table names another table")
+        return
     difference = schema_difference(questdb, schema)
     if difference is not None and all(schema_difference(questdb, other) is not None
                                       for other in use_cases.schemas_named(schema.table) if other != schema):

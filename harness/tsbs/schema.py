@@ -6,6 +6,7 @@ so a table's layout is written down once, beside the generator that fills it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 TIMESTAMP_COLUMN = "timestamp"
@@ -15,7 +16,8 @@ PARTITION_BY = "DAY"
 
 @dataclass(frozen=True)
 class TableSchema:
-    """``fields`` pairs each field column with its SQL type (DOUBLE, LONG); tags are all SYMBOL.
+    """``fields`` pairs each field column with its SQL type (DOUBLE, LONG); tags are all SYMBOL; the designated
+    ``timestamp`` is a ``timestamp_type`` column (TIMESTAMP: microseconds; TIMESTAMP_NS).
     ``series_tags`` are the tags that tell one series from another (TSBS: the host), so that with the
     timestamp they key a row: the keys of deduplication."""
 
@@ -25,6 +27,7 @@ class TableSchema:
     series_tags: tuple[str, ...] = ()
     timestamp: str = TIMESTAMP_COLUMN
     partition_by: str = PARTITION_BY
+    timestamp_type: str = "TIMESTAMP"
 
     @property
     def dedup_keys(self) -> tuple[str, ...]:
@@ -34,7 +37,7 @@ class TableSchema:
     def columns(self) -> list[tuple[str, str]]:
         """(name, SQL type) of every column, in table order."""
         return ([(tag, "SYMBOL") for tag in self.tags] + list(self.fields)
-                + [(self.timestamp, "TIMESTAMP")])
+                + [(self.timestamp, self.timestamp_type)])
 
     def renamed(self, table: str) -> TableSchema:
-        return TableSchema(table, self.tags, self.fields, self.series_tags, self.timestamp, self.partition_by)
+        return dataclasses.replace(self, table=table)

@@ -33,16 +33,25 @@ class UseCase(Protocol):
     row_api: bool
     # Whether every row is unique by its series tags and timestamp: what --exactly-once's deduplication keys.
     unique_keys: bool
+    # Whether a table of a schema the use case makes is the harness's to drop and make again (TSBS's tables);
+    # without, an existing table is the user's: never dropped or written unless the user says so.
+    known_schemas: bool
     # Whether TSBS writes each table's rows in time order (iot's arrive partly late; ``--sort`` orders them).
     in_time_order: bool
     # Memory a host and a row of a chunk in flight cost, with margin (``check_memory``).
     bytes_per_host: int
     bytes_per_chunk_row: int
+    # Memory a row takes when every chunk is made before the timed phases (no --stream): ``check_held_rows``.
+    bytes_per_held_row: int
     # TSBS's query types that run on its data set (empty: none), and the module of harness.tsbs that makes
     # them: its ``Generator(seed, scale, start_ns, end_ns).make(query_type)`` and
     # ``refusal(query_type, scale, start_ns, end_ns)`` (why TSBS would refuse a type, or None).
     query_types: tuple[str, ...]
     query_module: str
+    # What a chunk's frames pass the client's ``dataframe()``: ``symbols=`` (True: every string column) and the
+    # designated timestamp column ``at=``.
+    dataframe_symbols: bool | str | tuple[str, ...]
+    dataframe_at: str
 
     def tables(self, table: str | None = None) -> tuple[str, ...]:
         """Its tables, in TSBS's measurement order (``table`` renames a renamable one)."""

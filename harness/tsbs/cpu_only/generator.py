@@ -194,14 +194,19 @@ class CpuOnly:
     renamable_table: bool = True
     row_api: bool = True
     unique_keys: bool = True
+    known_schemas: bool = True
     in_time_order: bool = True
     # A host's walk states and tag codes, and a chunk row's values, row index, tag codes and timestamps
     # with pandas' copies, with margin.
     bytes_per_host: int = 400
     bytes_per_chunk_row: int = 600
+    # A row held whole before the timed phases (the DataFrames measured at 80-125 bytes a row), with margin.
+    bytes_per_held_row: int = 200
 
     query_types: tuple[str, ...] = QUERY_TYPES
     query_module: str = "harness.tsbs.devops.queries"
+    dataframe_symbols: bool = True
+    dataframe_at: str = TIMESTAMP_COLUMN
 
     def tables(self, table: str | None = None) -> tuple[str, ...]:
         return (table or TABLE_NAME,)

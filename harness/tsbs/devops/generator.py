@@ -367,14 +367,19 @@ class Devops:
     renamable_table: bool = False
     row_api: bool = False
     unique_keys: bool = True
+    known_schemas: bool = True
     in_time_order: bool = True
     # A host's 87 states, draws, tag codes and strings, and a chunk row's states, the widest table's columns
     # and pandas' copies, with margin.
     bytes_per_host: int = 2_000
     bytes_per_chunk_row: int = 1_500
+    # A row held whole before the timed phases (the DataFrames measured at 80-125 bytes a row), with margin.
+    bytes_per_held_row: int = 200
 
     query_types: tuple[str, ...] = QUERY_TYPES  # TSBS's devops queries read its cpu table, as cpu-only's do
     query_module: str = "harness.tsbs.devops.queries"
+    dataframe_symbols: bool = True
+    dataframe_at: str = TIMESTAMP_COLUMN
 
     def tables(self, table: str | None = None) -> tuple[str, ...]:
         return TABLES

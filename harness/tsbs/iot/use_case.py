@@ -20,7 +20,7 @@ from harness.tsbs.iot.simulator import DEFAULT_CHUNK_ROWS, IotSimulator, line_co
 from harness.tsbs.iot.text import LinePrinter, text_chunks, text_jobs
 from harness.tsbs.params import DatasetSpec
 from harness.tsbs.query_types import IOT_QUERY_TYPES
-from harness.tsbs.schema import TableSchema
+from harness.tsbs.schema import TIMESTAMP_COLUMN, TableSchema
 
 if TYPE_CHECKING:
     from harness.tsbs.use_case import Chunk, TextJob
@@ -44,12 +44,17 @@ class Iot:
     # TSBS clears a line's name now and then, and nameless lines share timestamps: (name, timestamp) would
     # merge them.
     unique_keys: bool = False
+    known_schemas: bool = True
     in_time_order: bool = False  # TSBS holds some points and batches back: they arrive late
     # A truck's states and choices, and a chunk line's record, frame columns and pandas' copies, with margin.
     bytes_per_host: int = 400
     bytes_per_chunk_row: int = 800
+    # A row held whole before the timed phases (the DataFrames measured at 80-125 bytes a row), with margin.
+    bytes_per_held_row: int = 200
     query_types: tuple[str, ...] = IOT_QUERY_TYPES
     query_module: str = "harness.tsbs.iot.queries"  # TSBS's TimescaleDB iot queries, in QuestDB SQL
+    dataframe_symbols: bool = True
+    dataframe_at: str = TIMESTAMP_COLUMN
 
     def tables(self, table: str | None = None) -> tuple[str, ...]:
         return TABLES

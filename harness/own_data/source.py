@@ -1,0 +1,156 @@
+"""The user's data as a source of a run, behind the use-case interface (``harness.tsbs.use_case.UseCase``): one
+table, its designated timestamp and symbol columns chosen, its schema the one the dtype audit
+(``harness.own_data.audit``) says the client gives it, its chunks the data's pieces (``harness.own_data.files``).
+
+Everything a run could refuse is refused when the source is made, before any server is asked: no rows, a
+duplicate column name, a missing or ambiguous designated timestamp, nulls in it, a named column the data
+lacks, a dtype the client refuses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from harness.errors import UsageError
+from harness.own_data.audit import ColumnAudit, audit_frame, first_refusal, is_string_like
+from harness.own_data.files import HEAD_ROWS, DataFrames
+from harness.tsbs.schema import PARTITION_BY, TableSchema
+
+NAME = "data"
+# --symbols auto takes a string column as a symbol when the first piece (HEAD_ROWS rows) holds at most one
+# distinct value per this many rows: a tag repeated across rows, not free text.
+AUTO_SYMBOL_ROWS_PER_VALUE = 100
+# What the run passes the client's dataframe(symbols=...) when no symbols are named: its default, which
+# sends categorical columns as symbols and every other string column as a string.
+CLIENT_DEFAULT_SYMBOLS = "auto"
+
+
+def default_table(data: DataFrames) -> str:
+    """The table a file fills unless --table names one: its name without the suffix, made a safe name."""
+    stem = Path(data.name).stem if data.name != "DataFrame" else "dataframe"
+    return re.sub(r"[^0-9A-Za-z_]", "_", stem) or "data"
+
+
+@dataclass
+class DataSource:
+    """The user's data as one table. ``symbols``: None (the client's default: categorical columns), "auto"
+    (those and low-cardinality string columns) or the columns named."""
+
+    data: DataFrames
+    table_name: str | None = None
+    at: str | None = None
+    symbols: str | tuple[str, ...] | None = None
+    audits: list[ColumnAudit] = field(init=False)
+    symbol_columns: tuple[str, ...] = field(init=False)
+
+    # The use-case interface: what the rest of a run asks of a source.
+    name = NAME
+    measurements_per_host = 1
+    default_chunk_rows = 10_000
+    renamable_table = True
+    row_api = False
+    # --exactly-once deduplicates on the designated timestamp and the symbol columns: rows of the data equal
+    # in all of them are one row then (the count the run checks is the data's rows).
+    unique_keys = True
+    known_schemas = False  # a table of the user's data's name is the user's
+    in_time_order = True  # sent in the data's own order; never sorted
+    bytes_per_host = 0
+    query_types: tuple[str, ...] = ()
+    query_module = ""
+
+    def __post_init__(self) -> None:
+        data = self.data
+        columns = [name for name, _, _ in data.columns()]
+        repeated = [name for name, count in Counter(columns).items() if count > 1]
+        if repeated:
+            raise UsageError(f"{data.name}: the column name {repeated[0]!r} is used {Counter(columns)[repeated[0]]} "
+                             f"times: QuestDB columns need distinct names")
+        rows = data.rows()
+        if not rows:
+            raise UsageError(f"{data.name}: no rows to send")
+        self.table_name = self.table_name or default_table(data)
+        self.at = self._designated(columns)
+        if nulls := data.nulls(self.at):
+            raise UsageError(f"{data.name}: the designated timestamp {self.at!r} has {nulls} nulls: every row needs "
+                             f"its timestamp (fill or drop them: df = df.dropna(subset=[{self.at!r}]))")
+        head = data.head(HEAD_ROWS)
+        if isinstance(self.symbols, tuple):
+            for name in self.symbols:
+                if name not in columns:
+                    raise UsageError(f"--symbols: {data.name} has no column {name!r} (columns: {', '.join(columns)})")
+        self.symbol_columns = self._symbols(head)
+        self.audits = audit_frame(head, self.at, self.symbol_columns)
+        if refusal := first_refusal(self.audits):
+            raise UsageError(f"{data.name}: {refusal}")
+        # The frames in flight: a chunk's row, as pandas holds it (strings as Python objects), with margin.
+        self.bytes_per_held_row = max(64, int(head.memory_usage(deep=True, index=False).sum() / max(len(head), 1)))
+        self.bytes_per_chunk_row = 2 * self.bytes_per_held_row
+
+    def _designated(self, columns: list[str]) -> str:
+        if self.at is not None:
+            if self.at not in columns:
+                raise UsageError(f"--at: {self.data.name} has no column {self.at!r} (columns: {', '.join(columns)})")
+            return self.at
+        found = self.data.timestamp_columns()
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise UsageError(f"{self.data.name}: no timestamp column to be the designated timestamp: name it with "
+                             f"--at COLUMN (columns: {', '.join(columns)})")
+        raise UsageError(f"{self.data.name}: {len(found)} timestamp columns ({', '.join(found)}): name the designated "
+                         f"one with --at")
+
+    def _symbols(self, head: pd.DataFrame) -> tuple[str, ...]:
+        """The columns sent as symbols (None: the client's own choice, its categorical columns)."""
+        categorical = tuple(name for name in head.columns
+                            if name != self.at and isinstance(head[name].dtype, pd.CategoricalDtype))
+        if self.symbols is None:
+            return categorical
+        if self.symbols == "auto":
+            limit = max(1, len(head) // AUTO_SYMBOL_ROWS_PER_VALUE)
+            repeated = tuple(name for name in head.columns
+                             if name != self.at and name not in categorical and is_string_like(head[name])
+                             and head[name].nunique() <= limit)
+            return categorical + repeated
+        return tuple(self.symbols)
+
+    @property
+    def dataframe_at(self) -> str:
+        return self.at
+
+    @property
+    def dataframe_symbols(self) -> str | tuple[str, ...]:
+        """What the run passes ``dataframe(symbols=...)``: the client's default unless columns were chosen."""
+        return CLIENT_DEFAULT_SYMBOLS if self.symbols is None else self.symbol_columns
+
+    def tables(self, table: str | None = None) -> tuple[str, ...]:
+        return (table or self.table_name,)
+
+    def schemas(self, fields=None, table: str | None = None) -> list[TableSchema]:
+        by_name = {audit.column: audit for audit in self.audits}
+        return [TableSchema(table or self.table_name, tags=self.symbol_columns,
+                            fields=tuple((audit.column, audit.questdb_type) for audit in self.audits
+                                         if audit.role == "field"),
+                            series_tags=self.symbol_columns, timestamp=self.at,
+                            timestamp_type=by_name[self.at].questdb_type, partition_by=PARTITION_BY)]
+
+    def chunks(self, spec=None, chunk_rows: int = 10_000, fields=None, symbol_dtype=None, table: str | None = None,
+               first_chunk_rows: int | None = None) -> Iterator[dict[str, pd.DataFrame]]:
+        name = table or self.table_name
+        for frame in self.data.frames(chunk_rows):
+            yield {name: frame}
+
+    def table_rows(self, spec=None, table: str | None = None) -> dict[str, int]:
+        return {table or self.table_name: self.data.rows()}
+
+    def text_jobs(self, *args, **kwargs) -> None:
+        return None
+
+    def go_floats(self, fields=None) -> bool:
+        return False

@@ -1,0 +1,28 @@
+"""What a ``bench`` run sends, by name, behind one interface (``harness.tsbs.use_case.UseCase``): TSBS's use
+cases (``harness.tsbs.use_cases``) and the user's own data (``harness.own_data.source``, named ``data``). The
+one place a run's source is chosen: the run asks here for its tables, schemas, chunks and rows, never
+branching on which source it has.
+"""
+
+from __future__ import annotations
+
+from harness.errors import UsageError
+from harness.tsbs import use_cases
+from harness.tsbs.use_case import UseCase
+
+DATA = "data"
+NAMES = (*use_cases.NAMES, DATA)
+
+
+def get(name: str, data=None, table: str | None = None, at: str | None = None,
+        symbols: str | tuple[str, ...] | None = None) -> UseCase:
+    """The source called ``name``: a TSBS use case, or (``data``) the user's ``data``: a path, a DataFrame or
+    DataFrames, its ``table``, designated timestamp ``at`` and ``symbols`` (``harness.own_data.source``)."""
+    if name != DATA:
+        return use_cases.get(name)
+    if data is None:
+        raise UsageError("the data source needs its data: --data PATH")
+    from harness.own_data.files import open_data  # pyarrow's readers: only for a run of the user's data
+    from harness.own_data.source import DataSource
+
+    return DataSource(open_data(data), table, at, symbols)
