@@ -30,9 +30,9 @@ from prometheus_client import generate_latest
 
 from benchmarks.alternate import alternate, write_record
 from harness.commands.bench import run_bench
-from harness.measure.metrics import RunMetrics
 from harness.records.benchmark_record import BenchmarkRecord, Measurement
 from harness.run.bench_options import BenchOptions
+from harness.telemetry.metrics import RunMetrics
 
 
 class Scraper:

@@ -67,9 +67,10 @@ from pathlib import Path
 import typer
 
 from benchmarks.alternate import alternate_groups, write_record
+from harness.options.groups import DEFAULT_CHUNK_ROWS
 from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement
 from harness.records.intervals import standings
-from harness.run.bench_options import DEFAULT_CHUNK_ROWS, BenchOptions
+from harness.run.bench_options import BenchOptions
 from harness.tsbs.choices import SymbolDtype
 
 ORIGINAL_SERIALIZED = re.compile(r"Serialized:\s+(\d+) rows in ([0-9.]+)s.*?ILP Buffer size: ([0-9.]+) MiB"

@@ -1,5 +1,9 @@
 """TSBS-exact pandas -> QuestDB ingestion benchmark harness.
 
+For notebooks: ``harness.measure(df_or_path, ...)``, ``harness.tune(df_or_path, ...)`` and
+``harness.inspect(df_or_path)`` (``harness.api``), the functions the command line's ``bench --data``, ``tune``
+and ``inspect`` call; loaded when first used, so ``import harness`` stays light.
+
 The package in layers, lowest first (``LAYERS``): a module imports only from its own layer or those below,
 type-only imports included, and no two modules import each other, directly or round a circle
 (tests/test_layers.py reads every import and checks both).
@@ -9,7 +13,7 @@ type-only imports included, and no two modules import each other, directly or ro
 - domain: ``tsbs`` (TSBS's data sets and queries, exactly; a subpackage per use case), ``own_data`` (the user's
   files and DataFrames in bounded pieces, their dtypes audited)
 - sources: ``sources`` (what a run sends, by name: a TSBS use case or the user's data)
-- measurement: ``measure`` (a phase's counters and figures, progress, time series, Prometheus metrics)
+- telemetry: ``telemetry`` (a phase's counters and figures, progress, time series, Prometheus metrics)
 - records: ``records`` (run and benchmark records: model, codec, store, versions), ``report`` (text
   tables and the HTML report)
 - access: ``questdb`` (SQL over HTTP, schemas, WAL, claims, PGWire login), ``servers`` (native QuestDB and
@@ -18,21 +22,34 @@ type-only imports included, and no two modules import each other, directly or ro
 - options: ``options`` (every flag declared once, as dataclass fields; the command protocol)
 - run: ``run`` (a run's session, tables, limits; the bench run's options and phases)
 - commands: ``commands`` (one module per command)
-- command line: ``cli`` (the thin typer shell) and ``__main__``
+- front doors: ``cli`` (the thin typer shell), ``__main__``, ``api`` (the notebook functions) and this package's
+  face, which names them
 """
 
-__version__ = "0.1.0"
+from harness.versions import HARNESS_VERSION as __version__
+
+# What ``harness.NAME`` loads on first use: the notebook API.
+_API = {"measure": "harness.api", "tune": "harness.api", "inspect": "harness.api"}
+
+
+def __getattr__(name: str):
+    if name in _API:
+        import importlib
+
+        return getattr(importlib.import_module(_API[name]), name)
+    raise AttributeError(f"module 'harness' has no attribute {name!r}")
+
 
 # Lowest first; each entry names a module or a package of ``harness`` (a package stands for everything in it).
 LAYERS = (
     ("foundation", ("errors", "versions", "output_file")),
     ("domain", ("tsbs", "own_data")),
     ("sources", ("sources",)),
-    ("measurement", ("measure",)),
+    ("telemetry", ("telemetry",)),
     ("records", ("records", "report")),
     ("access", ("questdb", "servers", "ingest", "read", "queries", "scaleout")),
     ("options", ("options",)),
     ("run", ("run",)),
     ("commands", ("commands",)),
-    ("command line", ("cli", "__main__")),
+    ("front doors", ("cli", "__main__", "api")),
 )

@@ -41,7 +41,15 @@ _COMMANDS = [
     LazyCommand("generate", "harness.commands.generate:GenerateOptions", "harness.commands.generate:run_generate",
                 help="Write TSBS data as ILP text (protocol 1), byte for byte as tsbs_generate_data prints it."),
     LazyCommand("bench", "harness.run.bench_options:BenchOptions", "harness.commands.bench:run_bench",
-                help="Serialize (and with --send, send) TSBS DataFrames, validate the count, record the run."),
+                help="Serialize (and with --send, send) TSBS DataFrames or your data (--data), validate the count, "
+                     "record the run."),
+    LazyCommand("inspect", "harness.commands.inspect:InspectOptions", "harness.commands.inspect:run_inspect",
+                help="Audit the dtypes of your data (--data): how the client takes each column, the QuestDB type it "
+                     "becomes, whether workers run in parallel on it, and the conversion that helps."),
+    LazyCommand("tune", "harness.commands.tune:TuneOptions", "harness.commands.tune:run_tune",
+                help="Sweep workers, chunk rows, protocol, transport and dtype conversions for your data (or a TSBS "
+                     "data set), alternated against your setting: ranked, with a measured recommendation and its "
+                     "code."),
     LazyCommand("replay", "harness.commands.replay:ReplayOptions", "harness.commands.replay:run_replay",
                 help="Send an ILP file raw over TCP in large writes (the loopback limit), then validate and "
                      "record."),
@@ -194,6 +202,6 @@ def report(paths: list[str] = typer.Argument(..., help="Results JSON files; the 
 @app.command()
 def version() -> None:
     """Print the harness version."""
-    from harness import __version__
+    from harness.versions import HARNESS_VERSION
 
-    print(__version__)
+    print(HARNESS_VERSION)

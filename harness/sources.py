@@ -15,9 +15,11 @@ NAMES = (*use_cases.NAMES, DATA)
 
 
 def get(name: str, data=None, table: str | None = None, at: str | None = None,
-        symbols: str | tuple[str, ...] | None = None) -> UseCase:
+        symbols: str | tuple[str, ...] | None = None, convert_dtypes: bool = False, strict: bool = True) -> UseCase:
     """The source called ``name``: a TSBS use case, or (``data``) the user's ``data``: a path, a DataFrame or
-    DataFrames, its ``table``, designated timestamp ``at`` and ``symbols`` (``harness.own_data.source``)."""
+    DataFrames, its ``table``, designated timestamp ``at``, ``symbols``, and whether each piece is sent with the
+    audit's dtype conversions (``harness.own_data.source``); without ``strict`` a column the client refuses is
+    left to the source's ``refusal`` rather than raised (the audit shows it)."""
     if name != DATA:
         return use_cases.get(name)
     if data is None:
@@ -25,4 +27,4 @@ def get(name: str, data=None, table: str | None = None, at: str | None = None,
     from harness.own_data.files import open_data  # pyarrow's readers: only for a run of the user's data
     from harness.own_data.source import DataSource
 
-    return DataSource(open_data(data), table, at, symbols)
+    return DataSource(open_data(data), table, at, symbols, convert_dtypes, strict)

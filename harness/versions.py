@@ -1,5 +1,5 @@
-"""Pinned versions of the stack (QuestDB, images), read from the project's ``.env``: the one file that names
-them, which Compose and the Makefile read too."""
+"""The harness's own version, and the pinned versions of the stack (QuestDB, images), read from the project's
+``.env``: the one file that names them, which Compose and the Makefile read too."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 
+# The harness's version, as pyproject.toml gives it; every record carries it.
+HARNESS_VERSION = "0.1.0"
 ENV_FILE = Path(__file__).resolve().parents[1] / ".env"
 
 

@@ -40,9 +40,9 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
 
 def layer_of(name: str) -> int:
     """The index in ``LAYERS`` of the longest entry that is ``name`` or holds it (the package's face, which
-    holds the version and the layers themselves, is the foundation's)."""
+    names the notebook API, is a front door: the top layer's)."""
     if name == "harness":
-        return 0
+        return len(LAYERS) - 1
     best, index = "", None
     for position, (_, entries) in enumerate(LAYERS):
         for entry in (f"harness.{entry}" for entry in entries):

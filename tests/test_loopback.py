@@ -4,12 +4,11 @@ that to the network. Asked of the kernel (the processes' listening sockets), not
 
 from __future__ import annotations
 
-
 import psutil
 import pytest
-
-from harness.measure.metrics import METRICS_HOST_ENV, RunMetrics
 from helpers import free_port
+
+from harness.telemetry.metrics import METRICS_HOST_ENV, RunMetrics
 
 
 def listening(pid: int) -> set[tuple[str, int]]:

@@ -1,4 +1,4 @@
-"""The client's live metrics (harness.measure.metrics.RunMetrics) as Prometheus sees them: scraped over real HTTP.
+"""The client's live metrics (harness.telemetry.metrics.RunMetrics) as Prometheus sees them: scraped over real HTTP.
 
 Every test scrapes the real endpoint with urllib and parses it with prometheus_client's own text parser.
 The last tests run a real serialize-only benchmark with metrics on and check that the exported counters,
@@ -20,10 +20,9 @@ from helpers import CLIENT_METRICS_PORT, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness.commands.bench import run_bench
-
-from harness.run.bench_options import BenchOptions
 from harness.errors import UsageError
-from harness.measure.metrics import PHASES, RunMetrics
+from harness.run.bench_options import BenchOptions
+from harness.telemetry.metrics import PHASES, RunMetrics
 
 URL = f"http://127.0.0.1:{CLIENT_METRICS_PORT}/metrics"
 PARAMETERS = {"workers": "2", "transport": "tcp", "protocol": "auto", "fields": "double", "scale": "100",

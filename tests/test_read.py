@@ -14,18 +14,17 @@ import pytest
 from helpers import assert_one_line_error, run_cli
 
 from harness.commands.bench import run_bench
-
-from harness.run.bench_options import BenchOptions
-from harness.report.tables import comparison_table
+from harness.commands.read import ReadOptions, run_read
 from harness.errors import RunError
 from harness.questdb.http import QuestDBSql
-from harness.measure.phase import PhaseProgress
-from harness.commands.read import ReadOptions, run_read
 from harness.read.connection import Endpoint
 from harness.read.loop import read_frames
 from harness.read.plan import plan_table
 from harness.read.protocols import ReadProtocol
 from harness.records.store import load_results
+from harness.report.tables import comparison_table
+from harness.run.bench_options import BenchOptions
+from harness.telemetry.phase import PhaseProgress
 
 TABLE = "read_cpu"  # not the `questdb` fixture's cpu, which it drops before each test
 DATA_SET = dict(seed=5, scale=10, row_count=3000)
@@ -164,7 +163,7 @@ def test_a_server_killed_mid_read_ends_the_read_in_one_line(killable_questdb, tm
 def test_read_metrics_export_rows_and_bytes_of_the_read_phase():
     from prometheus_client import generate_latest
 
-    from harness.measure.metrics import ReadRunMetrics
+    from harness.telemetry.metrics import ReadRunMetrics
 
     metrics = ReadRunMetrics("r1", {"protocol": "asyncpg", "kind": "read"}, workers=2)
     progress = metrics.new_phase("read", 2)

@@ -15,7 +15,6 @@ import sys
 from typing import TextIO
 
 from harness.ingest.senders import SenderSettings, redact_conf
-from harness.measure.metrics import RunMetrics
 from harness.options.declare import command
 from harness.records.run_record import RunRecord
 from harness.run.bench_options import TSBS_DATA_SET_OPTIONS, BenchOptions
@@ -23,6 +22,7 @@ from harness.run.bench_phases import bench_phases
 from harness.run.session import Run, metered, sampled
 from harness.scaleout.clients import run_clients
 from harness.scaleout.meeting import run_seed
+from harness.telemetry.metrics import RunMetrics
 from harness.tsbs import params
 
 
@@ -33,7 +33,7 @@ def bench_parameters(options: BenchOptions, spec: params.DatasetSpec, target: Se
     values.update(target.used())
     if options.conf is not None:
         values["conf"] = redact_conf(options.conf)
-    if options.data is not None:  # the user's data: its own rows, table and columns, no TSBS data set
+    if options.own_data:  # the user's data: its own rows, table and columns, no TSBS data set
         source = options.use_case_entry
         for name in TSBS_DATA_SET_OPTIONS:
             values.pop(name, None)
@@ -61,12 +61,12 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord | N
     parameters = bench_parameters(options, spec, target)
     # The clients of a scale-out run share its name as their run id: one run in the metrics and the records.
     shared_id = {"run_id": options.barrier} if options.barrier else {}
-    seed = None if options.data is not None else spec.seed
+    seed = None if options.own_data else spec.seed
     run = Run(RunRecord(kind="bench", mode=options.mode, parameters=parameters, seed=seed, **shared_id), options, out)
     if options.verbose:
         run.say("Running with params:")
         run.say(pprint.pformat(dict(sorted(parameters.items())), indent=4))
-    elif options.data is not None:
+    elif options.own_data:
         source = options.use_case_entry
         run.say(f"data: {source.data.name}, {parameters['row_count']} rows into table {source.table_name} (designated "
                 f"timestamp {source.at}; symbols: {', '.join(source.symbol_columns) or 'none'})")

@@ -18,9 +18,6 @@ from typing import TYPE_CHECKING, TextIO
 
 from harness.commands.queries_generate import QuerySetOptions, skipped_types
 from harness.errors import RunError, UsageError
-from harness.measure.metrics import QueryRunMetrics
-from harness.measure.phase import PhaseRecord
-from harness.measure.progress import PrefixedLines
 from harness.options.declare import CommandOptions, command, option
 from harness.options.groups import (
     DataSetOptions,
@@ -39,6 +36,9 @@ from harness.questdb.http import QuestDBSql
 from harness.records.run_record import IngestBeside, QueryCheck, QueryFigures, RunRecord
 from harness.run.limits import check_workers
 from harness.run.session import Run, metered
+from harness.telemetry.metrics import QueryRunMetrics
+from harness.telemetry.phase import PhaseRecord
+from harness.telemetry.progress import PrefixedLines
 from harness.tsbs import params, use_cases
 from harness.tsbs.query_file import read_jsonl
 from harness.tsbs.query_types import Query

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from harness.errors import RunError, UsageError
-from harness.measure.metrics import ReadRunMetrics
-from harness.measure.progress import ProgressPrinter
 from harness.options.declare import CommandOptions, command, option
 from harness.options.groups import (
     DataSetRowsOptions,
@@ -37,6 +35,8 @@ from harness.read.protocols import ReadProtocol, reader_class
 from harness.records.run_record import ReadFigures, RunRecord
 from harness.report.tables import MIB
 from harness.run.session import Run, metered, recorded_if_interrupted, sampled
+from harness.telemetry.metrics import ReadRunMetrics
+from harness.telemetry.progress import ProgressPrinter
 from harness.tsbs import use_cases
 from harness.tsbs.choices import SymbolDtype
 from harness.tsbs.params import parse_rfc3339_ns

@@ -16,7 +16,6 @@ from typing import TextIO
 from harness.errors import RunError, UsageError
 from harness.ingest import raw
 from harness.ingest.ilp_file import IlpFile
-from harness.measure.phase import PhaseProgress
 from harness.options.declare import CommandOptions, command, option
 from harness.options.groups import RecordOptions, ServerOptions
 from harness.questdb.http import QuestDBSql
@@ -25,6 +24,7 @@ from harness.records.run_record import RunRecord
 from harness.run.limits import check_workers
 from harness.run.session import Run, sampled
 from harness.run.tables import connect, prepare_tables, server_state, validate
+from harness.telemetry.phase import PhaseProgress
 from harness.tsbs import use_cases
 from harness.tsbs.choices import FieldType
 from harness.tsbs.schema import TableSchema

@@ -4,7 +4,7 @@ that table (what a time-ordered table cannot append, QuestDB's out-of-order path
 Tallied from the chunks in the order the run hands them to its workers (one producer, so in data-set order);
 cpu-only and devops arrive in time order, TSBS's iot does not (``--sort`` orders it). Several workers send
 chunks side by side, so the server may see more out-of-order rows than the data holds: the server's own
-figure is its O3 commit count in the run's series (``harness.measure.timeseries``).
+figure is its O3 commit count in the run's series (``harness.telemetry.timeseries``).
 """
 
 from __future__ import annotations

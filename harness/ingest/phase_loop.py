@@ -25,7 +25,7 @@ from questdb import QuestDBError, Sender, TimestampNanos
 from harness.errors import RunError
 from harness.ingest.ilp import TSBS_COLUMNS, Chunk, FrameColumns, append_frame, chunk_rows, client_symbols, new_buffer
 from harness.ingest.senders import SenderSettings, one_line, open_sender
-from harness.measure.phase import PhaseProgress, PhaseRecord
+from harness.telemetry.phase import PhaseProgress, PhaseRecord
 from harness.tsbs.schema import TIMESTAMP_COLUMN
 
 

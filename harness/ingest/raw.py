@@ -15,7 +15,7 @@ import time
 from harness.errors import RunError, UsageError
 from harness.ingest.ilp_file import WAIT_SECONDS, IlpFile, Piece
 from harness.ingest.sockets import CONNECT_TIMEOUT_SECONDS
-from harness.measure.phase import PhaseProgress
+from harness.telemetry.phase import PhaseProgress
 
 DEFAULT_WRITE_SIZE = 4 << 20
 # A peer that stops reading (but keeps the connection) must not hang the run forever.

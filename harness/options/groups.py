@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.ingest.choices import Target
+from harness.ingest.choices import ProtocolVersion, Target, Transport
 from harness.options.declare import option
 from harness.tsbs import params, use_cases
 from harness.tsbs.choices import FieldType, SymbolDtype
@@ -168,19 +168,53 @@ class DataSetRowsOptions(DataSetOptions):
         return self.spec(None if self.timestamp_end else self.row_count, rows_set_the_end=True)
 
 
+DEFAULT_CHUNK_ROWS = 10_000  # the original benchmark's --worker-chunk-row-count
+
+
+@dataclass
+class SendOptions:
+    """How the client sends: worker threads, rows per chunk, transport and protocol, or a whole conf string."""
+
+    workers: int | None = option(None, "Workers: threads, each with its own buffer and connection. Default: one, "
+                                       "on a single thread as the original's single-threaded run.", min=1)
+    worker_chunk_row_count: int = option(DEFAULT_CHUNK_ROWS, "Rows per chunk (dealt round-robin to workers; one "
+                                                             "flush each).", min=1)
+    transport: Transport = option(Transport.tcp, "ILP transport.")
+    protocol_version: ProtocolVersion = option(ProtocolVersion.auto, "ILP protocol version: 1 (text), 2 (binary "
+                                                                     "doubles), 3, or auto.")
+    conf: str | None = option(None, "A full client configuration string (auth, TLS, auto-flush...); overrides "
+                                    "--transport/--protocol-version/--ilp-port for sending. Secrets are recorded "
+                                    "as ***.")
+
+    @property
+    def threads(self) -> int:
+        """Worker threads the phases run: ``workers``, or the one of the single-threaded run."""
+        return self.workers or 1
+
+    @property
+    def sender_transport(self) -> str:
+        """The transport senders use: the scheme of ``conf`` when given (it wins), else ``transport``."""
+        from harness.ingest.senders import parse_conf  # the questdb client: only for a command that sends
+
+        return parse_conf(self.conf)[0] if self.conf is not None else str(self.transport)
+
+
 @dataclass
 class OwnDataOptions:
     """The user's own data as what a run sends, instead of a TSBS data set."""
 
     data: str | None = option(None, "Send this file instead of a TSBS data set: Parquet (.parquet), Arrow IPC "
-                                    "(.arrow, .feather; stream: .arrows) or CSV (.csv), read in bounded pieces "
-                                    "(`harness inspect --data` audits its dtypes).")
+                                    "(.arrow, .feather; stream: .arrows) or CSV (.csv), read in bounded pieces while "
+                                    "sending, never whole (`harness inspect --data` audits its dtypes).")
     at: str | None = option(None, "With --data: the designated timestamp column. Default: the data's one timestamp "
                                   "column.")
     symbols: str | None = option(None, "With --data: the columns sent as SYMBOL, COL,COL...; auto: categorical "
                                        "columns and string columns with at most one distinct value per 100 rows "
                                        "of the first 10,000. Default: the client's own choice (categorical "
                                        "columns).")
+    convert_dtypes: bool = option(False, "With --data: send every column with the conversion the dtype audit "
+                                         "proposes (`harness inspect --data`), applied to each piece as it is "
+                                         "read.", flags=("--convert-dtypes",))
 
     def symbol_choice(self) -> str | tuple[str, ...] | None:
         """--symbols as the data source takes it: None, "auto" or the columns named."""

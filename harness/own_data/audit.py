@@ -1,6 +1,9 @@
 """TEMP"""
 from dataclasses import dataclass
+
 import pandas as pd
+
+
 @dataclass(frozen=True)
 class ColumnAudit:
     column: str; dtype: str; role: str; path: str; questdb_type: str|None; parallel: bool; fix: str|None; refusal: str|None
@@ -22,3 +25,5 @@ def audit_frame(frame, at, symbols):
         out.append(ColumnAudit(c,str(d),role,"native buffer",t,True,None,None))
     return out
 def first_refusal(a): return None
+def apply_fixes(frame, audits): return frame
+def audit_table(audits): return "\n".join(f"{a.column} {a.dtype} {a.questdb_type}" for a in audits)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.errors import UsageError
-from harness.own_data.audit import ColumnAudit, audit_frame, first_refusal, is_string_like
+from harness.own_data.audit import ColumnAudit, apply_fixes, audit_frame, first_refusal, is_string_like
 from harness.own_data.files import HEAD_ROWS, DataFrames
 from harness.tsbs.schema import PARTITION_BY, TableSchema
 
@@ -26,9 +26,6 @@ NAME = "data"
 # --symbols auto takes a string column as a symbol when the first piece (HEAD_ROWS rows) holds at most one
 # distinct value per this many rows: a tag repeated across rows, not free text.
 AUTO_SYMBOL_ROWS_PER_VALUE = 100
-# What the run passes the client's dataframe(symbols=...) when no symbols are named: its default, which
-# sends categorical columns as symbols and every other string column as a string.
-CLIENT_DEFAULT_SYMBOLS = "auto"
 
 
 def default_table(data: DataFrames) -> str:
@@ -40,13 +37,20 @@ def default_table(data: DataFrames) -> str:
 @dataclass
 class DataSource:
     """The user's data as one table. ``symbols``: None (the client's default: categorical columns), "auto"
-    (those and low-cardinality string columns) or the columns named."""
+    (those and low-cardinality string columns) or the columns named. ``convert_dtypes``: each piece is sent with
+    the audit's conversions applied (``apply_fixes``), as the user's code would convert it after reading."""
 
     data: DataFrames
     table_name: str | None = None
     at: str | None = None
     symbols: str | tuple[str, ...] | None = None
+    convert_dtypes: bool = False
+    # Whether a column the client refuses is refused here (a run); without, ``refusal`` says it (the audit).
+    strict: bool = True
+    refusal: str | None = field(init=False, default=None)
     audits: list[ColumnAudit] = field(init=False)
+    # What is sent: the audit of the pieces as sent (after the conversions, with --convert-dtypes).
+    sent_audits: list[ColumnAudit] = field(init=False)
     symbol_columns: tuple[str, ...] = field(init=False)
 
     # The use-case interface: what the rest of a run asks of a source.
@@ -86,8 +90,13 @@ class DataSource:
                     raise UsageError(f"--symbols: {data.name} has no column {name!r} (columns: {', '.join(columns)})")
         self.symbol_columns = self._symbols(head)
         self.audits = audit_frame(head, self.at, self.symbol_columns)
-        if refusal := first_refusal(self.audits):
-            raise UsageError(f"{data.name}: {refusal}")
+        self.sent_audits = audit_frame(apply_fixes(head, self.audits), self.at, self.symbol_columns) \
+            if self.convert_dtypes else self.audits
+        # Converted, a refused column may be accepted: what counts is what is sent.
+        if refusal := first_refusal(self.sent_audits):
+            self.refusal = f"{data.name}: {refusal}"
+            if self.strict:
+                raise UsageError(self.refusal)
         # The frames in flight: a chunk's row, as pandas holds it (strings as Python objects), with margin.
         self.bytes_per_held_row = max(64, int(head.memory_usage(deep=True, index=False).sum() / max(len(head), 1)))
         self.bytes_per_chunk_row = 2 * self.bytes_per_held_row
@@ -125,17 +134,19 @@ class DataSource:
         return self.at
 
     @property
-    def dataframe_symbols(self) -> str | tuple[str, ...]:
-        """What the run passes ``dataframe(symbols=...)``: the client's default unless columns were chosen."""
-        return CLIENT_DEFAULT_SYMBOLS if self.symbols is None else self.symbol_columns
+    def dataframe_symbols(self) -> tuple[str, ...]:
+        """What the run passes ``dataframe(symbols=...)``: the symbol columns by name (by default the client's
+        own choice on the data as read, its categorical columns; named, so that a column the conversions make
+        categorical stays the string column the table has)."""
+        return self.symbol_columns
 
     def tables(self, table: str | None = None) -> tuple[str, ...]:
         return (table or self.table_name,)
 
     def schemas(self, fields=None, table: str | None = None) -> list[TableSchema]:
-        by_name = {audit.column: audit for audit in self.audits}
+        by_name = {audit.column: audit for audit in self.sent_audits}
         return [TableSchema(table or self.table_name, tags=self.symbol_columns,
-                            fields=tuple((audit.column, audit.questdb_type) for audit in self.audits
+                            fields=tuple((audit.column, audit.questdb_type) for audit in self.sent_audits
                                          if audit.role == "field"),
                             series_tags=self.symbol_columns, timestamp=self.at,
                             timestamp_type=by_name[self.at].questdb_type, partition_by=PARTITION_BY)]
@@ -144,7 +155,7 @@ class DataSource:
                first_chunk_rows: int | None = None) -> Iterator[dict[str, pd.DataFrame]]:
         name = table or self.table_name
         for frame in self.data.frames(chunk_rows):
-            yield {name: frame}
+            yield {name: apply_fixes(frame, self.audits) if self.convert_dtypes else frame}
 
     def table_rows(self, spec=None, table: str | None = None) -> dict[str, int]:
         return {table or self.table_name: self.data.rows()}

@@ -15,10 +15,10 @@ import pandas as pd
 import psutil
 
 from harness.errors import HarnessError, RunError
-from harness.measure.phase import PhaseProgress
 from harness.read.connection import Endpoint
 from harness.read.plan import ReadPlan
 from harness.read.protocols import ReadProtocol, open_reader
+from harness.telemetry.phase import PhaseProgress
 
 QUEUE_DEPTH = 1  # chunks a worker may have read ahead of the consumer
 POLL_SECONDS = 0.1

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness import __version__
 from harness.records.codec import always_stored, not_stored, to_dict
 from harness.records.system_info import system_info
+from harness.versions import HARNESS_VERSION
 
 BENCHMARK_SCHEMA = "tsbs-pandas-questdb/benchmark-record"
 # Version 1 had no paired intervals (``FigureSummary.paired_low`` ...): the store computes them from its rounds.
@@ -144,7 +144,7 @@ class BenchmarkRecord:
     extra: dict = field(default_factory=dict)
     schema: str = BENCHMARK_SCHEMA
     schema_version: int = BENCHMARK_SCHEMA_VERSION
-    harness_version: str = __version__
+    harness_version: str = HARNESS_VERSION
     started_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     system: dict = field(default_factory=system_info)
     path: Path | None = not_stored()  # where it was read from or written to
@@ -155,3 +155,17 @@ class BenchmarkRecord:
         first = ("schema", "schema_version", "benchmark", "harness_version", "started_at")
         return {**{key: values.pop(key) for key in first}, **values}
 
+    def to_frame(self):
+        """The summaries as a pandas DataFrame, a row per comparison, variant and figure: median, range, the
+        paired ratio to the baseline with its interval, coverage and standing."""
+        import pandas as pd  # only for a caller that asks: reading records stays light
+
+        rows = [{"comparison": comparison.name, "variant": variant, "figure": figure, "median": summary.median,
+                 "min": summary.min, "max": summary.max, "paired_ratio": summary.paired_ratio,
+                 "paired_low": summary.paired_low, "paired_high": summary.paired_high,
+                 "paired_confidence": summary.paired_confidence,
+                 # More is better but for times and sizes (seconds, CPU seconds, bytes).
+                 "standing": summary.standing(not figure.endswith(("seconds", "bytes")))}
+                for comparison in self.comparisons for variant, figures in comparison.summary.items()
+                for figure, summary in figures.items()]
+        return pd.DataFrame(rows)

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness import __version__
-from harness.measure.phase import PhaseRecord
-from harness.measure.timeseries import TimeSeries
 from harness.records.codec import always_stored, not_stored, to_dict
 from harness.records.system_info import system_info
+from harness.telemetry.phase import PhaseRecord
+from harness.telemetry.timeseries import TimeSeries
+from harness.versions import HARNESS_VERSION
 
 # 3: read runs (``RunRecord.read``), ingest runs' ``arrival``, merged runs' ``clients``; version 2 records load.
 SCHEMA_VERSION = 3
@@ -167,7 +167,7 @@ class RunRecord:
     parameters: dict
     seed: int | None = None
     schema_version: int = SCHEMA_VERSION
-    harness_version: str = __version__
+    harness_version: str = HARNESS_VERSION
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     started_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     system: dict = field(default_factory=lambda: system_info())
@@ -180,7 +180,7 @@ class RunRecord:
     clients: list[ClientFigures] | None = None
     # Chunks of the data set, counted from the first, that the server acknowledged: where --resume goes on.
     acknowledged_chunks: int | None = None
-    # Second by second (harness.measure.timeseries): rows and bytes per phase and worker, client CPU, server WAL.
+    # Second by second (harness.telemetry.timeseries): rows and bytes per phase and worker, client CPU, server WAL.
     timeseries: TimeSeries | None = None
     # Query runs (kind "queries"): per-type statistics, failures and the --check outcome (harness.queries).
     queries: QueryFigures | None = None
@@ -199,3 +199,19 @@ class RunRecord:
     def to_dict(self) -> dict:
         """The document the store writes (``harness.records.codec``)."""
         return to_dict(self)
+
+    def to_frame(self):
+        """The run's figures as a pandas DataFrame, a row per phase: rows, seconds, rows/s, MiB/s, client CPU
+        seconds and per million rows; the validation's rows and time to visible as their own row."""
+        import pandas as pd  # only for a caller that asks: reading records stays light
+
+        rows = [{"phase": name, "rows": phase.rows, "seconds": phase.seconds, "rows_per_second": phase.rows_per_second,
+                 "mib_per_second": phase.mib_per_second, "client_cpu_seconds": phase.client_cpu_seconds,
+                 "client_cpu_seconds_per_million_rows": (phase.client_cpu_seconds / phase.rows * 1e6
+                                                         if phase.client_cpu_seconds is not None and phase.rows
+                                                         else None)}
+                for name, phase in self.phases.items()]
+        if self.validation is not None:
+            rows.append({"phase": "validate", "rows": self.validation.visible_rows,
+                         "seconds": self.validation.time_to_visible_seconds})
+        return pd.DataFrame(rows).set_index("phase")

@@ -18,11 +18,11 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from harness.errors import UsageError
-from harness.measure.timeseries import TimeSeries
 from harness.output_file import whole_file
 from harness.records.benchmark_record import BenchmarkRecord
 from harness.records.run_record import RunRecord
 from harness.report.tables import MIB, benchmark_table, comparison_table
+from harness.telemetry.timeseries import TimeSeries
 
 # Query-run statistics drawn per type, when the record has them (milliseconds).
 LATENCY_KEYS = (("median_ms", "median"), ("p90_ms", "p90"), ("p99_ms", "p99"))

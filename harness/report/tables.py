@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.measure.phase import PhaseRecord
 from harness.records.benchmark_record import CORE_FIGURES, BenchmarkRecord, Comparison, FigureSummary
 from harness.records.run_record import ALL_QUERIES, QueryFigures, RunRecord
 from harness.records.store import load_records
+from harness.telemetry.phase import PhaseRecord
 
 MIB = 1024 * 1024
 

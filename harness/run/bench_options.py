@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import psutil
 
+import harness.sources as sources
 from harness.errors import UsageError
 from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
 from harness.ingest.senders import SenderSettings, parse_conf
@@ -27,6 +28,7 @@ from harness.options.groups import (
     OwnDataOptions,
     ProgressOptions,
     RecordOptions,
+    SendOptions,
     ServerOptions,
 )
 from harness.output_file import check_writable
@@ -34,36 +36,24 @@ from harness.questdb.http import checked_table_name
 from harness.records.store import load_results
 from harness.run.limits import check_workers
 from harness.scaleout.meeting import check_run_name
-from harness import sources
 from harness.tsbs import params, use_cases
 from harness.tsbs.schema import TableSchema
 from harness.tsbs.use_case import Chunk, UseCase
 
-DEFAULT_CHUNK_ROWS = 10_000  # the original benchmark's --worker-chunk-row-count
 # Exactly-once runs let the client itself retry a failed request this long (a blip), and re-send the chunk
 # on a new connection after that, counting it, until --retry-timeout.
 CLIENT_RETRY_TIMEOUT_MS = 2_000
 
 
 @dataclass
-class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OwnDataOptions, FrameOptions, GroupedDataSetOptions,
-                   DataSetRowsOptions, RecordOptions, ServerOptions, CommandOptions):
+class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, SendOptions, OwnDataOptions, FrameOptions,
+                   GroupedDataSetOptions, DataSetRowsOptions, RecordOptions, ServerOptions, CommandOptions):
     """Every option of a benchmark run; the defaults are the original benchmark's."""
 
-    workers: int | None = option(None, "Workers: threads, each with its own buffer and connection. Default: one, "
-                                       "on a single thread as the original's single-threaded run.", min=1)
-    worker_chunk_row_count: int = option(DEFAULT_CHUNK_ROWS, "Rows per chunk (dealt round-robin to workers; one "
-                                                             "flush each).", min=1)
     send: bool = option(False, "After serializing, send to the target.", flags=("--send",))
     stream: bool = option(False, "Generate chunks while sending (bounded memory); skips the serialize-only phase "
                                  "when sending.", flags=("--stream",))
     op: Op = option(Op.dataframe, "dataframe (Sender.dataframe), iterrows or itertuples (Sender.row per row).")
-    transport: Transport = option(Transport.tcp, "ILP transport.")
-    protocol_version: ProtocolVersion = option(ProtocolVersion.auto, "ILP protocol version: 1 (text), 2 (binary "
-                                                                     "doubles), 3, or auto.")
-    conf: str | None = option(None, "A full client configuration string (auth, TLS, auto-flush...); overrides "
-                                    "--transport/--protocol-version/--ilp-port for sending. Secrets are recorded "
-                                    "as ***.")
     exactly_once: bool = option(False, "Every row exactly once, whatever the server does: HTTP only; the table "
                                        "deduplicates, each chunk is one transaction, and a chunk whose flush "
                                        "failed is sent again until --retry-timeout.", flags=("--exactly-once",))
@@ -91,37 +81,42 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OwnDataOption
     write_ilp: str | None = option(None, "Also write the serialized ILP to this file (not timed).")
     verbose: bool = option(False, "Print every parameter before the run.", flags=("--verbose",))
 
-    @property
-    def threads(self) -> int:
-        """Worker threads the phases run: ``workers``, or the one of the single-threaded run."""
-        return self.workers or 1
-
-    @property
-    def source_name(self) -> str:
-        """What the run sends: a TSBS use case, or (--data) the user's data."""
-        return sources.DATA if self.data is not None else self.use_case
-
     @functools.cached_property
     def use_case_entry(self) -> UseCase:
-        """The run's source (``harness.sources``); the user's data is read (its head, the designated timestamp's
-        nulls) and audited once, when first asked for."""
-        return sources.get(self.source_name, self.data, self.table, self.at, self.symbol_choice())
+        """The run's source (``harness.sources``): --data's file, else the TSBS use case. The user's data is read
+        (its head, the designated timestamp's nulls) and audited once, when first asked for."""
+        if self.data is not None:
+            return sources.get(sources.DATA, self.data, self.table, self.at, self.symbol_choice(),
+                               self.convert_dtypes)
+        return sources.get(self.use_case)
+
+    def sending(self, source: UseCase) -> BenchOptions:
+        """These options, sending ``source``: the user's data already opened (the notebook API's DataFrames; a
+        tuning sweep's data, read and audited once for all its trials)."""
+        self.__dict__["use_case_entry"] = source
+        return self
+
+    @property
+    def own_data(self) -> bool:
+        """Whether the run sends the user's data rather than a TSBS data set."""
+        return self.data is not None or self.use_case_entry.name == sources.DATA
+
+    @property
+    def streams(self) -> bool:
+        """Whether chunks are made while sending: --stream, or the user's data, which is never held whole."""
+        return self.stream or self.own_data
 
     def source_rows(self, spec: params.DatasetSpec) -> int:
         """Rows of the whole of what the run sends: the user's data, or the TSBS data set of ``spec``."""
-        return self.use_case_entry.data.rows() if self.data is not None else spec.row_count
-
-    @property
-    def sender_transport(self) -> str:
-        """The transport senders use: the scheme of ``conf`` when given (it wins), else ``transport``."""
-        return parse_conf(self.conf)[0] if self.conf is not None else str(self.transport)
+        return self.use_case_entry.data.rows() if self.own_data else spec.row_count
 
     @property
     def mode(self) -> str:
         """What the run does, in a few words; it also names the default results file."""
         kind = ("sink" if self.target == Target.sink else "send") if self.send else "serialize"
         threads = f"{self.workers}w" if self.workers else "1t"
-        use_case = "" if self.source_name == use_cases.DEFAULT else f"{self.source_name}-"
+        name = self.use_case_entry.name
+        use_case = "" if name == use_cases.DEFAULT else f"{name}-"
         order = "-sorted" if self.time_ordered else ""
         groups = self.interleaved_generation_groups
         group = f"-group{self.interleaved_generation_group_id}of{groups}" if groups > 1 else ""
@@ -149,7 +144,7 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OwnDataOption
         use_cases.check_memory(use_case, self.scale, chunk_rows)
         # Each worker holds a chunk in flight and, sending, one connection.
         check_workers("--workers", self.threads, int(self.send), chunk_rows * use_case.bytes_per_chunk_row)
-        if not self.stream:
+        if not self.streams:
             check_held_rows(self.source_rows(self.dataset()), use_case.bytes_per_held_row)
         if self.write_ilp is not None:
             check_writable(self.write_ilp, "--write-ilp")
@@ -177,8 +172,9 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OwnDataOption
 
     def _check_source(self) -> None:
         """--data's rules, before the data is read: no TSBS data-set flag beside it, its own flags only with it."""
-        if self.data is None:
-            own = [flag for flag, value in (("--at", self.at), ("--symbols", self.symbols)) if value is not None]
+        if not self.own_data:
+            own = [flag for flag, value in (("--at", self.at), ("--symbols", self.symbols),
+                                            ("--convert-dtypes", self.convert_dtypes or None)) if value is not None]
             if own:
                 raise UsageError(f"{own[0]} chooses a column of the user's data: it needs --data PATH")
             return

@@ -22,19 +22,19 @@ from harness.ingest.phase_loop import (
     deal_round_robin,
     run_phase,
 )
-from harness.measure.phase import PhaseRecord
-from harness.measure.progress import ProgressPrinter
 from harness.output_file import whole_file
 from harness.questdb.http import QuestDBSql
 from harness.run.session import checkpoints, recorded_if_interrupted
 from harness.run.tables import connect, server_state, validate
 from harness.scaleout.meeting import PREPARED, READY, SENT, FolderPlace, Meeting, TablePlace
+from harness.telemetry.phase import PhaseRecord
+from harness.telemetry.progress import ProgressPrinter
 
 if TYPE_CHECKING:
     from harness.ingest.senders import SenderSettings
-    from harness.measure.metrics import RunMetrics
     from harness.run.bench_options import BenchOptions
     from harness.run.session import Run
+    from harness.telemetry.metrics import RunMetrics
     from harness.tsbs.params import DatasetSpec
     from harness.tsbs.use_case import Chunk
 
@@ -76,7 +76,7 @@ def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, ru
     # Tallied where the chunks are made once: generated up front, or streamed to the one phase that runs.
     tally = ArrivalTally(options.use_case_entry.dataframe_at)
     run.record.arrival = tally.tables
-    chunks = None if options.stream else generate_phase(options, total_rows, run, metrics,
+    chunks = None if options.streams else generate_phase(options, total_rows, run, metrics,
                                                         tally.watch(options.chunks(spec)))
 
     def work():
@@ -85,7 +85,7 @@ def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, ru
         return ChunkStream(tally.watch(options.chunks(spec)), threads, first_index=options.first_chunk)
 
     protocol_version = target.offline_protocol_version()
-    if not (options.stream and options.send):
+    if not (options.streams and options.send):
         serialize_phase(options, protocol_version, work(), run, metrics, total_rows)
     if options.write_ilp:
         write_ilp_phase(options, chunks if chunks is not None else options.chunks(spec), protocol_version, run)

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, TextIO
 
 from harness.errors import RunError, UsageError
 from harness.ingest.choices import Target
-from harness.measure.phase import PhaseProgress, PhaseRecord
-from harness.measure.timeseries import Sampler, listening_process
 from harness.records.run_record import RunRecord
 from harness.records.store import reserve_results_path, write_results
 from harness.report.tables import format_phase
+from harness.telemetry.phase import PhaseProgress, PhaseRecord
+from harness.telemetry.timeseries import Sampler, listening_process
 
 if TYPE_CHECKING:
-    from harness.measure.metrics import RunMetrics
     from harness.options.groups import RecordOptions, SamplingOptions
+    from harness.telemetry.metrics import RunMetrics
 
 
 class Run:

@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.measure.phase import PhaseRecord, WorkerTotals
 from harness.records.run_record import ClientFigures, RunRecord
 from harness.records.store import load_results, write_results
 from harness.report.tables import format_phase
+from harness.telemetry.phase import PhaseRecord, WorkerTotals
 
 GROUP_ID, GROUPS = "interleaved_generation_group_id", "interleaved_generation_groups"
 # What every client of one run must share: the run's name and the data set it splits.

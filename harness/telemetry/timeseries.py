@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from harness.measure.phase import PhaseProgress
+from harness.telemetry.phase import PhaseProgress
 
 DEFAULT_INTERVAL_SECONDS = 1.0
 DEFAULT_MAX_SAMPLES = 3600

@@ -13,7 +13,7 @@ import threading
 import time
 from typing import TextIO
 
-from harness.measure.phase import PhaseProgress
+from harness.telemetry.phase import PhaseProgress
 
 MIB = 1024 * 1024
 HEADER = "time,phase,per. row/s,row total,overall row/s,per. MiB/s,MiB total,overall MiB/s"

@@ -16,7 +16,7 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
 from harness.errors import UsageError
-from harness.measure.phase import PhaseProgress
+from harness.telemetry.phase import PhaseProgress
 
 PHASES = ("generate", "serialize", "send", "validate", "done", "failed")
 # The phases that count rows and bytes per worker (the others only time).

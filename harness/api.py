@@ -1,0 +1,81 @@
+"""The notebook API: the user's data (a path, a DataFrame, or DataFrames in a list) measured, tuned and audited
+by the same functions the command line's ``bench --data``, ``tune`` and ``inspect`` call, returning their typed
+records (``RunRecord``, ``BenchmarkRecord``, with ``to_frame()`` for a pandas view of the figures) and the
+audit (``ColumnAudit`` per column). Every keyword is an option of the command, by its field name
+(``workers=2``, ``target="sink"``, ``ilp_port=9010``); errors are the commands' (``UsageError``, ``RunError``)::
+
+    import harness
+    harness.inspect(df)                                    # per column: dtype, client path, QuestDB type, fix
+    record = harness.measure(df, workers=2)                # sent into QuestDB at localhost, counted back
+    record.to_frame()                                      # rows/s, MiB/s, client CPU per phase
+    sweep = harness.tune("trades.parquet", budget=120)     # into the socat sink: ranked settings, code
+    print(sweep.extra["recommendation"]["text"]); print(sweep.extra["code"])
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+
+import harness.sources as sources
+from harness.commands.bench import run_bench
+from harness.commands.inspect import InspectOptions, run_inspect
+from harness.commands.tune import TuneOptions, run_tune
+from harness.own_data.audit import ColumnAudit
+from harness.records.benchmark_record import BenchmarkRecord
+from harness.records.run_record import RunRecord
+from harness.run.bench_options import BenchOptions
+
+__all__ = ["inspect", "measure", "tune"]
+
+
+def _is_path(data) -> bool:
+    return isinstance(data, (str, os.PathLike))
+
+
+def _source_options(data, table, at, symbols, convert_dtypes) -> dict:
+    """The data's own options for a command: a path goes by --data; DataFrames by the source made of them."""
+    symbols_text = ",".join(symbols) if isinstance(symbols, (list, tuple)) else symbols
+    return {"data": str(data) if _is_path(data) else None, "at": at, "symbols": symbols_text,
+            "convert_dtypes": convert_dtypes, **({"table": table} if table is not None else {})}
+
+
+def _frames_source(data, table, at, symbols, convert_dtypes, strict: bool = True):
+    chosen = tuple(symbols) if isinstance(symbols, (list, tuple)) else symbols
+    return sources.get(sources.DATA, data, table, at, chosen, convert_dtypes, strict)
+
+
+def measure(data, *, table: str | None = None, at: str | None = None, symbols=None, convert_dtypes: bool = False,
+            send: bool = True, quiet: bool = False, **options) -> RunRecord:
+    """Send ``data`` (``bench --send --data``; ``send=False`` only serializes) and return the run's record:
+    rows counted back on the server, phases timed, the dtype audit in its parameters. ``symbols``: None (the
+    client's choice), "auto" or column names."""
+    values = {**_source_options(data, table, at, symbols, convert_dtypes), "send": send, **options}
+    if not _is_path(data):
+        values.update(at=None, symbols=None, convert_dtypes=False)
+    bench = BenchOptions(**values)
+    if not _is_path(data):
+        bench.sending(_frames_source(data, table, at, symbols, convert_dtypes))
+    return run_bench(bench, io.StringIO() if quiet else sys.stdout)
+
+
+def tune(data, *, at: str | None = None, symbols=None, quiet: bool = False, **options) -> BenchmarkRecord:
+    """Sweep the settings of sending ``data`` (``tune``) and return the benchmark record: the ranked
+    comparison, ``extra["recommendation"]`` and ``extra["code"]``. Into the socat sink by default
+    (``target="questdb"``: a scratch table)."""
+    values = {**_source_options(data, None, at, symbols, False), **options}
+    if not _is_path(data):
+        values.update(at=None, symbols=None)
+    sweep = TuneOptions(**values)
+    if not _is_path(data):
+        sweep.sending(_frames_source(data, None, at, symbols, False))
+    return run_tune(sweep, io.StringIO() if quiet else sys.stdout)
+
+
+def inspect(data, *, at: str | None = None, symbols=None, quiet: bool = False) -> list[ColumnAudit]:
+    """The dtype audit of ``data`` (``inspect``), printed unless ``quiet``; a column the client would refuse
+    raises ``UsageError`` naming it, its dtype and the fix."""
+    options = InspectOptions(**_source_options(data, None, at, symbols, False)) if _is_path(data) else \
+        InspectOptions().sending(_frames_source(data, None, at, symbols, False, strict=False))
+    return run_inspect(options, io.StringIO() if quiet else sys.stdout).audits
