@@ -26,13 +26,13 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers import KILLABLE_PORTS, SINK_PORT, TEST_PORTS
 
 from harness.questdb.http import QuestDBSql
 from harness.servers.process import port_in_use
 from harness.servers.questdb import NativeQuestDB
 from harness.servers.sink import SocatSink
 from harness.telemetry.timeseries import listening_process
+from helpers import KILLABLE_PORTS, SINK_PORT, TEST_PORTS
 
 # The fixtures that start (or hand out) a real QuestDB or the socat sink: a test using one is `server`.
 SERVER_FIXTURES = frozenset({"questdb_server", "questdb", "killable_questdb", "questdb_factory", "socat_sink"})

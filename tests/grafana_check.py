@@ -32,18 +32,9 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import GRAFANA_PORT
-from test_dashboard import (
-    DATASOURCES_DIR,
-    PROVIDERS_DIR,
-    QUERIES_ROW,
-    READ_ROW,
-    ROOT,
-    load_dashboard,
-    panel_expressions,
-    panels_by_row,
-    prometheus_datasource_uid,
-    substitute,
-)
+
+from test_dashboard import (DATASOURCES_DIR, PROVIDERS_DIR, QUERIES_ROW, READ_ROW, ROOT, load_dashboard,
+                            panel_expressions, panels_by_row, prometheus_datasource_uid, substitute)
 from test_prometheus_panels import PROMETHEUS_PORT, stack, stop_process, wait_for  # noqa: F401 (a fixture)
 
 IMAGE_PROVISIONING_FOLDERS = ("datasources", "dashboards", "notifiers", "plugins", "access-control", "alerting")

@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import GOLDEN_DIR, assert_one_error_line
 
+from harness.tsbs.cpu_only import generator as cpu_only
 from harness.cli import main
+from helpers import GOLDEN_DIR, assert_one_error_line
 from harness.questdb.schema import create_table
 from harness.questdb.wal import wait_for_count
-from harness.tsbs.cpu_only import generator as cpu_only
 
 GOLDEN = GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
 PROJECT_ROOT = Path(__file__).resolve().parents[1]

@@ -11,21 +11,21 @@ import sys
 
 import pandas as pd
 import pytest
-from helpers import GOLDEN_DIR, assert_one_line_error, free_port, run_cli
 
+from harness.tsbs.choices import SymbolDtype
 from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
+from harness.ingest.ilp_file import IlpFile
+from harness.records.run_record import SCHEMA_VERSION
 from harness.commands.replay import ReplayOptions, run_replay
 from harness.errors import RunError, UsageError
 from harness.ingest import raw
-from harness.ingest.ilp_file import IlpFile
 from harness.ingest.phase_loop import PhaseFailed, Worker, run_phase
-from harness.questdb.schema import create_table
-from harness.records.run_record import SCHEMA_VERSION
-from harness.run.bench_options import BenchOptions
 from harness.telemetry.phase import PhaseProgress
-from harness.tsbs.choices import SymbolDtype
 from harness.tsbs.cpu_only import generator as cpu_only
 from harness.tsbs.use_cases import make_spec
+from helpers import GOLDEN_DIR, assert_one_line_error, free_port, run_cli
+from harness.questdb.schema import create_table
 
 GOLDEN = GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"
 

@@ -13,17 +13,13 @@ from pathlib import Path
 import pytest
 
 from benchmarks.alternate import alternate, alternate_groups, round_order
-from harness.errors import UsageError
 from harness.records.benchmark_record import (
-    BENCHMARK_SCHEMA,
-    BENCHMARK_SCHEMA_VERSION,
-    BenchmarkRecord,
-    FigureSummary,
-    Measurement,
+    BENCHMARK_SCHEMA, BENCHMARK_SCHEMA_VERSION, BenchmarkRecord, FigureSummary, Measurement,
 )
 from harness.records.intervals import median_interval, round_ratios, standings, summarize
 from harness.records.store import is_benchmark_record, load_benchmark_record, write_benchmark_record
 from harness.report.tables import benchmark_table
+from harness.errors import UsageError
 
 
 def scripted(calls: list[tuple[str, int]], name: str, seconds: dict[int, float], rows: int | None = None,

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import GOLDEN_DIR, assert_one_line_error, run_cli
 
 from harness.commands.bench import run_bench
-from harness.commands.replay import ReplayOptions, run_replay
+
 from harness.run.bench_options import BenchOptions
+from harness.commands.replay import ReplayOptions, run_replay
 from harness.tsbs.devops import generator as devops
 from harness.tsbs.devops.schema import TABLES, schemas
 from harness.tsbs.use_cases import make_spec
+from helpers import GOLDEN_DIR, assert_one_line_error, run_cli
 
 GOLDEN = (GOLDEN_DIR
           / "devops_seed123_scale5_10m_10s.ilp.gz")

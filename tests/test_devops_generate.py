@@ -11,12 +11,15 @@ import shlex
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import GOLDEN_DIR, run_cli
 
 from harness.ingest.ilp import go_float_text, write_ilp
 from harness.tsbs.devops import generator as devops
 from harness.tsbs.devops.schema import MEASUREMENTS, TABLES, schemas
 from harness.tsbs.use_cases import make_spec
+from helpers import GOLDEN_DIR, run_cli
+
+
+
 
 
 def devops_golden_cases() -> list[tuple[str, list[str], str]]:

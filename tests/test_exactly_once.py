@@ -11,11 +11,11 @@ import time
 import pandas as pd
 import pytest
 from helpers import run_cli
-from test_faults import assert_failed_in_one_line, progress, stop_when
-from test_server_faults import settled_count
 
 from harness.tsbs.cpu_only import generator as cpu_only
 from harness.tsbs.use_cases import make_spec
+from test_faults import assert_failed_in_one_line, progress, stop_when
+from test_server_faults import settled_count
 
 ROWS, SCALE, SEED, CHUNK_ROWS = 1_500_000, 1000, 11, 5000
 

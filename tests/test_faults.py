@@ -17,11 +17,12 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from helpers import assert_one_line_error, free_port
 
 from harness.commands.bench import run_bench
+
 from harness.run.bench_options import BenchOptions
 from harness.servers.sink import SocatSink
+from helpers import assert_one_line_error, free_port
 
 # However a run is stopped, it ends within this many seconds (most end in under one): the bound.
 ENDS_WITHIN_SECONDS = 30

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+
 from helpers import KILLABLE_PORTS, assert_one_line_error
 
 # A QuestDB of its own on a tmpfs, filled by a 5M-row send.

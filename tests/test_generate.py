@@ -11,14 +11,15 @@ import shlex
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import GOLDEN_DIR, assert_one_error_line, run_cli
 
-from harness.ingest.ilp import write_ilp
 from harness.tsbs.choices import SymbolDtype
+from harness.ingest.ilp import write_ilp
 from harness.tsbs.cpu_only import generator as cpu_only
 from harness.tsbs.go.rand import GoRand
 from harness.tsbs.params import parse_go_duration_ns, parse_rfc3339_ns
 from harness.tsbs.use_cases import make_spec
+from helpers import GOLDEN_DIR, assert_one_error_line, run_cli
+
 
 
 def golden_cases() -> list[tuple[str, list[str], str]]:

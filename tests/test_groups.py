@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import assert_one_line_error, run_cli
 
 from harness.commands.bench import run_bench
-from harness.ingest.ilp import write_ilp
+
 from harness.run.bench_options import BenchOptions
+from harness.ingest.ilp import write_ilp
 from harness.tsbs import groups, use_cases
 from harness.tsbs.devops import generator as devops
 from harness.tsbs.use_cases import make_spec
+from helpers import assert_one_line_error, run_cli
 
 GROUP_GOLDEN_DIR = Path(__file__).resolve().parent / "golden" / "groups"
 

@@ -7,11 +7,11 @@ from helpers import free_port
 from questdb import Sender, TimestampNanos
 
 from harness.errors import RunError, UsageError
+from harness.versions import questdb_version
 from harness.questdb.http import QuestDBQueryError, QuestDBSql
+from harness.tsbs.cpu_only import generator as cpu_only
 from harness.questdb.schema import check_schema, create_table
 from harness.questdb.wal import wait_for_count, wal_state
-from harness.tsbs.cpu_only import generator as cpu_only
-from harness.versions import questdb_version
 
 TABLE = "cpu_test"
 

@@ -7,13 +7,14 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from helpers import GOLDEN_DIR, assert_one_line_error, run_cli
 
 from harness.commands.bench import run_bench
-from harness.commands.replay import ReplayOptions, run_replay
-from harness.errors import UsageError
+
 from harness.run.bench_options import BenchOptions
+from harness.errors import UsageError
+from harness.commands.replay import ReplayOptions, run_replay
 from harness.tsbs.iot.schema import TABLES, schemas
+from helpers import GOLDEN_DIR, assert_one_line_error, run_cli
 
 GOLDEN = GOLDEN_DIR / "iot_seed123_scale10_1h_10s.ilp.gz"
 GOLDEN_FLAGS = dict(use_case="iot", seed=123, scale=10, timestamp_start="2016-01-01T00:00:00Z",

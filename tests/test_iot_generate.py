@@ -14,7 +14,6 @@ import shlex
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import GOLDEN_DIR
 
 from harness.errors import UsageError
 from harness.tsbs.iot import use_case as iot
@@ -22,6 +21,7 @@ from harness.tsbs.iot.kernels import _EPOCH
 from harness.tsbs.iot.schema import FIELDS, NUMERIC_TAGS, STRING_TAGS, TABLES, schemas
 from harness.tsbs.params import DatasetSpec, parse_go_duration_ns, parse_rfc3339_ns
 from harness.tsbs.schema import TIMESTAMP_COLUMN
+from helpers import GOLDEN_DIR
 
 GOLDEN_FILE = "iot_seed123_scale10_1h_10s.ilp.gz"
 

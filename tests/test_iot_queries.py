@@ -14,15 +14,16 @@ from itertools import groupby
 from pathlib import Path
 
 import pytest
-from helpers import assert_one_line_error, run_cli
 
 from harness.commands.bench import run_bench
-from harness.commands.queries_run import QueriesRunOptions, run_queries
-from harness.queries.iot_reference import IotReference
+
 from harness.run.bench_options import BenchOptions
+from harness.queries.iot_reference import IotReference
+from harness.commands.queries_run import QueriesRunOptions, run_queries
 from harness.tsbs import use_cases
 from harness.tsbs.queries import generate_queries
 from harness.tsbs.query_types import IOT_QUERY_TYPES
+from helpers import assert_one_line_error, run_cli
 
 GOLDEN = Path(__file__).parent / "golden" / "iot_queries_timescaledb.jsonl.gz"
 # Five trucks over 32 hours, one epoch a minute (about 17,000 rows): every window fits, the tanks run low

@@ -4,11 +4,12 @@ that to the network. Asked of the kernel (the processes' listening sockets), not
 
 from __future__ import annotations
 
+
 import psutil
 import pytest
-from helpers import free_port
 
 from harness.telemetry.metrics import METRICS_HOST_ENV, RunMetrics
+from helpers import free_port
 
 
 def listening(pid: int) -> set[tuple[str, int]]:

@@ -20,8 +20,9 @@ from helpers import CLIENT_METRICS_PORT, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness.commands.bench import run_bench
-from harness.errors import UsageError
+
 from harness.run.bench_options import BenchOptions
+from harness.errors import UsageError
 from harness.telemetry.metrics import PHASES, RunMetrics
 
 URL = f"http://127.0.0.1:{CLIENT_METRICS_PORT}/metrics"

@@ -11,11 +11,11 @@ import pytest
 from helpers import BUSY_CLI_PORTS, KILLABLE_PORTS, NATIVE_CLI_PORTS, OWN_SINK_PORT, assert_one_line_error, run_cli
 
 from harness.errors import RunError
-from harness.questdb.http import QuestDBSql
-from harness.questdb.wal import wait_for_count
 from harness.servers.questdb import SERVER_CONF, NativeQuestDB
 from harness.servers.sink import SocatSink
 from harness.versions import questdb_version
+from harness.questdb.http import QuestDBSql
+from harness.questdb.wal import wait_for_count
 
 
 def port_options(ports: dict[str, int]) -> list[str]:

@@ -7,6 +7,7 @@ import os
 import subprocess
 
 import pytest
+
 from helpers import GOLDEN_DIR, assert_one_error_line, assert_one_line_error, run_cli
 
 GOLDEN = GOLDEN_DIR / "cpu-only_seed123_scale10_1h_10s.ilp.gz"

@@ -12,8 +12,8 @@ import asyncpg
 import pytest
 
 from benchmarks.pgwire_tally import ENCRYPTION_REQUEST, PgwireTally
-from harness.queries.clients import PgwireConnection
 from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER
+from harness.queries.clients import PgwireConnection
 from harness.read.protocols import ReadProtocol
 
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import errno
 import json
 import math
-import os
 import re
+import os
 import shutil
 import signal
 import subprocess
@@ -38,20 +38,12 @@ import pytest
 import yaml
 from helpers import CLIENT_METRICS_PORT, PROMETHEUS_PORT, QUERY_METRICS_PORT, READ_METRICS_PORT
 from helpers import PANELS_QUESTDB_PORTS as QUESTDB_PORTS
-from test_dashboard import (
-    PROMETHEUS_CONF,
-    QUERIES_ROW,
-    READ_ROW,
-    ROOT,
-    load_dashboard,
-    load_yaml,
-    panel_expressions,
-    panels_by_row,
-    substitute,
-)
 
 from harness.servers.process import port_in_use
+
 from harness.servers.questdb import NativeQuestDB
+from test_dashboard import (PROMETHEUS_CONF, QUERIES_ROW, READ_ROW, ROOT, load_dashboard, load_yaml,
+                            panel_expressions, panels_by_row, substitute)
 
 # The read's DataFrames are this small so that it lasts seconds (Prometheus scrapes it while it reads).
 READ_CHUNK_ROWS = 20

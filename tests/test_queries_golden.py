@@ -4,12 +4,13 @@ the NumPy reference."""
 
 from __future__ import annotations
 
-import pytest
-from helpers import GOLDEN_DIR
 
-from harness.commands.bench import run_bench
+import pytest
+
 from harness.commands.queries_run import QueriesRunOptions, run_queries
+from harness.commands.bench import run_bench
 from harness.run.bench_options import BenchOptions
+from helpers import GOLDEN_DIR
 
 # The golden data set loaded, then every golden query run: a minute and more.
 pytestmark = pytest.mark.slow

@@ -13,20 +13,20 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import assert_one_line_error, free_port, run_cli
 
-from harness.commands import queries_run as runner
-from harness.commands.bench import run_bench
-from harness.commands.queries_run import QueriesRunOptions, run_queries
 from harness.errors import RunError, UsageError
+from harness.commands import queries_run as runner
 from harness.queries.clients import PgwireConnection
+from harness.commands.queries_run import QueriesRunOptions, run_queries
 from harness.queries.stats import QueryStats
-from harness.records.run_record import QueryCheck
-from harness.records.store import load_results
 from harness.report.html import write_report
 from harness.report.tables import comparison_table
+from harness.records.run_record import QueryCheck
+from harness.records.store import load_results
+from harness.commands.bench import run_bench
 from harness.run.bench_options import BenchOptions
 from harness.tsbs.query_types import QUERY_TYPES
+from helpers import assert_one_line_error, free_port, run_cli
 
 # 32 hosts over 25 hours, one epoch a minute: the smallest data set every query type runs on
 # (cpu-max-all-32-24 wants 32 hosts and a 24-hour window), 48,000 rows.

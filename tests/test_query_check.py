@@ -5,27 +5,28 @@ is caught; and compare's tolerance and order rules on crafted answers."""
 from __future__ import annotations
 
 import dataclasses
+
 import time
 from datetime import datetime, timedelta, timezone
 
 import pandas as pd
 import pytest
-from helpers import GOLDEN_DIR
 from questdb import Sender
 
+from harness.tsbs.query_file import read_jsonl
+from harness.tsbs.query_types import Query
+from harness.tsbs.cpu_only import generator as cpu_only
 from harness.errors import RunError, UsageError
 from harness.queries.answer import Answer
 from harness.queries.check import AnswerChecker, compare
 from harness.queries.reference import ReferenceData
 from harness.queries.wire_sql import inline_params, shape_of
 from harness.questdb.http import QuestDBSql
+from harness.tsbs.cpu_only.generator import COLUMNS, frames
+from harness.tsbs.use_cases import make_spec
+from helpers import GOLDEN_DIR
 from harness.questdb.schema import create_table
 from harness.questdb.wal import wait_for_count
-from harness.tsbs.cpu_only import generator as cpu_only
-from harness.tsbs.cpu_only.generator import COLUMNS, frames
-from harness.tsbs.query_file import read_jsonl
-from harness.tsbs.query_types import Query
-from harness.tsbs.use_cases import make_spec
 
 GOLDEN = GOLDEN_DIR
 QUERIES_FILE = GOLDEN / "queries_cpu-only_seed7_scale10_12h.jsonl.gz"

@@ -9,15 +9,15 @@ import re
 import shlex
 
 import pytest
-from helpers import GOLDEN_DIR, run_cli
 
-from harness.errors import UsageError
-from harness.queries.wire_sql import http_sql, pgwire_sql
-from harness.questdb.schema import create_table
 from harness.tsbs.cpu_only import generator as cpu_only
+from harness.errors import UsageError
 from harness.tsbs.go.times import go_duration_string, rfc3339_seconds
 from harness.tsbs.queries import QUERY_TYPES, Query, generate_queries, query_type_refusal
 from harness.tsbs.query_file import read_jsonl, write_jsonl
+from harness.queries.wire_sql import http_sql, pgwire_sql
+from helpers import GOLDEN_DIR, run_cli
+from harness.questdb.schema import create_table
 
 SEED7_FILE = "queries_cpu-only_seed7_scale10_12h.jsonl.gz"
 

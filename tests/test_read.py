@@ -14,17 +14,18 @@ import pytest
 from helpers import assert_one_line_error, run_cli
 
 from harness.commands.bench import run_bench
-from harness.commands.read import ReadOptions, run_read
+
+from harness.run.bench_options import BenchOptions
+from harness.report.tables import comparison_table
 from harness.errors import RunError
 from harness.questdb.http import QuestDBSql
+from harness.telemetry.phase import PhaseProgress
+from harness.commands.read import ReadOptions, run_read
 from harness.read.connection import Endpoint
 from harness.read.loop import read_frames
 from harness.read.plan import plan_table
 from harness.read.protocols import ReadProtocol
 from harness.records.store import load_results
-from harness.report.tables import comparison_table
-from harness.run.bench_options import BenchOptions
-from harness.telemetry.phase import PhaseProgress
 
 TABLE = "read_cpu"  # not the `questdb` fixture's cpu, which it drops before each test
 DATA_SET = dict(seed=5, scale=10, row_count=3000)

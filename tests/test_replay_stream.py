@@ -17,10 +17,10 @@ import threading
 import time
 
 import pytest
-from helpers import GOLDEN_DIR, assert_one_line_error, run_cli
 
-from harness.commands.replay import ReplayOptions, run_replay
 from harness.errors import RunError
+from harness.commands.replay import ReplayOptions, run_replay
+from helpers import GOLDEN_DIR, assert_one_line_error, run_cli
 
 PIECE = 16 << 10  # far below every golden file's size: dozens of pieces
 FILES = {

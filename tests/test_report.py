@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 from helpers import assert_one_line_error, run_cli
 from PIL import Image, ImageStat
-from prerequisites import chromium_path, require
 from questdb import Sender
 
-from harness.commands.bench import run_bench
-from harness.questdb.schema import create_table
-from harness.records.store import load_results
 from harness.report.html import write_report
+from prerequisites import chromium_path, require
+from harness.records.store import load_results
+from harness.commands.bench import run_bench
 from harness.run.bench_options import BenchOptions
 from harness.telemetry.timeseries import Sampler
 from harness.tsbs.cpu_only import generator as cpu_only
+from harness.questdb.schema import create_table
 
 ROOT = Path(__file__).resolve().parents[1]
 # A run record of schema version 1, from before records held a time series (tests/fixtures/records/README.md).

@@ -15,11 +15,12 @@ import pytest
 from helpers import assert_one_line_error, run_cli
 
 from harness.errors import UsageError
+from harness.telemetry.phase import PhaseRecord
+from harness.records.system_info import _versions, system_info
+from harness.report.tables import comparison_table
 from harness.records.run_record import SCHEMA_VERSION, RunRecord, Validation
 from harness.records.store import load_results, write_results
-from harness.records.system_info import _versions, system_info
-from harness.report.tables import MIB, comparison_table, format_phase
-from harness.telemetry.phase import PhaseRecord
+from harness.report.tables import MIB, format_phase
 
 
 def record(mode="send-dataframe-double-1t", serialize=None, send=None, status="ok", **parameters) -> RunRecord:

@@ -5,13 +5,13 @@ schema (a user's own ``cpu``, say Telegraf's) is refused in one line, nothing dr
 from __future__ import annotations
 
 import pytest
-from helpers import assert_one_line_error, run_cli
-from test_bench import options
 
 from harness.commands.bench import run_bench
 from harness.errors import UsageError
-from harness.questdb.claims import add_claim, create_claims, recent_claims
 from harness.tsbs.cpu_only import generator as cpu_only
+from test_bench import options
+from helpers import assert_one_line_error, run_cli
+from harness.questdb.claims import add_claim, create_claims, recent_claims
 
 
 @pytest.fixture

@@ -9,16 +9,16 @@ import threading
 import time
 
 import pytest
-from helpers import assert_one_line_error, run_cli
 
-from harness.commands.bench import run_bench
-from harness.errors import RunError, UsageError
-from harness.records.store import load_results
-from harness.run.bench_options import BenchOptions
-from harness.scaleout.clients import cpu_shares
 from harness.scaleout.meeting import READY, SENT, FolderPlace, Meeting, TablePlace, run_seed
+from harness.commands.bench import run_bench
+from harness.run.bench_options import BenchOptions
+from harness.errors import RunError, UsageError
 from harness.scaleout.merge import merge_records
+from harness.records.store import load_results
+from harness.scaleout.clients import cpu_shares
 from harness.tsbs.iot.schema import TABLES as IOT_TABLES
+from helpers import assert_one_line_error, run_cli
 
 
 @pytest.fixture(params=["server", "folder"])

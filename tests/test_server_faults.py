@@ -14,16 +14,10 @@ import time
 
 import pytest
 from helpers import assert_one_error_line, assert_one_line_error
-from test_faults import (
-    QUERY_DATA_SET,
-    Listener,
-    assert_failed_in_one_line,
-    load_query_data_set,
-    progress,
-    query_progress,
-    stop_when,
-)
 
+from test_faults import (
+    QUERY_DATA_SET, Listener, assert_failed_in_one_line, load_query_data_set, progress, query_progress, stop_when,
+)
 from harness.questdb.wal import wal_state
 
 # Every test starts a QuestDB of its own (or a frozen listener) and waits out a fault.
@@ -104,7 +98,6 @@ def test_a_refused_login_is_named(tmp_path):
     import urllib.request
 
     from helpers import KILLABLE_PORTS, run_cli
-
     from harness.servers.questdb import NativeQuestDB
 
     class LoginQuestDB(NativeQuestDB):
