@@ -78,6 +78,8 @@ class DataFile(DataFrames):
             raise UsageError(f"--data {path}: not readable (permission denied)")
         self._rows: int | None = None
         self._csv_nulls: dict[str, int] | None = None
+        # A CSV's rows whose fields do not match its header, as its reader skips them: the first one ends the read.
+        self._ragged: list = []
         self.schema = self._guard(self._read_schema)
         if not len(self.schema):
             raise UsageError(f"--data {path}: the file has no columns")
@@ -86,12 +88,17 @@ class DataFile(DataFrames):
         """``read()``, its pyarrow errors (corrupt footer, ragged row, a value not of its column's type) turned
         into one line naming the file."""
         try:
-            return read()
+            result = read()
         except UsageError:
             raise
         except (pa.ArrowException, OSError, ValueError) as exc:
             text = " ".join(str(exc).split())
             raise UsageError(f"--data {self.name}: not a readable {self.format} file: {text}") from None
+        if self._ragged:
+            row = self._ragged[0]
+            raise UsageError(f"--data {self.name}: line {row.number} has {row.actual_columns} fields, the header "
+                             f"{row.expected_columns}: {row.text[:80]!r}")
+        return result
 
     def _read_schema(self) -> pa.Schema:
         if self.format == "parquet":
@@ -105,8 +112,12 @@ class DataFile(DataFrames):
                 return pa.ipc.open_stream(source).schema
         return self._open_csv().schema
 
-    def _open_csv(self, on_invalid=None):
+    def _open_csv(self):
         from pyarrow import csv
+
+        def on_invalid(row) -> str:
+            self._ragged.append(row)
+            return "skip"
 
         # One thread: rows are numbered as the file's lines (a ragged row is named by its line).
         return csv.open_csv(self.path, read_options=csv.ReadOptions(use_threads=False, block_size=CSV_BLOCK_BYTES),
@@ -158,24 +169,12 @@ class DataFile(DataFrames):
     def _scan(self) -> None:
         """Read a CSV or an Arrow stream once, keeping nothing: its rows and each column's nulls, and for a CSV
         its first ragged row (named by its line) or value its column's type cannot take."""
-        ragged = []
-
-        def on_invalid(row) -> str:
-            ragged.append(row)
-            return "skip"
-
         rows, nulls = 0, dict.fromkeys(self.schema.names, 0)
-        batches = self._open_csv(on_invalid) if self.format == "csv" else self._batches()
+        batches = self._batches()
         while (batch := self._guard(lambda: next(batches, None))) is not None:
-            if ragged:
-                break
             rows += batch.num_rows
             for name, column in zip(batch.schema.names, batch.columns):
                 nulls[name] += column.null_count
-        if ragged:
-            row = ragged[0]
-            raise UsageError(f"--data {self.name}: line {row.number} has {row.actual_columns} fields, the header "
-                             f"{row.expected_columns}: {row.text[:80]!r}")
         self._rows, self._csv_nulls = rows, nulls
 
     def nulls(self, column: str) -> int:

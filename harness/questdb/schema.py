@@ -16,10 +16,17 @@ def create_table(questdb: QuestDBSql, schema: TableSchema, dedup: bool = False) 
 
     Created explicitly so that ILP never picks the types (a nanosecond ``at`` under protocol 2 would
     otherwise create a TIMESTAMP_NS column, integers sent as doubles a DOUBLE one)."""
-    columns = ", ".join(f"{name} {sql_type}" for name, sql_type in schema.columns)
-    keys = f" DEDUP UPSERT KEYS({', '.join(schema.dedup_keys)})" if dedup else ""
+    columns = ", ".join(f"{column_name(name)} {sql_type}" for name, sql_type in schema.columns)
+    keys = f" DEDUP UPSERT KEYS({', '.join(map(column_name, schema.dedup_keys))})" if dedup else ""
     questdb.exec(f"create table '{checked_table_name(schema.table)}' ({columns}) "
-                 f"timestamp({schema.timestamp}) partition by {schema.partition_by} WAL{keys}")
+                 f"timestamp({column_name(schema.timestamp)}) partition by {schema.partition_by} WAL{keys}")
+
+
+def column_name(name: str) -> str:
+    """A column's name quoted for SQL: a user's columns may be keywords (``count``, ``sample``) or hold spaces."""
+    if '"' in name or any(ord(char) < 32 for char in name):
+        raise UsageError(f"column name {name!r}: QuestDB column names hold no double quotes or control characters")
+    return f'"{name}"'
 
 
 def check_schema(questdb: QuestDBSql, schema: TableSchema, dedup: bool = False) -> None:
