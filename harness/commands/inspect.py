@@ -31,7 +31,7 @@ class InspectOptions(OwnDataOptions, CommandOptions):
         if "sent_source" in self.__dict__:
             return self.__dict__["sent_source"]
         return get(DATA, self.data, at=self.at, symbols=self.symbol_choice(), convert_dtypes=self.convert_dtypes,
-                   strict=False)
+                   strict=False, object_strings=self.object_strings)
 
     def sending(self, source) -> InspectOptions:
         """These options, auditing ``source`` (the notebook API's DataFrames)."""
@@ -48,7 +48,8 @@ def run_inspect(options: InspectOptions, out: TextIO | None = None):
     out = out or sys.stdout
     source = options.data_source()
     print(f"{source.data.name}: {source.data.rows()} rows into table {source.table_name}, designated timestamp "
-          f"{source.at}; symbols: {', '.join(source.symbol_columns) or 'none'}", file=out)
+          f"{source.at}; symbols: {', '.join(source.symbol_columns) or 'none'}; QuestDB types under ILP protocol "
+          f"version {source.protocol_version}", file=out)
     print(audit_table(source.audits), file=out, flush=True)
     if source.refusal is not None:
         raise UsageError(source.refusal)

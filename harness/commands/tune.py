@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-import harness.sources as sources
 from harness.commands.bench import run_bench
 from harness.errors import RunError, UsageError
 from harness.ingest.choices import Target
@@ -179,8 +178,10 @@ def _setting_options(setting: Setting, baseline: BenchOptions, scratch: str | No
     the dtype conversions gets a source of its own (the same data, each piece converted), made once."""
     options = dataclasses.replace(setting.applied(baseline), table=scratch, replace_table=scratch is not None)
     source = baseline.use_case_entry
-    if setting.changes.get("convert_dtypes") and source.name == DATA:
-        source = sources.get(DATA, source.data, source.table_name, source.at, source.symbols, convert_dtypes=True)
+    if source.name == DATA:
+        # The same data, already opened: the table's types follow the protocol version, the pieces the conversions.
+        source = dataclasses.replace(source, convert_dtypes=options.convert_dtypes,
+                                     protocol_version=options.sender_settings().offline_protocol_version())
     return options.sending(source)
 
 

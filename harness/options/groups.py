@@ -214,7 +214,11 @@ class OwnDataOptions:
                                        "columns).")
     convert_dtypes: bool = option(False, "With --data: send every column with the conversion the dtype audit "
                                          "proposes (`harness inspect --data`), applied to each piece as it is "
-                                         "read.", flags=("--convert-dtypes",))
+                                         "read (strings a file gives as Python objects: read as Arrow strings).",
+                                  flags=("--convert-dtypes",))
+    object_strings: bool = option(False, "With --data: read the file's string columns as Python str objects "
+                                         "(object dtype), as pandas 2's read_parquet/read_csv give them; pandas 3 "
+                                         "reads them as Arrow-backed str.", flags=("--object-strings",))
 
     def symbol_choice(self) -> str | tuple[str, ...] | None:
         """--symbols as the data source takes it: None, "auto" or the columns named."""

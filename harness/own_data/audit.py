@@ -9,7 +9,8 @@ class ColumnAudit:
     column: str; dtype: str; role: str; path: str; questdb_type: str|None; parallel: bool; fix: str|None; refusal: str|None
 def is_string_like(s):
     return pd.api.types.is_string_dtype(s.dtype) and not isinstance(s.dtype, pd.CategoricalDtype)
-def audit_frame(frame, at, symbols):
+DEFAULT_PROTOCOL_VERSION = 2
+def audit_frame(frame, at, symbols, protocol_version=2):
     out=[]
     for c in frame.columns:
         d=frame[c].dtype

@@ -4,7 +4,8 @@ memory. Owns the formats, their errors in one line, and what can be known of the
 sent: its columns, rows, timestamp columns and the nulls of one.
 
 A piece becomes a DataFrame as ``pd.read_parquet`` (``pyarrow.Table.to_pandas``) gives it, the pandas
-metadata a file carries included: the frames a user's own code would hold. Pieces are re-cut to exactly
+metadata a file carries included: the frames a user's own code would hold. pandas 3 reads strings as Arrow-backed
+``str``; ``object_strings`` reads them as pandas 2 does, Python ``str`` objects (object dtype). Pieces are re-cut to exactly
 ``chunk_rows`` rows, so a chunk's number names the same rows whatever the file's row groups are.
 """
 
@@ -53,6 +54,11 @@ class DataFrames:
         """The first ``rows`` rows (fewer when there are fewer)."""
         return next(iter(self.frames(rows)), None)
 
+    def converted(self, convert) -> tuple[DataFrames, bool]:
+        """The data as sent with the dtype audit's conversions (``convert``: a frame to its converted copy):
+        the data to read, and whether each piece still needs ``convert``."""
+        raise NotImplementedError
+
     def timestamp_columns(self) -> list[str]:
         """Columns holding timestamps: the candidates for the designated one."""
         return [name for name, arrow_type, dtype in self.columns()
@@ -64,9 +70,10 @@ class DataFile(DataFrames):
     """A Parquet, Arrow IPC or CSV file, its format told by its suffix. Opening it reads its schema (a CSV's
     from its first block); a missing, unreadable, empty or corrupt file is refused in one line."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, object_strings: bool = False):
         self.path = Path(path)
         self.name = str(path)
+        self.object_strings = object_strings
         self.format = FORMATS.get(self.path.suffix.lower())
         if self.format is None:
             raise UsageError(f"--data {path}: unknown file type {self.path.suffix or '(no suffix)'!r} (Parquet: "
@@ -194,10 +201,20 @@ class DataFile(DataFrames):
             yield batch
 
     def frames(self, chunk_rows: int) -> Iterator[pd.DataFrame]:
-        return _recut(self.batches(), chunk_rows)
+        return _recut(self.batches(), chunk_rows, self.object_strings)
+
+    def converted(self, convert) -> tuple[DataFrames, bool]:
+        # Strings read as Python objects are read as Arrow strings instead (the conversion made by the reader,
+        # never a copy); every other conversion is made piece by piece, as the pieces are read.
+        if not self.object_strings:
+            return self, True
+        native = DataFile.__new__(DataFile)
+        native.__dict__.update(self.__dict__, object_strings=False)
+        return native, True
 
 
-def _recut(batches: Iterable[pa.RecordBatch], chunk_rows: int) -> Iterator[pd.DataFrame]:
+def _recut(batches: Iterable[pa.RecordBatch], chunk_rows: int, object_strings: bool = False
+           ) -> Iterator[pd.DataFrame]:
     """Record batches re-cut into DataFrames of exactly ``chunk_rows`` rows (the last one: the rest)."""
     held: list[pa.RecordBatch] = []
     held_rows = 0
@@ -206,16 +223,21 @@ def _recut(batches: Iterable[pa.RecordBatch], chunk_rows: int) -> Iterator[pd.Da
         held_rows += batch.num_rows
         while held_rows >= chunk_rows:
             table = pa.Table.from_batches(held)
-            yield _frame(table.slice(0, chunk_rows))
+            yield _frame(table.slice(0, chunk_rows), object_strings)
             rest = table.slice(chunk_rows)
             held, held_rows = rest.to_batches(), rest.num_rows
     if held_rows:
-        yield _frame(pa.Table.from_batches(held))
+        yield _frame(pa.Table.from_batches(held), object_strings)
 
 
-def _frame(table: pa.Table) -> pd.DataFrame:
+def _frame(table: pa.Table, object_strings: bool = False) -> pd.DataFrame:
     # Each piece numbered from 0, as a file read whole and sliced would not be: the client ignores the index.
-    return table.to_pandas().reset_index(drop=True)
+    frame = table.to_pandas().reset_index(drop=True)
+    if object_strings:  # as pandas 2 reads them: a Python str object per value, missing ones None
+        for name in frame.columns:
+            if isinstance(frame[name].dtype, pd.StringDtype):
+                frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
+    return frame
 
 
 class FramesInMemory(DataFrames):
@@ -243,6 +265,11 @@ class FramesInMemory(DataFrames):
     def nulls(self, column: str) -> int:
         return sum(int(frame[column].isna().sum()) for frame in self._frames)
 
+    def converted(self, convert) -> tuple[DataFrames, bool]:
+        # Frames in memory are converted once, as the user would before sending them (the time it takes is
+        # the source's ``conversion_seconds``, outside every timed phase).
+        return FramesInMemory([convert(frame) for frame in self._frames]), False
+
     def frames(self, chunk_rows: int) -> Iterator[pd.DataFrame]:
         held: list[pd.DataFrame] = []
         held_rows = 0
@@ -260,10 +287,11 @@ class FramesInMemory(DataFrames):
             yield held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
 
 
-def open_data(data) -> DataFrames:
-    """The user's data: a path (``DataFile``), a DataFrame or DataFrames (``FramesInMemory``)."""
+def open_data(data, object_strings: bool = False) -> DataFrames:
+    """The user's data: a path (``DataFile``; ``object_strings``: its strings read as Python objects), a DataFrame
+    or DataFrames (``FramesInMemory``)."""
     if isinstance(data, DataFrames):
         return data
     if isinstance(data, (str, os.PathLike)):
-        return DataFile(data)
+        return DataFile(data, object_strings)
     return FramesInMemory(data)

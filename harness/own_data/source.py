@@ -10,6 +10,7 @@ lacks, a dtype the client refuses.
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,7 +19,14 @@ from pathlib import Path
 import pandas as pd
 
 from harness.errors import UsageError
-from harness.own_data.audit import ColumnAudit, apply_fixes, audit_frame, first_refusal, is_string_like
+from harness.own_data.audit import (
+    DEFAULT_PROTOCOL_VERSION,
+    ColumnAudit,
+    apply_fixes,
+    audit_frame,
+    first_refusal,
+    is_string_like,
+)
 from harness.own_data.files import HEAD_ROWS, DataFrames
 from harness.tsbs.schema import PARTITION_BY, TableSchema
 
@@ -37,20 +45,30 @@ def default_table(data: DataFrames) -> str:
 @dataclass
 class DataSource:
     """The user's data as one table. ``symbols``: None (the client's default: categorical columns), "auto"
-    (those and low-cardinality string columns) or the columns named. ``convert_dtypes``: each piece is sent with
-    the audit's conversions applied (``apply_fixes``), as the user's code would convert it after reading."""
+    (those and low-cardinality string columns) or the columns named. ``convert_dtypes``: sent with the audit's
+    conversions (``apply_fixes``), as the user's code would make them: strings a file gives as Python objects read
+    as Arrow strings instead, the other conversions made on each piece as it is read; frames in memory converted
+    once, before the run. A variant of the same data (another protocol version, the conversions) shares the data
+    already opened: ``dataclasses.replace(source, ...)``."""
 
     data: DataFrames
     table_name: str | None = None
     at: str | None = None
     symbols: str | tuple[str, ...] | None = None
     convert_dtypes: bool = False
+    # The ILP protocol version the run sends with: the QuestDB type of a nanosecond timestamp depends on it.
+    protocol_version: int = DEFAULT_PROTOCOL_VERSION
     # Whether a column the client refuses is refused here (a run); without, ``refusal`` says it (the audit).
     strict: bool = True
     refusal: str | None = field(init=False, default=None)
     audits: list[ColumnAudit] = field(init=False)
     # What is sent: the audit of the pieces as sent (after the conversions, with --convert-dtypes).
     sent_audits: list[ColumnAudit] = field(init=False)
+    # With --convert-dtypes: the data as read for sending, the audit whose conversions each piece still needs
+    # (None: none), and the seconds converting frames in memory took, once, before the run's phases.
+    sent_data: DataFrames = field(init=False)
+    piece_audits: list[ColumnAudit] | None = field(init=False, default=None)
+    conversion_seconds: float = field(init=False, default=0.0)
     symbol_columns: tuple[str, ...] = field(init=False)
 
     # The use-case interface: what the rest of a run asks of a source.
@@ -89,9 +107,10 @@ class DataSource:
                 if name not in columns:
                     raise UsageError(f"--symbols: {data.name} has no column {name!r} (columns: {', '.join(columns)})")
         self.symbol_columns = self._symbols(head)
-        self.audits = audit_frame(head, self.at, self.symbol_columns)
-        self.sent_audits = audit_frame(apply_fixes(head, self.audits), self.at, self.symbol_columns) \
-            if self.convert_dtypes else self.audits
+        self.audits = self._audit(head)
+        self.sent_data, self.sent_audits = data, self.audits
+        if self.convert_dtypes:
+            self._convert()
         # Converted, a refused column may be accepted: what counts is what is sent.
         if refusal := first_refusal(self.sent_audits):
             self.refusal = f"{data.name}: {refusal}"
@@ -100,6 +119,21 @@ class DataSource:
         # The frames in flight: a chunk's row, as pandas holds it (strings as Python objects), with margin.
         self.bytes_per_held_row = max(64, int(head.memory_usage(deep=True, index=False).sum() / max(len(head), 1)))
         self.bytes_per_chunk_row = 2 * self.bytes_per_held_row
+
+    def _audit(self, frame: pd.DataFrame) -> list[ColumnAudit]:
+        return audit_frame(frame, self.at, self.symbol_columns, self.protocol_version)
+
+    def _convert(self) -> None:
+        """The data as sent with the audit's conversions: a file read with its strings as Arrow strings and
+        each piece converted as it is read; frames in memory converted once, now."""
+        started = time.perf_counter()
+        self.sent_data, per_piece = self.data.converted(lambda frame: apply_fixes(frame, self.audits))
+        self.conversion_seconds = 0.0 if per_piece else time.perf_counter() - started
+        head = self.sent_data.head(HEAD_ROWS)
+        if per_piece:
+            self.piece_audits = self._audit(head)
+            head = apply_fixes(head, self.piece_audits)
+        self.sent_audits = self._audit(head)
 
     def _designated(self, columns: list[str]) -> str:
         if self.at is not None:
@@ -154,8 +188,8 @@ class DataSource:
     def chunks(self, spec=None, chunk_rows: int = 10_000, fields=None, symbol_dtype=None, table: str | None = None,
                first_chunk_rows: int | None = None) -> Iterator[dict[str, pd.DataFrame]]:
         name = table or self.table_name
-        for frame in self.data.frames(chunk_rows):
-            yield {name: apply_fixes(frame, self.audits) if self.convert_dtypes else frame}
+        for frame in self.sent_data.frames(chunk_rows):
+            yield {name: apply_fixes(frame, self.piece_audits) if self.piece_audits is not None else frame}
 
     def table_rows(self, spec=None, table: str | None = None) -> dict[str, int]:
         return {table or self.table_name: self.data.rows()}

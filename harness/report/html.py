@@ -60,6 +60,8 @@ def render(records: list[RunRecord], benchmarks: list[BenchmarkRecord] = ()) -> 
     if benchmarks:
         parts.append("<h2>Benchmarks (medians of alternated rounds, ratios to the baseline)</h2>")
         parts.append(f"<pre>{html.escape(benchmark_table(benchmarks))}</pre>")
+        for benchmark in benchmarks:
+            parts.extend(charts.comparison(benchmark, comparison) for comparison in benchmark.comparisons)
     if len(records) > 1:
         parts.append("<h2>Comparison (ratios to the first)</h2>")
         parts.append(f"<pre>{html.escape(comparison_table(records))}</pre>")
@@ -314,6 +316,47 @@ class _Charts:
                                   for statistics, when in ((loaded, "under load"), (rest, "at rest"))
                                   for key, label in (("median_ms", "median"), ("p99_ms", "p99"))])
         return self._svg(figure, "query latency under load and at rest")
+
+    def comparison(self, record: BenchmarkRecord, comparison) -> str:
+        """The variants of one comparison side by side: each one's median of rows/s (else seconds) over the
+        counted rounds, and its paired interval against the baseline drawn on the baseline's median (a bar
+        whose whiskers clear the baseline's line stands apart from it beyond the rounds' noise)."""
+        figure_name = "rows_per_second" if any("rows_per_second" in figures
+                                               for figures in comparison.summary.values()) else "seconds"
+        scale, unit = (1e6, "M rows/s") if figure_name == "rows_per_second" else (1.0, "seconds")
+        variants = [variant for variant in comparison.variants if figure_name in comparison.summary.get(variant, {})]
+        if not variants:
+            return ""
+        base = comparison.summary.get(comparison.baseline, {}).get(figure_name)
+        medians, lows, highs = [], [], []
+        for variant in variants:
+            summary = comparison.summary[variant][figure_name]
+            medians.append(summary.median / scale)
+            if base is not None and summary.paired_low is not None and variant != comparison.baseline:
+                centre = summary.paired_ratio * base.median / scale
+                lows.append(max(centre - summary.paired_low * base.median / scale, 0.0))
+                highs.append(max(summary.paired_high * base.median / scale - centre, 0.0))
+            else:
+                lows.append(0.0)
+                highs.append(0.0)
+        figure = Figure(figsize=(10, 0.45 * len(variants) + 1.4), layout="constrained")
+        ax = figure.subplots()
+        positions = list(range(len(variants)))
+        centres = [summary_ratio * base.median / scale if base is not None and summary_ratio is not None else median
+                   for summary_ratio, median in ((comparison.summary[variant][figure_name].paired_ratio, median)
+                                                 for variant, median in zip(variants, medians))]
+        ax.barh(positions, medians, color=["#888" if variant == comparison.baseline else "#4878a8"
+                                           for variant in variants])
+        ax.errorbar(centres, positions, xerr=[lows, highs], fmt="none", ecolor="#222", capsize=4)
+        if base is not None:
+            ax.axvline(base.median / scale, color="#888", linestyle="--", linewidth=1)
+        ax.set_yticks(positions, variants)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"{unit}: median over {len(comparison.counted_rounds())} rounds; whiskers: the paired "
+                      f"interval against {comparison.baseline}")
+        ax.set_title(f"{record.benchmark}: {comparison.name or 'variants'}")
+        ax.grid(True, axis="x", alpha=0.3)
+        return self._svg(figure, f"{record.benchmark} {comparison.name}")
 
     def overlay(self, records: list[RunRecord]) -> list[str]:
         with_series = [record for record in records if record.timeseries and len(record.timeseries.samples) > 1]

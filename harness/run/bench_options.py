@@ -87,7 +87,8 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, SendOptions, 
         (its head, the designated timestamp's nulls) and audited once, when first asked for."""
         if self.data is not None:
             return sources.get(sources.DATA, self.data, self.table, self.at, self.symbol_choice(),
-                               self.convert_dtypes)
+                               self.convert_dtypes, object_strings=self.object_strings,
+                               protocol_version=self.sender_settings().offline_protocol_version())
         return sources.get(self.use_case)
 
     def sending(self, source: UseCase) -> BenchOptions:
@@ -174,7 +175,8 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, SendOptions, 
         """--data's rules, before the data is read: no TSBS data-set flag beside it, its own flags only with it."""
         if not self.own_data:
             own = [flag for flag, value in (("--at", self.at), ("--symbols", self.symbols),
-                                            ("--convert-dtypes", self.convert_dtypes or None)) if value is not None]
+                                            ("--convert-dtypes", self.convert_dtypes or None),
+                                            ("--object-strings", self.object_strings or None)) if value is not None]
             if own:
                 raise UsageError(f"{own[0]} chooses a column of the user's data: it needs --data PATH")
             return
