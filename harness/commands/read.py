@@ -1,22 +1,24 @@
 """The ``read`` command: a QuestDB table (whole, ``--from``/``--to``, or ``--sql``) read into pandas over one
 protocol, measured (rows/s, MiB/s received, client CPU, time to the first rows, peak RSS), optionally
-checked against its data set (``--check``), and recorded. ``run_read(ReadOptions(...))`` is what ``python -m
-harness read`` calls and what tests and benchmarks call directly.
+checked against its TSBS data set (``--check``) or the user's file that filled it (``--check-against``), and
+recorded. ``run_read(ReadOptions(...))`` is what ``python -m harness read`` calls and what tests and benchmarks
+call directly.
 
-The comparison of ``--check`` runs in the consumer as the frames arrive, so its CPU is in the client's
-figures: measure without it.
+The comparison of ``--check`` and ``--check-against`` runs in the consumer as the frames arrive, so its CPU is
+in the client's figures: measure without it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import time
 from dataclasses import dataclass
 from typing import TextIO
 
 from harness.errors import RunError, UsageError
-from harness.options.declare import CommandOptions, command, option
+from harness.options.declare import CommandOptions, command, flag_name, option
 from harness.options.groups import (
     DataSetRowsOptions,
     EndpointOptions,
@@ -26,8 +28,11 @@ from harness.options.groups import (
     RecordOptions,
     SamplingOptions,
 )
+from harness.own_data.files import DataFile
+from harness.own_data.source import default_table
 from harness.questdb.http import QuestDBSql
-from harness.read.check import CheckFailed, DataSetCheck
+from harness.read.check import CheckFailed, DataSetCheck, OrderedCheck
+from harness.read.check_against import open_check
 from harness.read.connection import Endpoint
 from harness.read.loop import PeakRss, read_frames
 from harness.read.plan import ReadPlan, plan_sql, plan_table
@@ -54,7 +59,8 @@ class ReadOptions(MetricsOptions, ProgressOptions, DataSetRowsOptions, RecordOpt
 
     protocol: ReadProtocol = option(ReadProtocol.asyncpg, "asyncpg, psycopg or connectorx (PGWire), http-csv or "
                                                           "http-parquet (HTTP /exp).")
-    table: str | None = option(None, "Table to read. Default: the use case's first table (cpu-only: cpu).")
+    table: str | None = option(None, "Table to read. Default: the use case's first table (cpu-only: cpu); with "
+                                     "--check-against, the file's name without its suffix (as bench --data).")
     sql: str | None = option(None, "Read the answer to this SELECT instead of a table (one worker, no --check).")
     from_time: str | None = option(None, "Read the table's rows from this time on (RFC 3339).", flags=("--from",))
     to_time: str | None = option(None, "Read the table's rows before this time (RFC 3339).", flags=("--to",))
@@ -64,6 +70,9 @@ class ReadOptions(MetricsOptions, ProgressOptions, DataSetRowsOptions, RecordOpt
                                                  "in pieces).", min=1)
     check: bool = option(False, "Compare every value with the data set the flags name (as bench --send loaded "
                                 "it); the first difference fails the run.", flags=("--check",))
+    check_against: str | None = option(None, "Compare every value with this file (Parquet, Arrow IPC or CSV, as "
+                                             "bench --send --data sent it): the table must hold exactly its rows; "
+                                             "the first difference fails the run.", flags=("--check-against",))
 
     @property
     def mode(self) -> str:
@@ -71,7 +80,16 @@ class ReadOptions(MetricsOptions, ProgressOptions, DataSetRowsOptions, RecordOpt
 
     @property
     def read_table(self) -> str:
-        return self.table or use_cases.get(self.use_case).tables()[0]
+        if self.table is not None:
+            return self.table
+        if self.check_against is not None:
+            return default_table(self.check_file)
+        return use_cases.get(self.use_case).tables()[0]
+
+    @functools.cached_property
+    def check_file(self) -> DataFile:
+        """The file of --check-against, opened (its schema read): a missing or corrupt one is refused here."""
+        return DataFile(self.check_against, flag="--check-against")
 
     def time_range_ns(self) -> tuple[int | None, int | None]:
         start = None if self.from_time is None else parse_rfc3339_ns(self.from_time, "from_time")
@@ -83,6 +101,8 @@ class ReadOptions(MetricsOptions, ProgressOptions, DataSetRowsOptions, RecordOpt
     def check_values(self) -> None:
         super().check_values()
         self.time_range_ns()
+        if self.check_against is not None:
+            self._check_against_alone()
         if self.sql is not None:
             given = [flag for flag, value in (("--table", self.table), ("--from", self.from_time),
                                               ("--to", self.to_time)) if value is not None]
@@ -101,6 +121,23 @@ class ReadOptions(MetricsOptions, ProgressOptions, DataSetRowsOptions, RecordOpt
             if self.read_table not in tables:
                 raise UsageError(f"--check: {self.read_table} is not a table of {use_case.name} "
                                  f"({', '.join(tables)})")
+
+    def _check_against_alone(self) -> None:
+        """--check-against takes no other reference and no --sql; its file is opened (and refused in one line)
+        before anything is read."""
+        if self.check:
+            raise UsageError("--check-against compares the table with a file, --check with a TSBS data set: give "
+                             "one of them")
+        if self.sql is not None:
+            raise UsageError("--check-against compares a table with the file that filled it; --sql's answer is no "
+                             "table")
+        defaults = ReadOptions()
+        tsbs_flags = [field for field in dataclasses.fields(DataSetRowsOptions)
+                      if getattr(self, field.name) != getattr(defaults, field.name)]
+        if tsbs_flags:
+            raise UsageError(f"--check-against compares with the user's file, not a TSBS data set: leave out "
+                             f"{', '.join(flag_name(field) for field in tsbs_flags)}")
+        self.check_file  # opened now: a missing or corrupt file is refused before any server is asked
 
 
 @command
@@ -140,12 +177,23 @@ def _checker(options: ReadOptions, run: Run) -> DataSetCheck:
     return DataSetCheck(frames, schema, spec.interval_ns, start, end)
 
 
+def _file_checker(options: ReadOptions, run: Run, plan: ReadPlan) -> OrderedCheck | None:
+    """The comparison with the user's file (--check-against), its columns and rows checked before the read."""
+    if options.check_against is None:
+        return None
+    start, end = options.time_range_ns()
+    checker = open_check(options.check_file, plan, options.protocol, start, end, options.chunk_rows)
+    for note in checker.notes:
+        run.say(note)
+    return checker
+
+
 def _read_phase(options: ReadOptions, run: Run, metrics: ReadRunMetrics) -> None:
     questdb = QuestDBSql(options.host, options.http_port)
     questdb.ping()
     run.record.server = {"questdb_version": questdb.server_version()}
     plan = _plan(options, questdb)
-    checker = _checker(options, run) if options.check else None
+    checker = _checker(options, run) if options.check else _file_checker(options, run, plan)
     endpoint = Endpoint(options.host, options.http_port, options.pg_port)
     count = f" ({plan.expected_rows} rows)" if plan.expected_rows is not None else ""
     run.say(f"Reading {plan.what}{count} over {options.protocol} with {options.workers} worker(s), chunks of "
@@ -186,7 +234,10 @@ def _read_phase(options: ReadOptions, run: Run, metrics: ReadRunMetrics) -> None
     _report(run, phase, run.record.read)
     if plan.expected_rows is not None and rows != plan.expected_rows:
         raise RunError(f"read {rows} rows of {plan.what}; the server counted {plan.expected_rows} before the read")
-    if checker is not None:
+    if options.check_against is not None:
+        run.say(f"Check: every value of {checker.checked} rows equal to {options.check_against} "
+                f"({len(checker.kinds)} columns)")
+    elif checker is not None:
         run.say(f"Checked: all {checker.checked} rows equal the data set.")
 
 

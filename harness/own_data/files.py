@@ -50,6 +50,11 @@ class DataFrames:
         """Every row, in order, in DataFrames of ``chunk_rows`` rows (the last may hold fewer)."""
         raise NotImplementedError
 
+    def column_pieces(self, column: str, chunk_rows: int = HEAD_ROWS * 10) -> Iterator[pd.Series]:
+        """``column``'s values, in order, in pieces (a file reads only that column where its format allows)."""
+        for frame in self.frames(chunk_rows):
+            yield frame[column]
+
     def head(self, rows: int = HEAD_ROWS) -> pd.DataFrame:
         """The first ``rows`` rows (fewer when there are fewer)."""
         return next(iter(self.frames(rows)), None)
@@ -68,28 +73,31 @@ class DataFrames:
 
 class DataFile(DataFrames):
     """A Parquet, Arrow IPC or CSV file, its format told by its suffix. Opening it reads its schema (a CSV's
-    from its first block); a missing, unreadable, empty or corrupt file is refused in one line."""
+    from its first block); a missing, unreadable, empty or corrupt file is refused in one line, which starts
+    with ``flag`` (the option that named the file)."""
 
-    def __init__(self, path: str | os.PathLike, object_strings: bool = False):
+    def __init__(self, path: str | os.PathLike, object_strings: bool = False, flag: str = "--data"):
         self.path = Path(path)
         self.name = str(path)
         self.object_strings = object_strings
+        self.flag = flag
         self.format = FORMATS.get(self.path.suffix.lower())
         if self.format is None:
-            raise UsageError(f"--data {path}: unknown file type {self.path.suffix or '(no suffix)'!r} (Parquet: "
-                             f".parquet/.pq, Arrow IPC: .arrow/.feather/.ipc, Arrow stream: .arrows, CSV: .csv)")
+            raise UsageError(f"{self.flag} {path}: unknown file type {self.path.suffix or '(no suffix)'!r} "
+                             f"(Parquet: .parquet/.pq, Arrow IPC: .arrow/.feather/.ipc, Arrow stream: .arrows, CSV: "
+                             f".csv)")
         if not self.path.is_file():
-            raise UsageError(f"--data {path}: no such file" if not self.path.exists()
-                             else f"--data {path}: not a file")
+            raise UsageError(f"{self.flag} {path}: no such file" if not self.path.exists()
+                             else f"{self.flag} {path}: not a file")
         if not os.access(self.path, os.R_OK):
-            raise UsageError(f"--data {path}: not readable (permission denied)")
+            raise UsageError(f"{self.flag} {path}: not readable (permission denied)")
         self._rows: int | None = None
         self._csv_nulls: dict[str, int] | None = None
         # A CSV's rows whose fields do not match its header, as its reader skips them: the first one ends the read.
         self._ragged: list = []
         self.schema = self._guard(self._read_schema)
         if not len(self.schema):
-            raise UsageError(f"--data {path}: the file has no columns")
+            raise UsageError(f"{self.flag} {path}: the file has no columns")
 
     def _guard(self, read):
         """``read()``, its pyarrow errors (corrupt footer, ragged row, a value not of its column's type) turned
@@ -100,10 +108,10 @@ class DataFile(DataFrames):
             raise
         except (pa.ArrowException, OSError, ValueError) as exc:
             text = " ".join(str(exc).split())
-            raise UsageError(f"--data {self.name}: not a readable {self.format} file: {text}") from None
+            raise UsageError(f"{self.flag} {self.name}: not a readable {self.format} file: {text}") from None
         if self._ragged:
             row = self._ragged[0]
-            raise UsageError(f"--data {self.name}: line {row.number} has {row.actual_columns} fields, the header "
+            raise UsageError(f"{self.flag} {self.name}: line {row.number} has {row.actual_columns} fields, the header "
                              f"{row.expected_columns}: {row.text[:80]!r}")
         return result
 
@@ -196,6 +204,28 @@ class DataFile(DataFrames):
             return sum(batch.column(0).null_count for batch in self._guarded(batches))
         return sum(batch.column(column).null_count for batch in self.batches())
 
+    def column_pieces(self, column: str, chunk_rows: int = HEAD_ROWS * 10) -> Iterator[pd.Series]:
+        """Only ``column`` read where the format allows it (Parquet, Arrow IPC; a CSV's other columns are
+        parsed but not converted), in pieces of about ``chunk_rows`` rows, as ``frames`` gives it."""
+        if self.format == "parquet":
+            import pyarrow.parquet as pq
+
+            batches = pq.ParquetFile(self.path).iter_batches(batch_size=chunk_rows, columns=[column],
+                                                             use_pandas_metadata=True)
+        elif self.format == "arrow":
+            reader = self._guard(lambda: pa.ipc.open_file(pa.memory_map(str(self.path))))
+            batches = (reader.get_batch(index).select([column]) for index in range(reader.num_record_batches))
+        elif self.format == "csv":
+            from pyarrow import csv
+
+            batches = csv.open_csv(self.path, read_options=csv.ReadOptions(use_threads=False,
+                                                                           block_size=CSV_BLOCK_BYTES),
+                                   convert_options=csv.ConvertOptions(include_columns=[column]))
+        else:
+            batches = (batch.select([column]) for batch in self._batches())
+        for batch in self._guarded(batches):
+            yield _frame(pa.Table.from_batches([batch]))[column]
+
     def _guarded(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         while (batch := self._guard(lambda: next(batches, None))) is not None:
             yield batch
@@ -287,11 +317,11 @@ class FramesInMemory(DataFrames):
             yield held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
 
 
-def open_data(data, object_strings: bool = False) -> DataFrames:
-    """The user's data: a path (``DataFile``; ``object_strings``: its strings read as Python objects), a DataFrame
-    or DataFrames (``FramesInMemory``)."""
+def open_data(data, object_strings: bool = False, flag: str = "--data") -> DataFrames:
+    """The user's data: a path (``DataFile``; ``object_strings``: its strings read as Python objects; ``flag``: the
+    option that named it, for messages), a DataFrame or DataFrames (``FramesInMemory``)."""
     if isinstance(data, DataFrames):
         return data
     if isinstance(data, (str, os.PathLike)):
-        return DataFile(data, object_strings)
+        return DataFile(data, object_strings, flag)
     return FramesInMemory(data)

@@ -1,12 +1,15 @@
 """``--check``: every value of a read equal to the data set that filled the table, compared as the frames
-arrive, in bounded memory.
+arrive, in bounded memory; and the comparison itself (``OrderedCheck``), which ``--check-against``
+(``harness.read.check_against``) shares.
 
 The data set is regenerated chunk by chunk (the same frames ``bench`` sends, from the same flags) and only
 the read table's rows kept. Both sides are cut at the same timestamps: once the answer has reached time
 ``t``, every row before ``t`` is complete on its side, and the data set's too once it has generated rows
 ``LATE_INTERVALS`` intervals past ``t`` (TSBS's iot delays a few lines by a few intervals; cpu-only and
 devops come in time order). Those rows are compared, then dropped. Values compare exactly: doubles bit
-for bit (NULL: NaN on both sides), integers, strings (NULL: None), timestamps at QuestDB's microseconds.
+for bit (NULL: NaN on both sides; QuestDB reads a non-finite double as NULL over PGWire and CSV, so
+infinities count as NULL too), integers, booleans, strings (NULL: None), timestamps at the precision the
+column keeps (microseconds, or nanoseconds for TIMESTAMP_NS), truncated toward zero as QuestDB truncates.
 Rows of one timestamp may come back in another order than they were sent (an out-of-order merge): where
 a timestamp's rows differ in order only, they are compared sorted. The first difference raises a
 ``RunError`` naming the row of the answer (counted from 0), its timestamp and series, and the column.
@@ -20,54 +23,86 @@ import numpy as np
 import pandas as pd
 
 from harness.errors import RunError
-from harness.read.frames import DOUBLE, LONG, STRING, TIMESTAMP, kind_of
+from harness.read.frames import BOOLEAN, DOUBLE, LONG, STRING, TIMESTAMP, TIMESTAMP_NS, kind_of
 from harness.tsbs.schema import TableSchema
 
 LATE_INTERVALS = 16
-# The answer's rows gathered before a comparison: each comparison copies the data set's rows held ahead, so
+# The answer's rows gathered before a comparison: each comparison copies the reference's rows held ahead, so
 # small frames are compared in batches.
 COMPARE_ROWS = 50_000
 
 
 class CheckFailed(RunError):
-    """A value of the answer differs from the data set's (or a row is missing or extra)."""
+    """A value of the answer differs from the reference's (or a row is missing or extra)."""
 
-_NULL_LONG = np.iinfo(np.int64).min
+_NULL_LONG = np.iinfo(np.int64).min  # also numpy's NaT
+_NULL_BOOLEAN = -1
 _END = np.iinfo(np.int64).max
+# A timestamp kind's unit, in nanoseconds.
+_UNIT_NS = {TIMESTAMP: 1_000, TIMESTAMP_NS: 1}
+_DATETIME_UNIT_NS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 
 
-def _as_us(series: pd.Series) -> np.ndarray:
+def epoch(series: pd.Series, kind: str) -> np.ndarray:
+    """A datetime column (naive: UTC; zone-aware: its UTC instants) as int64 since 1970 in the unit of ``kind``
+    (TIMESTAMP: microseconds, TIMESTAMP_NS: nanoseconds), a finer unit truncated toward zero as QuestDB
+    truncates (-1 ns is 0 us); NaT: ``_NULL_LONG``."""
     if isinstance(series.dtype, pd.DatetimeTZDtype):
         series = series.dt.tz_convert(None)
-    return series.dt.as_unit("us").to_numpy().view(np.int64)
+    values = series.to_numpy()
+    if values.dtype.kind != "M":
+        values = pd.to_datetime(series, utc=True).dt.tz_convert(None).to_numpy()
+    have, want = _DATETIME_UNIT_NS[np.datetime_data(values.dtype)[0]], _UNIT_NS[kind]
+    raw = values.view(np.int64)
+    null = raw == _NULL_LONG
+    if have >= want:
+        result = raw * (have // want)
+    else:
+        step = want // have
+        result = raw // step
+        result += (raw < 0) & (raw % step != 0)  # floor division rounds down; QuestDB toward zero
+    if null.any():
+        result = np.where(null, _NULL_LONG, result)
+    return result
 
 
-def _canonical(series: pd.Series, kind: str) -> np.ndarray:
+def canonical(series: pd.Series, kind: str) -> np.ndarray:
+    """A column's values as the comparison holds them: one numpy array per kind (``_equal``)."""
     if kind == DOUBLE:
-        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        infinite = np.isinf(values)
+        if infinite.any():
+            values = np.where(infinite, np.nan, values)
+        return values
     if kind == LONG:
         return series.astype("Int64").to_numpy(dtype=np.int64, na_value=_NULL_LONG)
-    if kind == TIMESTAMP:
-        return _as_us(series)
+    if kind == BOOLEAN:
+        return series.astype("boolean").to_numpy(dtype=np.int8, na_value=_NULL_BOOLEAN)
+    if kind in _UNIT_NS:
+        return epoch(series, kind)
     return series.to_numpy(dtype=object, na_value=None)
 
 
-def _equal(kind: str, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+def equal(kind: str, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     if kind == DOUBLE:
         return (left.view(np.int64) == right.view(np.int64)) | (np.isnan(left) & np.isnan(right))
     return left == right
 
 
-def _shown(kind: str, value) -> str:
-    if value is None or (kind == DOUBLE and np.isnan(value)) or (kind == LONG and value == _NULL_LONG):
+def shown(kind: str, value) -> str:
+    """A canonical value as a message names it."""
+    if (value is None or (kind == DOUBLE and np.isnan(value)) or (kind in (LONG, *_UNIT_NS) and value == _NULL_LONG)
+            or (kind == BOOLEAN and value == _NULL_BOOLEAN)):
         return "NULL"
-    if kind == TIMESTAMP:
-        return str(pd.Timestamp(int(value), unit="us", tz="UTC"))
+    if kind in _UNIT_NS:
+        return str(pd.Timestamp(int(value), unit="us" if kind == TIMESTAMP else "ns", tz="UTC"))
+    if kind == BOOLEAN:
+        return repr(bool(value))
     return repr(float(value)) if kind == DOUBLE else repr(value.item() if hasattr(value, "item") else value)
 
 
 class _Rows:
-    """Rows of one side not compared yet: each compared column as a canonical array, timestamps first."""
+    """Rows of one side not compared yet: each column as a canonical array, timestamps first."""
 
     def __init__(self, names: list[str]):
         self.names = names
@@ -95,31 +130,47 @@ class _Rows:
         return head
 
 
-class DataSetCheck:
-    """Feed it the read's frames in order (``feed``), then ``finish``; ``checked`` rows compared so far."""
+class OrderedCheck:
+    """The answer (in time order) compared with a reference that comes in pieces (``_next_reference``, which a
+    subclass gives), both cut at timestamps: feed it the read's frames in order (``feed``), then ``finish``;
+    ``checked`` rows compared so far. ``kinds``: each compared column's kind (``canonical``), the time column
+    first; ``series``: the column that tells a timestamp's rows apart, if one does; ``late``: how far (in the
+    time column's unit) the reference may bring a row after a later one; ``start``/``end``: the range read,
+    in that unit (rows of the reference outside it are dropped); ``carried``: columns of the reference's
+    pieces kept beside the compared ones, for messages."""
 
-    def __init__(self, expected: Iterator[pd.DataFrame], schema: TableSchema, interval_ns: int,
-                 start_ns: int | None = None, end_ns: int | None = None):
-        self.kinds = {schema.timestamp: TIMESTAMP} | {name: kind_of(sql_type) for name, sql_type in schema.columns}
-        self.names = list(self.kinds)  # the timestamp first
-        self.series = schema.series_tags[0] if schema.series_tags else schema.tags[0]
-        self._expected = expected
-        self._late_us = LATE_INTERVALS * max(interval_ns // 1000, 1)
-        self._range_us = (None if start_ns is None else start_ns // 1000, None if end_ns is None else end_ns // 1000)
-        self._actual, self._reference = _Rows(self.names), _Rows(self.names)
-        self._reference_until = None  # the newest timestamp generated so far
+    prefix = "check"  # what every message starts with
+    reference = "the data set"  # what messages call the reference side
+
+    def __init__(self, kinds: dict[str, str], series: str | None = None, late: int = 0,
+                 start: int | None = None, end: int | None = None, carried: tuple[str, ...] = ()):
+        self.kinds = kinds
+        self.names = list(kinds)  # the timestamp first
+        self.series = series
+        self._late = late
+        self._range = (start, end)
+        self._actual, self._reference = _Rows(self.names), _Rows(self.names + list(carried))
+        self._reference_until = None  # the newest timestamp of the reference so far
         self._exhausted = False
         self._compared_below = None  # every row before this timestamp is compared
         self._fed = 0  # rows fed since the last comparison
         self.checked = 0
+
+    def _next_reference(self) -> dict[str, np.ndarray] | None:
+        """The reference's next piece (canonical columns, ``carried`` too), None at its end."""
+        raise NotImplementedError
+
+    def _late_row(self, moment: int) -> str:
+        return (f"{self.prefix}: {self.reference} has a row at {shown(self.kinds[self.names[0]], moment)} after "
+                f"that time was compared")
 
     def feed(self, frame: pd.DataFrame) -> None:
         if frame.empty:
             return
         missing = [name for name in self.names if name not in frame.columns]
         if missing:
-            raise CheckFailed(f"check: the answer has no column {missing[0]} (the data set's table has it)")
-        piece = {name: _canonical(frame[name], kind) for name, kind in self.kinds.items()}
+            raise CheckFailed(f"{self.prefix}: the answer has no column {missing[0]} ({self.reference} has it)")
+        piece = {name: canonical(frame[name], kind) for name, kind in self.kinds.items()}
         self._actual.add(piece)
         self._fed += len(frame)
         if self._fed >= COMPARE_ROWS:
@@ -130,19 +181,18 @@ class DataSetCheck:
         self._compare_below(_END)
 
     def _pull(self, below: int) -> None:
-        """Generate the data set until every row before ``below`` is in (or it ends)."""
-        while not self._exhausted and (self._reference_until is None or self._reference_until < below + self._late_us
+        """Take the reference's pieces until every row before ``below`` is in (or it ends)."""
+        while not self._exhausted and (self._reference_until is None or self._reference_until < below + self._late
                                        or below == _END):
-            frame = next(self._expected, None)
-            if frame is None:
+            piece = self._next_reference()
+            if piece is None:
                 self._exhausted = True
                 break
-            piece = {name: _canonical(frame[name], kind) for name, kind in self.kinds.items()}
             times = piece[self.names[0]]
             if not len(times):
                 continue
-            self._reference_until = max(self._reference_until or 0, int(times.max()))
-            start, end = self._range_us
+            self._reference_until = max(self._reference_until or _NULL_LONG, int(times.max()))
+            start, end = self._range
             keep = np.ones(len(times), dtype=bool)
             if start is not None:
                 keep &= times >= start
@@ -154,8 +204,7 @@ class DataSetCheck:
                 if not len(times):
                     continue
             if self._compared_below is not None and times.min() < self._compared_below:
-                raise CheckFailed(f"check: the data set has a row at {_shown(TIMESTAMP, times.min())} generated more "
-                               f"than {LATE_INTERVALS} intervals late, after that time was compared")
+                raise CheckFailed(self._late_row(int(times.min())))
             self._reference.add(piece)
 
     def _compare_below(self, below: int) -> None:
@@ -178,7 +227,7 @@ class DataSetCheck:
             self._count_mismatch(times, reference_times, int(differ[0]) if len(differ) else common)
         unequal = np.zeros(len(times), dtype=bool)
         for name in self.names[1:]:
-            unequal |= ~_equal(self.kinds[name], actual[name], reference[name])
+            unequal |= ~equal(self.kinds[name], actual[name], reference[name])
         if not unequal.any():
             return
         # Rows of one timestamp that differ: the same rows in another order, or a real difference.
@@ -188,33 +237,61 @@ class DataSetCheck:
 
     def _compare_sorted(self, actual: dict, reference: dict, lo: int, hi: int) -> None:
         def order(side: dict) -> np.ndarray:
-            series = side[self.series][lo:hi]
-            if None not in series and len(set(series)) == len(series):  # a timestamp's rows, one per series
-                return lo + np.argsort(series, kind="stable")
-            keys = [np.array([str(value) for value in side[name][lo:hi]], dtype=object) for name in self.names[1:]]
+            if self.series is not None:
+                series = side[self.series][lo:hi]
+                if None not in series and len(set(series)) == len(series):  # a timestamp's rows, one per series
+                    return lo + np.argsort(series, kind="stable")
+            keys = [np.array([repr(value) for value in side[name][lo:hi]], dtype=object) for name in self.names[1:]]
             return lo + np.lexsort(tuple(reversed(keys)))
 
         mine, theirs = order(actual), order(reference)
         for name in self.names[1:]:
             kind = self.kinds[name]
-            unequal = np.flatnonzero(~_equal(kind, actual[name][mine], reference[name][theirs]))
+            unequal = np.flatnonzero(~equal(kind, actual[name][mine], reference[name][theirs]))
             if len(unequal):
-                row = int(mine[unequal[0]])
-                raise CheckFailed(f"check: row {self.checked + row} ({self._where(actual, row)}), column {name}: the "
-                               f"table has {_shown(kind, actual[name][row])}, the data set "
-                               f"{_shown(kind, reference[name][theirs[unequal[0]]])}")
+                raise CheckFailed(self._difference(actual, reference, int(mine[unequal[0]]),
+                                                   int(theirs[unequal[0]]), name))
+
+    def _difference(self, actual: dict, reference: dict, row: int, reference_row: int, name: str) -> str:
+        """The message of a value that differs: the answer's ``row``, the reference's ``reference_row``."""
+        kind = self.kinds[name]
+        return (f"{self.prefix}: row {self.checked + row} ({self._where(actual, row)}), column {name}: the table has "
+                f"{shown(kind, actual[name][row])}, {self.reference} {shown(kind, reference[name][reference_row])}")
 
     def _where(self, side: dict, row: int) -> str:
-        return f"{_shown(TIMESTAMP, side[self.names[0]][row])}, {self.series} {_shown(STRING, side[self.series][row])}"
+        moment = shown(self.kinds[self.names[0]], side[self.names[0]][row])
+        return moment if self.series is None else f"{moment}, {self.series} {shown(STRING, side[self.series][row])}"
 
     def _count_mismatch(self, times: np.ndarray, reference_times: np.ndarray, position: int) -> None:
+        time_kind = self.kinds[self.names[0]]
         if position >= len(times):
-            raise CheckFailed(f"check: the answer ends after {self.checked + len(times)} rows; the data set has more, "
-                           f"from {_shown(TIMESTAMP, reference_times[position])}")
+            raise CheckFailed(f"{self.prefix}: the answer ends after {self.checked + len(times)} rows; "
+                              f"{self.reference} has more, from {shown(time_kind, reference_times[position])}")
         moment = times[position] if position >= len(reference_times) else min(times[position],
                                                                                reference_times[position])
         have = int(np.count_nonzero(times == moment))
         want = int(np.count_nonzero(reference_times == moment))
-        raise CheckFailed(f"check: row {self.checked + position} ({_shown(TIMESTAMP, moment)}): the table has {have} "
-                       f"rows at this timestamp, the data set {want}")
+        raise CheckFailed(f"{self.prefix}: row {self.checked + position} ({shown(time_kind, moment)}): the table has "
+                          f"{have} rows at this timestamp, {self.reference} {want}")
 
+
+class DataSetCheck(OrderedCheck):
+    """``--check``: the answer against the TSBS data set regenerated as the comparison asks for it."""
+
+    def __init__(self, expected: Iterator[pd.DataFrame], schema: TableSchema, interval_ns: int,
+                 start_ns: int | None = None, end_ns: int | None = None):
+        kinds = {schema.timestamp: TIMESTAMP} | {name: kind_of(sql_type) for name, sql_type in schema.columns}
+        super().__init__(kinds, schema.series_tags[0] if schema.series_tags else schema.tags[0],
+                         LATE_INTERVALS * max(interval_ns // 1000, 1),
+                         None if start_ns is None else start_ns // 1000, None if end_ns is None else end_ns // 1000)
+        self._expected = expected
+
+    def _next_reference(self) -> dict[str, np.ndarray] | None:
+        frame = next(self._expected, None)
+        if frame is None:
+            return None
+        return {name: canonical(frame[name], kind) for name, kind in self.kinds.items()}
+
+    def _late_row(self, moment: int) -> str:
+        return (f"{self.prefix}: the data set has a row at {shown(TIMESTAMP, moment)} generated more than "
+                f"{LATE_INTERVALS} intervals late, after that time was compared")

@@ -7,8 +7,10 @@ make and to convert; a reader that gets Arrow (CSV and Parquet over HTTP, connec
 into chunks of ``chunk_rows`` rows and converts each once (``ArrowChunks``). Either way the frame has: SYMBOL and string columns
 as the driver's strings (Python str objects in an object column from the row readers: no copy, no
 conversion; Arrow's dictionary columns as ``category``; Arrow strings as ``str``), DOUBLE as float64 (NULL: NaN), LONG
-and the other integers as int64 (as nullable ``Int64`` where the chunk has a NULL), TIMESTAMP as
-datetime64[us, UTC] (QuestDB's microseconds), anything else as the driver gives it.
+and the other integers as int64 (as nullable ``Int64`` where the chunk has a NULL), BOOLEAN as bool, TIMESTAMP as
+datetime64[us, UTC] (QuestDB's microseconds), TIMESTAMP_NS as datetime64[ns, UTC] where the protocol carries
+nanoseconds (HTTP) and datetime64[us, UTC] where it does not (PGWire's timestamp is microseconds: QuestDB sends a
+TIMESTAMP_NS truncated toward zero), anything else as the driver gives it.
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-STRING, DOUBLE, LONG, TIMESTAMP, OTHER = "string", "double", "long", "timestamp", "other"
+STRING, DOUBLE, LONG, BOOLEAN, TIMESTAMP, TIMESTAMP_NS, OTHER = (
+    "string", "double", "long", "boolean", "timestamp", "timestamp_ns", "other")
 _KINDS = {"SYMBOL": STRING, "VARCHAR": STRING, "STRING": STRING, "CHAR": STRING, "DOUBLE": DOUBLE,
-          "FLOAT": DOUBLE, "LONG": LONG, "INT": LONG, "SHORT": LONG, "BYTE": LONG, "TIMESTAMP": TIMESTAMP}
+          "FLOAT": DOUBLE, "LONG": LONG, "INT": LONG, "SHORT": LONG, "BYTE": LONG, "BOOLEAN": BOOLEAN,
+          "TIMESTAMP": TIMESTAMP, "TIMESTAMP_NS": TIMESTAMP_NS}
+TIMESTAMP_KINDS = (TIMESTAMP, TIMESTAMP_NS)
 
 
 PG_EPOCH_US = 946_684_800_000_000  # 2000-01-01, PostgreSQL's epoch, in microseconds since 1970
@@ -30,7 +35,7 @@ _NULL = np.iinfo(np.int64).min  # numpy's NaT
 
 
 def kind_of(questdb_type: str) -> str:
-    """The conversion a column of this QuestDB type gets (``TIMESTAMP_NS`` and the like: as given)."""
+    """The conversion a column of this QuestDB type gets (a type of no kind here, ``OTHER``: as given)."""
     return _KINDS.get(questdb_type.upper(), OTHER)
 
 
@@ -59,7 +64,9 @@ def _column(kind: str, cells: list) -> object:
             return np.array(cells, dtype=np.int64)
         except TypeError:  # a NULL
             return pd.array(cells, dtype="Int64")
-    if kind == TIMESTAMP:
+    if kind == BOOLEAN:  # QuestDB's BOOLEAN has no NULL
+        return np.array(cells, dtype=bool)
+    if kind in TIMESTAMP_KINDS:  # the wire's microseconds, TIMESTAMP_NS's too
         try:
             micros = np.array(cells, dtype=np.int64) + PG_EPOCH_US
         except TypeError:  # a NULL
@@ -74,7 +81,7 @@ def arrow_frame(table: pa.Table, columns: Sequence[Column]) -> pd.DataFrame:
     """``table`` as a DataFrame of the module's dtypes (timestamps read without a zone are UTC)."""
     kinds = {column.name: column.kind for column in columns}
     for index, field in enumerate(table.schema):
-        if kinds.get(field.name) == TIMESTAMP and pa.types.is_timestamp(field.type) and field.type.tz is None:
+        if kinds.get(field.name) in TIMESTAMP_KINDS and pa.types.is_timestamp(field.type) and field.type.tz is None:
             table = table.set_column(index, field.name, table.column(index).cast(pa.timestamp(field.type.unit, "UTC")))
     frame = table.to_pandas(split_blocks=True, self_destruct=True)
     for column in columns:

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from harness.errors import RunError
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint
-from harness.read.frames import DOUBLE, LONG, STRING, TIMESTAMP, ArrowChunks, Column, arrow_frame
+from harness.read.frames import BOOLEAN, DOUBLE, LONG, STRING, TIMESTAMP, TIMESTAMP_NS, ArrowChunks, Column, arrow_frame
 
 # The CSV reader parses block by block and reads about twenty blocks ahead of what it hands over (22 MB of
 # a 60 MB body at 1 MiB, all of it at 4 MiB): the block size bounds the CSV held ahead.
@@ -28,7 +28,7 @@ COPY_BYTES = 1 << 20
 # A slow server (a big sort before the first byte) may take this long between two reads.
 READ_TIMEOUT_SECONDS = 300.0
 _CSV_TYPES = {STRING: pa.dictionary(pa.int32(), pa.string()), DOUBLE: pa.float64(), LONG: pa.int64(),
-              TIMESTAMP: pa.timestamp("us", "UTC")}
+              BOOLEAN: pa.bool_(), TIMESTAMP: pa.timestamp("us", "UTC"), TIMESTAMP_NS: pa.timestamp("ns", "UTC")}
 
 
 class _Body(io.RawIOBase):
@@ -91,7 +91,9 @@ class CsvReader(_Export):
         reader = pa_csv.open_csv(
             io.BufferedReader(body, CSV_BLOCK_BYTES),
             read_options=pa_csv.ReadOptions(block_size=CSV_BLOCK_BYTES, use_threads=False),
-            convert_options=pa_csv.ConvertOptions(column_types=types, strings_can_be_null=True))
+            # QuestDB writes a NULL string as an empty field and an empty string as "": only the first is NULL.
+            convert_options=pa_csv.ConvertOptions(column_types=types, strings_can_be_null=True,
+                                                  quoted_strings_can_be_null=False))
         try:
             for table in ArrowChunks(chunk_rows).tables(reader):
                 yield arrow_frame(table, columns)

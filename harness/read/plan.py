@@ -29,6 +29,7 @@ class ReadPlan:
     queries: list[str]  # one per worker, in the answer's order
     expected_rows: int | None  # the server's count of what the queries read (None: --sql)
     table: str | None = None
+    timestamp: str | None = None  # the table's designated timestamp
 
 
 def _fresh(queries: list[str]) -> list[str]:
@@ -83,10 +84,10 @@ def plan_table(questdb: QuestDBSql, table: str, start_ns: int | None, end_ns: in
     if workers == 1 or timestamp is None:
         if workers > 1:
             raise UsageError(f"--workers {workers} splits a table by its designated timestamp; {table} has none")
-        return ReadPlan(what, columns, _fresh([f"select * from '{table}'{where}"]), int(count), table)
+        return ReadPlan(what, columns, _fresh([f"select * from '{table}'{where}"]), int(count), table, timestamp)
     low = parse_rfc3339_ns(first, "min(timestamp)") // 1000
     high = parse_rfc3339_ns(last, "max(timestamp)") // 1000 + 1
     edges = [low + (high - low) * index // workers for index in range(workers + 1)]
     queries = [f"select * from '{table}' where {timestamp} >= '{_iso_us(begin * 1000)}' and "
                f"{timestamp} < '{_iso_us(end * 1000)}'" for begin, end in zip(edges, edges[1:])]
-    return ReadPlan(what, columns, _fresh(queries), int(count), table)
+    return ReadPlan(what, columns, _fresh(queries), int(count), table, timestamp)

@@ -29,6 +29,10 @@ class ReadProtocol(StrEnum):
     http_parquet = "http-parquet"
 
 
+# The protocols that carry a TIMESTAMP_NS column's nanoseconds (HTTP /exp); PGWire's timestamp is microseconds,
+# and QuestDB sends a TIMESTAMP_NS over it truncated toward zero.
+NANOSECOND_PROTOCOLS = frozenset({ReadProtocol.http_csv, ReadProtocol.http_parquet})
+
 # Protocol -> "module:class" of its reader.
 _READERS = {
     ReadProtocol.asyncpg: "harness.read.pgwire_asyncpg:AsyncpgReader",
