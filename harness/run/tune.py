@@ -122,11 +122,10 @@ def _gain(summary: FigureSummary) -> str:
 
 def setting_code(options: BenchOptions) -> str:
     """A Python script that sends the user's data as ``options`` say (its conf string, dtype conversions,
-    symbols, designated timestamp, chunks, and one sender per worker thread), runnable as printed (a
-    DataFrame's script expects it as ``frame``)."""
+    symbols, designated timestamp, chunks, and one sender per worker thread), runnable as printed with pandas 2
+    or 3 (a DataFrame's script expects it as ``frame``)."""
     source = options.use_case_entry
     conf = options.conf if options.conf is not None else _conf_string(options)
-    conversions = [audit.fix for audit in source.audits if audit.fix] if options.convert_dtypes else []
     call = (f"sender.dataframe(df, table_name=TABLE, symbols={list(source.dataframe_symbols)!r}, "
             f"at={source.dataframe_at!r})")
     return "\n".join([
@@ -134,6 +133,7 @@ def setting_code(options: BenchOptions) -> str:
         "import queue",
         "import threading",
         "",
+        "import pandas as pd",
         *_reader_imports(options),
         "import questdb",
         "",
@@ -142,12 +142,12 @@ def setting_code(options: BenchOptions) -> str:
         f"TABLE = {source.table_name!r}",
         f"CHUNK_ROWS = {options.worker_chunk_row_count}",
         f"WORKERS = {options.threads}",
+        *_string_mapping(options),
         "",
         "",
         "def pieces():",
         '    """The data in DataFrames of at most CHUNK_ROWS rows, read a piece at a time."""',
         *_reader_lines(options),
-        *(f"        {fix}" for fix in conversions),
         "        yield df",
         "",
         "",
@@ -186,29 +186,51 @@ def _format(options: BenchOptions) -> str:
     return getattr(options.use_case_entry.data, "format", "")
 
 
+def _reads_arrow_strings(options: BenchOptions) -> bool:
+    """Whether the code reads a file's strings as Arrow strings explicitly: the conversion of strings a file
+    gave as Python objects (pandas 2's reading, ``--object-strings``)."""
+    return bool(options.convert_dtypes and getattr(options.use_case_entry.data, "object_strings", False))
+
+
+def _string_mapping(options: BenchOptions) -> list[str]:
+    if not _reads_arrow_strings(options):
+        return []
+    return ["# Strings read as Arrow strings (pandas 2 would make Python objects of them, which hold the GIL).",
+            "ARROW_STRINGS = {pa.string(): pd.StringDtype('pyarrow'), pa.large_string(): pd.StringDtype('pyarrow')}"]
+
+
 def _reader_imports(options: BenchOptions) -> list[str]:
     kind = _format(options)
-    return {"parquet": ["import pyarrow.parquet as pq"], "csv": ["from pyarrow import csv"], "": []}.get(
-        kind, ["import pyarrow as pa"])
+    imports = {"parquet": ["import pyarrow.parquet as pq"], "csv": ["from pyarrow import csv"], "": []}.get(kind, [])
+    if kind not in ("parquet", "csv", "") or _reads_arrow_strings(options):
+        imports = ["import pyarrow as pa", *imports]
+    return imports
 
 
 def _reader_lines(options: BenchOptions) -> list[str]:
+    """The body of ``pieces()``: read a piece into ``df``, convert it as the run did (a file's pieces one by
+    one; frames in memory once, before the first piece)."""
+    source = options.use_case_entry
     kind = _format(options)
-    if kind == "parquet":
-        return ["    for batch in pq.ParquetFile(PATH).iter_batches(batch_size=CHUNK_ROWS):",
-                "        df = batch.to_pandas()"]
-    if kind == "arrow":
-        return ["    table = pa.ipc.open_file(pa.memory_map(PATH)).read_all()  # memory-mapped: read as sliced",
-                "    for batch in table.to_batches(max_chunksize=CHUNK_ROWS):",
-                "        df = batch.to_pandas()"]
-    if kind == "arrow stream":
-        return ["    for batch in pa.ipc.open_stream(pa.OSFile(PATH)):",
-                "        df = batch.to_pandas()"]
-    if kind == "csv":
-        return ["    for batch in csv.open_csv(PATH):",
-                "        df = batch.to_pandas()"]
-    return ["    for start in range(0, len(frame), CHUNK_ROWS):  # frame: your DataFrame",
-            "        df = frame.iloc[start:start + CHUNK_ROWS]"]
+    if not kind:
+        fixes = [audit.fix for audit in source.audits if audit.fix] if options.convert_dtypes else []
+        return [*(["    df = frame.copy(deep=False)  # converted once, before sending"] if fixes else []),
+                *(f"    {fix}" for fix in fixes),
+                *(["    frame_sent = df"] if fixes else ["    frame_sent = frame"]),
+                "    for start in range(0, len(frame_sent), CHUNK_ROWS):  # frame: your DataFrame",
+                "        df = frame_sent.iloc[start:start + CHUNK_ROWS]"]
+    batches = {"parquet": "pq.ParquetFile(PATH).iter_batches(batch_size=CHUNK_ROWS)",
+               "arrow": "pa.ipc.open_file(pa.memory_map(PATH)).read_all().to_batches(max_chunksize=CHUNK_ROWS)",
+               "arrow stream": "pa.ipc.open_stream(pa.OSFile(PATH))",
+               "csv": "csv.open_csv(PATH)"}[kind]
+    read = "batch.to_pandas(types_mapper=ARROW_STRINGS.get)" if _reads_arrow_strings(options) else "batch.to_pandas()"
+    lines = [f"    for batch in {batches}:", f"        df = {read}"]
+    if getattr(source.data, "object_strings", False) and not options.convert_dtypes:
+        lines.append("        df = df.astype({name: object for name in df.columns "
+                     "if isinstance(df[name].dtype, pd.StringDtype)})  # strings as pandas 2 reads them")
+    if options.convert_dtypes and source.piece_audits:
+        lines += [f"        {audit.fix}" for audit in source.piece_audits if audit.fix]
+    return lines
 
 
 def _conf_string(options: BenchOptions) -> str:
