@@ -6,7 +6,8 @@ type-only imports included, and no two modules import each other, directly or ro
 
 - foundation: ``errors`` (the one-line errors), ``versions`` (the pinned stack), ``output_file`` (files
   written whole or not at all)
-- domain: ``tsbs`` (TSBS's data sets and queries, exactly; a subpackage per use case)
+- domain: ``tsbs`` (TSBS's data sets and queries, exactly; a subpackage per use case), ``own_data`` (the
+  user's own files and DataFrames: read in pieces, their dtypes audited)
 - measurement: ``measure`` (a phase's counters and figures, progress, time series, Prometheus metrics)
 - records: ``records`` (run and benchmark records: model, codec, store, versions), ``report`` (text
   tables and the HTML report)
@@ -24,7 +25,7 @@ __version__ = "0.1.0"
 # Lowest first; each entry names a module or a package of ``harness`` (a package stands for everything in it).
 LAYERS = (
     ("foundation", ("errors", "versions", "output_file")),
-    ("domain", ("tsbs",)),
+    ("domain", ("tsbs", "own_data")),
     ("measurement", ("measure",)),
     ("records", ("records", "report")),
     ("access", ("questdb", "servers", "ingest", "read", "queries", "scaleout")),
