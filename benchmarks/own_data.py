@@ -15,14 +15,12 @@ run's chunk thread). ``rss`` runs each ``bench --data`` as a process of its own 
 
 from __future__ import annotations
 
-import io
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import typer

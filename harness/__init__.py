@@ -28,6 +28,8 @@ type-only imports included, and no two modules import each other, directly or ro
 
 from harness.versions import HARNESS_VERSION as __version__
 
+__all__ = ["LAYERS", "__version__", "inspect", "measure", "tune"]
+
 # What ``harness.NAME`` loads on first use: the notebook API.
 _API = {"measure": "harness.api", "tune": "harness.api", "inspect": "harness.api"}
 

@@ -1,1 +1,2 @@
-"""The user's own data: files and DataFrames read in bounded pieces, their dtypes audited, sent as the user's code would."""
+"""The user's own data: files and DataFrames read in bounded pieces, their dtypes audited, sent as the user's
+code would."""

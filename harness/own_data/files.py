@@ -4,9 +4,9 @@ memory. Owns the formats, their errors in one line, and what can be known of the
 sent: its columns, rows, timestamp columns and the nulls of one.
 
 A piece becomes a DataFrame as ``pd.read_parquet`` (``pyarrow.Table.to_pandas``) gives it, the pandas
-metadata a file carries included: the frames a user's own code would hold. pandas 3 reads strings as Arrow-backed
-``str``; ``object_strings`` reads them as pandas 2 does, Python ``str`` objects (object dtype). Pieces are re-cut to exactly
-``chunk_rows`` rows, so a chunk's number names the same rows whatever the file's row groups are.
+metadata a file carries included: the frames a user's own code would hold. pandas 3 reads strings as
+Arrow-backed ``str``; ``object_strings`` reads them as pandas 2 does, Python ``str`` objects (object dtype).
+Pieces are re-cut to exactly ``chunk_rows`` rows, so a chunk's number names the same rows whatever the file's row groups are.
 """
 
 from __future__ import annotations
@@ -140,8 +140,9 @@ class DataFile(DataFrames):
 
     def columns(self) -> list[tuple[str, pa.DataType | None, str]]:
         empty = self.schema.empty_table().to_pandas()
-        return [(field.name, field.type, str(empty[field.name].dtype) if field.name in empty else "")
-                for field in self.schema]
+        dtypes = [str(dtype) for dtype in empty.dtypes] if len(empty.columns) == len(self.schema) else \
+            [""] * len(self.schema)
+        return [(field.name, field.type, dtype) for field, dtype in zip(self.schema, dtypes)]
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
         if self.format == "parquet":

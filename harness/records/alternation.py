@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement, Round
+from harness.records.benchmark_record import Comparison, Measurement, Round
 from harness.records.intervals import summarize
 
 # A variant is called once a round with the round's number (0: the warm-up, then 1, 2 ...) and returns

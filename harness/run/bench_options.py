@@ -16,8 +16,8 @@ import psutil
 
 import harness.sources as sources
 from harness.errors import UsageError
-from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
-from harness.ingest.senders import SenderSettings, parse_conf
+from harness.ingest.choices import Op, Target
+from harness.ingest.senders import SenderSettings
 from harness.options.declare import CommandOptions, option
 from harness.options.groups import (
     DataSetRowsOptions,
