@@ -27,6 +27,8 @@ FORMATS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather
 CSV_BLOCK_BYTES = 16 << 20
 # Rows of a piece read to learn a CSV's or an Arrow stream's columns, and by default for the dtype audit.
 HEAD_ROWS = 10_000
+# Rows converted to pandas at a time, the chunks then sliced from them: the most rows held as a DataFrame.
+CONVERT_ROWS = 100_000
 
 
 class DataFrames:
@@ -148,12 +150,16 @@ class DataFile(DataFrames):
         if self.format == "parquet":
             import pyarrow.parquet as pq
 
-            # Row group by row group: never more than one group and one batch in memory.
-            yield from pq.ParquetFile(self.path).iter_batches(batch_size=HEAD_ROWS * 10, use_pandas_metadata=True)
+            # Row group by row group: never more than one group and one batch in memory (pyarrow's pre-buffering
+            # would keep every row group read so far: memory growing with the file).
+            yield from pq.ParquetFile(self.path, pre_buffer=False).iter_batches(batch_size=CONVERT_ROWS,
+                                                                                 use_pandas_metadata=True)
         elif self.format == "arrow":
-            reader = pa.ipc.open_file(pa.memory_map(str(self.path)))
-            for index in range(reader.num_record_batches):
-                yield reader.get_batch(index)
+            # Read, not memory-mapped: a mapped file's pages would stay in the process's memory as they are read.
+            with pa.OSFile(str(self.path)) as source:
+                reader = pa.ipc.open_file(source)
+                for index in range(reader.num_record_batches):
+                    yield reader.get_batch(index)
         elif self.format == "arrow stream":
             with pa.OSFile(str(self.path)) as source:
                 yield from pa.ipc.open_stream(source)
@@ -201,7 +207,8 @@ class DataFile(DataFrames):
         if self.format == "parquet":
             import pyarrow.parquet as pq
 
-            batches = pq.ParquetFile(self.path).iter_batches(batch_size=HEAD_ROWS * 10, columns=[column])
+            batches = pq.ParquetFile(self.path, pre_buffer=False).iter_batches(batch_size=CONVERT_ROWS,
+                                                                                columns=[column])
             return sum(batch.column(0).null_count for batch in self._guarded(batches))
         return sum(batch.column(column).null_count for batch in self.batches())
 
@@ -211,8 +218,8 @@ class DataFile(DataFrames):
         if self.format == "parquet":
             import pyarrow.parquet as pq
 
-            batches = pq.ParquetFile(self.path).iter_batches(batch_size=chunk_rows, columns=[column],
-                                                             use_pandas_metadata=True)
+            batches = pq.ParquetFile(self.path, pre_buffer=False).iter_batches(
+                batch_size=chunk_rows, columns=[column], use_pandas_metadata=True)
         elif self.format == "arrow":
             reader = self._guard(lambda: pa.ipc.open_file(pa.memory_map(str(self.path))))
             batches = (reader.get_batch(index).select([column]) for index in range(reader.num_record_batches))
@@ -246,19 +253,28 @@ class DataFile(DataFrames):
 
 def _recut(batches: Iterable[pa.RecordBatch], chunk_rows: int, object_strings: bool = False
            ) -> Iterator[pd.DataFrame]:
-    """Record batches re-cut into DataFrames of exactly ``chunk_rows`` rows (the last one: the rest)."""
+    """Record batches re-cut into DataFrames of exactly ``chunk_rows`` rows (the last one: the rest). Rows are
+    converted to pandas ``CONVERT_ROWS`` (or a chunk, if more) at a time and the chunks sliced from them without
+    a copy: a conversion's cost per call (categories, column objects) is paid once per many small chunks."""
+    whole_chunks = max(1, CONVERT_ROWS // chunk_rows) * chunk_rows
     held: list[pa.RecordBatch] = []
     held_rows = 0
+
+    def cut(table: pa.Table) -> Iterator[pd.DataFrame]:
+        frame = _frame(table, object_strings)
+        for start in range(0, len(frame), chunk_rows):
+            yield frame.iloc[start:start + chunk_rows]
+
     for batch in batches:
         held.append(batch)
         held_rows += batch.num_rows
-        while held_rows >= chunk_rows:
+        while held_rows >= whole_chunks:
             table = pa.Table.from_batches(held)
-            yield _frame(table.slice(0, chunk_rows), object_strings)
-            rest = table.slice(chunk_rows)
+            yield from cut(table.slice(0, whole_chunks))
+            rest = table.slice(whole_chunks)
             held, held_rows = rest.to_batches(), rest.num_rows
     if held_rows:
-        yield _frame(pa.Table.from_batches(held), object_strings)
+        yield from cut(pa.Table.from_batches(held))
 
 
 def _frame(table: pa.Table, object_strings: bool = False) -> pd.DataFrame:

@@ -112,6 +112,7 @@ class ParquetReader(_Export):
                 self._done()
             spool.seek(0)
             symbols = [column.name for column in columns if column.kind == STRING]
-            parquet = pq.ParquetFile(spool, read_dictionary=symbols)
+            # No pre-buffering: it would keep every row group read so far in memory.
+            parquet = pq.ParquetFile(spool, read_dictionary=symbols, pre_buffer=False)
             for table in ArrowChunks(chunk_rows).tables(parquet.iter_batches(batch_size=chunk_rows)):
                 yield arrow_frame(table, columns)

@@ -219,7 +219,7 @@ def _reader_lines(options: BenchOptions) -> list[str]:
                 *(["    frame_sent = df"] if fixes else ["    frame_sent = frame"]),
                 "    for start in range(0, len(frame_sent), CHUNK_ROWS):  # frame: your DataFrame",
                 "        df = frame_sent.iloc[start:start + CHUNK_ROWS]"]
-    batches = {"parquet": "pq.ParquetFile(PATH).iter_batches(batch_size=CHUNK_ROWS)",
+    batches = {"parquet": "pq.ParquetFile(PATH, pre_buffer=False).iter_batches(batch_size=CHUNK_ROWS)",
                "arrow": "pa.ipc.open_file(pa.memory_map(PATH)).read_all().to_batches(max_chunksize=CHUNK_ROWS)",
                "arrow stream": "pa.ipc.open_stream(pa.OSFile(PATH))",
                "csv": "csv.open_csv(PATH)"}[kind]
