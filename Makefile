@@ -78,6 +78,7 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 	$(WORKERS_OPTION) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
 .PHONY: bench-native bench-generate bench-groups bench-generate-startup bench-table bench-overhead bench-exactly-once \
+	bench-own-data \
 	bench-scale bench-parity bench-replay-parity bench-query-parity bench-serialize-parity ab
 
 # What bench-native runs, and (the native input checks, below) checks first.
@@ -111,6 +112,13 @@ bench-scale: setup ## CLIENTS 1, 2, 4 (SCALE_CLIENTS) natively, into the sink an
 	@$(PY) -m harness native up
 	$(PY) benchmarks/clients_scaling.py --row-count $(ROWS) --scale $(SCALE) $(if $(strip $(WORKERS)),--workers $(WORKERS)) \
 		$(foreach count,$(subst $(comma), ,$(SCALE_CLIENTS)),--clients $(count))
+
+bench-own-data: setup ## Your data: Parquet streamed vs in memory into the sink (1 and 2 workers), peak RSS 1x vs 20x, tune's default grid on 2M rows
+	@$(PY) -m harness native up
+	$(PY) benchmarks/own_data.py rate --rows 2000000 --workers 1 --json results/own-data/rate-1w.json
+	$(PY) benchmarks/own_data.py rate --rows 2000000 --workers 2 --json results/own-data/rate-2w.json
+	$(PY) benchmarks/own_data.py rss --rows 500000 --factor 20 --json results/own-data/rss.json
+	$(PY) benchmarks/own_data.py tune --rows 2000000
 
 bench-exactly-once: setup ## Plain ILP/HTTP vs --exactly-once on the same data, alternated: medians and ratio
 	@$(PY) -m harness native up --questdb-only

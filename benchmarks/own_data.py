@@ -4,13 +4,17 @@ million rows, paired intervals), and the peak RSS of ``bench --data`` on a file 
 
     .venv/bin/python benchmarks/own_data.py rate --rows 2000000 --rounds 5 [--workers 2] [--json PATH]
     .venv/bin/python benchmarks/own_data.py rss --rows 500000 --factor 20 [--json PATH]
+    .venv/bin/python benchmarks/own_data.py tune --rows 2000000 [--budget 600]
 
 The data is TSBS's cpu-only data set (its generator, seed 1) written as Parquet in row groups of 100,000 rows:
 ten DOUBLE fields, ten categorical tags (symbols), a ``datetime64[ns]`` timestamp. ``rate`` runs both variants
 in this process through the notebook API (``harness.measure``), each round both back to back, the order
 rotating; its figure is the send phase (the Parquet variant reads and converts its pieces inside it, on the
 run's chunk thread). ``rss`` runs each ``bench --data`` as a process of its own and reads its peak RSS
-(``ru_maxrss`` of the child). Into the sink only: the client's own cost, no server sharing the cores.
+(``ru_maxrss`` of the child). ``tune`` runs ``harness tune`` with its default grid on two files of ``--rows``
+rows, each a process of its own, timed whole: the cpu-only file as is, and a file of trades whose four string
+columns are read as Python objects (``--object-strings``, pandas 2's reading) with 2 workers. Into the sink only:
+the client's own cost, no server sharing the cores.
 """
 
 from __future__ import annotations
@@ -132,6 +136,50 @@ def rss(rows: int = typer.Option(500_000, min=1), factor: int = typer.Option(20,
     small, large = (measurement.peak_rss_bytes for measurement in measurements.values())
     print(f"peak RSS {factor}x / 1x: {large / small:.2f}")
     write_record(record, json_path)
+
+
+def write_trades(path: Path, rows: int) -> Path:
+    """Trades: a microsecond timestamp, four string columns (50 symbols, 2 sides, 10 venues, 1,000 traders), a
+    price and an amount; written a row group at a time."""
+    if path.exists() and pq.ParquetFile(path).metadata.num_rows == rows:
+        return path
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    symbols = np.array([f"SYM{index:03d}" for index in range(50)])
+    venues = np.array([f"venue-{index}" for index in range(10)])
+    traders = np.array([f"trader-{index:04d}" for index in range(1000)])
+    start = np.datetime64("2024-06-03T00:00:00", "us")
+    with pq.ParquetWriter(path, pa.schema([("ts", pa.timestamp("us")), ("symbol", pa.string()),
+                                          ("side", pa.string()), ("venue", pa.string()), ("trader", pa.string()),
+                                          ("price", pa.float64()), ("amount", pa.int64())])) as writer:
+        for first in range(0, rows, ROW_GROUP_ROWS):
+            count = min(ROW_GROUP_ROWS, rows - first)
+            writer.write_table(pa.table({
+                "ts": start + np.arange(first, first + count) * np.timedelta64(10_000, "us"),
+                "symbol": symbols[rng.integers(0, 50, count)], "side": np.where(rng.random(count) > 0.5, "buy", "sell"),
+                "venue": venues[rng.integers(0, 10, count)], "trader": traders[rng.integers(0, 1000, count)],
+                "price": rng.random(count) * 100, "amount": rng.integers(1, 10_000, count)}))
+    return path
+
+
+@app.command()
+def tune(rows: int = typer.Option(2_000_000, min=1), budget: float = typer.Option(600.0, min=1),
+         sink_port: int = typer.Option(9010, min=1, max=65535), folder: Path = typer.Option(Path("results/own-data")),
+         out: Path = typer.Option(Path("results/own-data"), help="Where the sweeps' records and output go.")) -> None:
+    """``harness tune`` with its default grid, on cpu-only as is and on trades read as Python objects."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    sweeps = {"tune-cpu-only": (write_cpu_only(folder / f"cpu-only-{rows}.parquet", rows), []),
+              "tune-object-strings-2w": (write_trades(folder / f"trades-{rows}.parquet", rows),
+                                         ["--object-strings", "--workers", "2"])}
+    for name, (path, flags) in sweeps.items():
+        command = [sys.executable, "-m", "harness", "tune", "--data", str(path), *flags, "--budget", str(budget),
+                   "--sink-port", str(sink_port), "--results", str(out / f"{name}.json"), "--report"]
+        started = time.perf_counter()
+        with open(out / f"{name}.txt", "w") as output:
+            subprocess.run(command, check=True, stdout=output, stderr=subprocess.STDOUT)
+        print(f"{name}: {' '.join(command[3:])}: {time.perf_counter() - started:.0f}s of a {budget:g}s budget")
 
 
 if __name__ == "__main__":

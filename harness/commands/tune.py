@@ -247,8 +247,11 @@ def ranked_table(comparison, settings: list[Setting]) -> str:
                      f"{cpu_per_million:.2f}" if cpu_per_million is not None else "-",
                      "baseline" if setting.name == comparison.baseline else (rate.paired_text() if rate else "-")))
     counted = len(comparison.counted_rounds())
-    return (f"Ranked ({counted} rounds; medians; paired ratio of rows/s to the setting as is, its interval and "
-            f"standing):\n" + plain_table(("setting", "Mrows/s", "CPU s/Mrow", "vs as is"), rows))
+    coverages = [figures[RANKED_FIGURE].paired_confidence for figures in summary.values()
+                 if RANKED_FIGURE in figures and figures[RANKED_FIGURE].paired_confidence is not None]
+    coverage = f", intervals covering the median ratio with {min(coverages):.1%} or more" if coverages else ""
+    return (f"Ranked ({counted} rounds; medians; paired ratio of rows/s to the setting as is, its interval"
+            f"{coverage} and standing):\n" + plain_table(("setting", "Mrows/s", "CPU s/Mrow", "vs as is"), rows))
 
 
 def audit_text(source) -> str:
