@@ -249,7 +249,7 @@ def ranked_table(comparison, settings: list[Setting]) -> str:
     counted = len(comparison.counted_rounds())
     coverages = [figures[RANKED_FIGURE].paired_confidence for figures in summary.values()
                  if RANKED_FIGURE in figures and figures[RANKED_FIGURE].paired_confidence is not None]
-    coverage = f", intervals covering the median ratio with {min(coverages):.1%} or more" if coverages else ""
+    coverage = f" (covering the median ratio with {min(coverages):.1%} or more)" if coverages else ""
     return (f"Ranked ({counted} rounds; medians; paired ratio of rows/s to the setting as is, its interval"
             f"{coverage} and standing):\n" + plain_table(("setting", "Mrows/s", "CPU s/Mrow", "vs as is"), rows))
 
