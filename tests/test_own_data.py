@@ -256,3 +256,18 @@ def test_inspect_prints_the_audit_and_refuses_a_column_the_client_refuses(tmp_pa
     refused = run_cli("inspect", "--data", str(bad))
     assert "took" in refused.stdout  # the whole audit is printed first
     assert_one_line_error(refused, 2, "'took'", "timedelta64", "total_seconds")
+
+
+def test_exactly_once_and_compare_take_the_users_data(fresh, tmp_path, devnull):
+    path = write(sample_frame(), tmp_path / "own_data.parquet")
+    once = run_bench(data_options(tmp_path, fresh, data=path, send=True, transport="http", exactly_once=True,
+                                  results=str(tmp_path / "once.json")), out=devnull)
+    assert once.validation.visible_rows == ROWS and fresh.client.deduplicates("own_data")
+    # The audit, as the run printed it, is in its record.
+    assert [entry["column"] for entry in once.parameters["audit"]] == list(sample_frame().columns)
+    plain = run_bench(data_options(tmp_path, fresh, data=path, send=True, replace_table=True, workers=2,
+                                   results=str(tmp_path / "plain.json")), out=devnull)
+    assert plain.validation.visible_rows == ROWS
+    compared = run_cli("compare", str(tmp_path / "once.json"), str(tmp_path / "plain.json"))
+    assert compared.returncode == 0, compared.stderr
+    assert "data-own_data-send-1t" in compared.stdout and "data-own_data-send-2w" in compared.stdout

@@ -37,9 +37,10 @@ def bench_parameters(options: BenchOptions, spec: params.DatasetSpec, target: Se
         source = options.use_case_entry
         for name in TSBS_DATA_SET_OPTIONS:
             values.pop(name, None)
-        values.update(use_case=source.name, row_count=options.source_rows(spec), table=source.table_name,
-                      at=source.at, symbols=list(source.symbol_columns),
-                      dtypes={audit.column: audit.dtype for audit in source.audits})
+        values.update(use_case=source.name, data=source.data.name, row_count=options.source_rows(spec),
+                      table=source.table_name, at=source.at, symbols=list(source.symbol_columns),
+                      audit=[audit.stored() for audit in source.audits],
+                      conversion_seconds=round(source.conversion_seconds, 3))
         return values
     values.update(seed=spec.seed, row_count=spec.row_count, timestamp_start_ns=spec.start_ns,
                   interval_ns=spec.interval_ns)
@@ -67,9 +68,14 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord | N
         run.say("Running with params:")
         run.say(pprint.pformat(dict(sorted(parameters.items())), indent=4))
     elif options.own_data:
+        from harness.own_data.audit import audit_table
+
         source = options.use_case_entry
         run.say(f"data: {source.data.name}, {parameters['row_count']} rows into table {source.table_name} (designated "
                 f"timestamp {source.at}; symbols: {', '.join(source.symbol_columns) or 'none'})")
+        run.say(audit_table(source.audits))
+        if source.conversion_seconds:
+            run.say(f"Converted the DataFrames' dtypes once, before sending: {source.conversion_seconds:.2f}s.")
     elif options.seed is None or seed_from_name:
         run.say(f"seed: {spec.seed}{' (from the run name)' if seed_from_name else ''}")
     metrics = RunMetrics(run.record.run_id, _metric_labels(parameters), options.metrics_port,

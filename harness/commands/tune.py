@@ -217,7 +217,7 @@ def _parameters(options: TuneOptions, baseline: BenchOptions, settings: list[Set
               "source": source.name, "scratch_table": scratch}
     if source.name == "data":
         values.update(data=source.data.name, at=source.at, symbols=list(source.symbol_columns),
-                      audit=[dataclasses.asdict(audit) for audit in source.audits])
+                      audit=[audit.stored() for audit in source.audits])
     else:
         values.update(use_case=source.name, row_count=baseline.row_count, scale=baseline.scale)
     return values

@@ -145,6 +145,11 @@ class ColumnAudit:
     def accepted(self) -> bool:
         return self.refusal is None
 
+    def stored(self) -> dict:
+        """The audit of the column as a record keeps it (the conversion by its line, ``fix``)."""
+        return {name: getattr(self, name) for name in ("column", "dtype", "role", "path", "questdb_type",
+                                                       "parallel", "fix", "refusal")}
+
 
 @dataclass(frozen=True)
 class _Take:

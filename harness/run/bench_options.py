@@ -116,6 +116,8 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, SendOptions, 
         """What the run does, in a few words; it also names the default results file."""
         kind = ("sink" if self.target == Target.sink else "send") if self.send else "serialize"
         threads = f"{self.workers}w" if self.workers else "1t"
+        if self.own_data:  # the table names the data; TSBS's field types and row API do not apply
+            return f"data-{self.use_case_entry.table_name}-{kind}-{threads}"
         name = self.use_case_entry.name
         use_case = "" if name == use_cases.DEFAULT else f"{name}-"
         order = "-sorted" if self.time_ordered else ""
