@@ -92,6 +92,7 @@ def test_the_recommendation_is_the_best_setting_ahead_by_its_interval_else_none(
     assert single.setting is None and "fewer than 2 rounds" in single.text
 
 
+@pytest.mark.slow
 def test_a_sweep_into_the_sink_records_every_setting_and_its_code_sends_the_file(parquet_file, tmp_path, socat_sink,
                                                                                  questdb, devnull):
     options = sink_options(tmp_path, socat_sink, data=parquet_file, object_strings=True, workers=2,
@@ -114,6 +115,7 @@ def test_a_sweep_into_the_sink_records_every_setting_and_its_code_sends_the_file
     questdb.client.drop_table("trades")
 
 
+@pytest.mark.slow
 def test_the_converted_code_sends_the_file(parquet_file, tmp_path, questdb):
     """The code of the setting with every change the sweep may recommend (conversions, workers, protocol 2)."""
     options = BenchOptions(data=parquet_file, object_strings=True, convert_dtypes=True, workers=2,
@@ -134,6 +136,7 @@ def test_the_budget_ends_the_rounds(parquet_file, tmp_path, socat_sink, devnull)
     assert "fewer than 2 rounds" in record.extra["recommendation"]["text"]
 
 
+@pytest.mark.slow
 def test_into_questdb_the_scratch_table_is_dropped(parquet_file, tmp_path, questdb, devnull):
     options = TuneOptions(data=parquet_file, target="questdb", host=questdb.host, http_port=questdb.http_port,
                           ilp_port=questdb.ilp_port, rounds=1, budget=300, results=str(tmp_path / "t.json"),
@@ -146,6 +149,7 @@ def test_into_questdb_the_scratch_table_is_dropped(parquet_file, tmp_path, quest
     assert all(summary["rows"].median == ROWS for summary in record.comparisons[0].summary.values())
 
 
+@pytest.mark.slow
 def test_a_sweep_never_names_a_table_of_yours(parquet_file):
     assert_one_line_error(run_cli("tune", "--data", parquet_file, "--table", "mine"), 2, "--table",
                           "never into a table of yours")
@@ -153,6 +157,7 @@ def test_a_sweep_never_names_a_table_of_yours(parquet_file):
         run_tune(TuneOptions(data=parquet_file, keep_table=True))
 
 
+@pytest.mark.slow
 def test_the_notebook_api_returns_the_typed_records(socat_sink, questdb, tmp_path):
     frame = object_strings_frame(5_000)
     audits = harness.inspect(frame, quiet=True)

@@ -37,7 +37,8 @@ def bench_parameters(options: BenchOptions, spec: params.DatasetSpec, target: Se
         source = options.use_case_entry
         for name in TSBS_DATA_SET_OPTIONS:
             values.pop(name, None)
-        values.update(use_case=source.name, data=source.data.name, row_count=options.source_rows(spec),
+        # The user's data is always made into chunks while sending: the record says what ran.
+        values.update(use_case=source.name, data=source.data.name, row_count=options.source_rows(spec), stream=True,
                       table=source.table_name, at=source.at, symbols=list(source.symbol_columns),
                       audit=[audit.stored() for audit in source.audits],
                       conversion_seconds=round(source.conversion_seconds, 3))
