@@ -152,6 +152,17 @@ def test_a_wrong_password_is_named_by_its_endpoint(secured, tmp_path):
                       "--results", str(tmp_path / "q.json"), env=environment(secured, pg_password="nope-2"))
     assert_one_line_error(queries, 1, "PGWire", f"refused user '{PG_USER}' (from PGPASSWORD)")
     assert "nope-2" not in queries.stderr + queries.stdout
+    from harness.questdb.http import QuestDBSql
+
+    QuestDBSql(secured.host, secured.http_port, login=HttpLogin(HTTP_USER, HTTP_PASSWORD)).exec(
+        "create table t as (select x, timestamp_sequence(0, 1000000) ts from long_sequence(10)) timestamp(ts)")
+    for protocol in ("asyncpg", "psycopg", "connectorx"):
+        read = run_cli("read", "--protocol", protocol, "--host", secured.host, "--http-port", str(secured.http_port),
+                       "--pg-port", str(secured.server.pg_port), "--table", "t",
+                       "--results", str(tmp_path / f"r-{protocol}.json"),
+                       env=environment(secured, pg_password="nope-3"))
+        assert_one_line_error(read, 1, "PGWire", f"refused user '{PG_USER}' (from PGPASSWORD)")
+        assert "nope-3" not in read.stderr + read.stdout, protocol
     nothing = run_cli("bench", "--send", "--row-count", "100", "--scale", "10", *server_args(secured),
                       "--results", str(tmp_path / "b.json"),
                       env={key: value for key, value in os.environ.items() if key != "QDB_CLIENT_CONF"})

@@ -29,7 +29,7 @@ from harness.errors import RunError, UsageError
 from harness.queries.answer import Answer, from_exec, from_records
 from harness.queries.wire_sql import http_sql, pgwire_sql
 from harness.questdb.credentials import HttpLogin, PgLogin
-from harness.questdb.pgwire import SSLMODE
+from harness.questdb.pgwire import SSLMODE, refused_login, refused_text
 from harness.tsbs.params import parse_rfc3339_ns
 
 # Statements kept prepared per connection; TSBS's host lists make most statement texts distinct, and the
@@ -103,8 +103,7 @@ class PgwireConnection:
                                          statement_cache_size=0)
         except asyncpg.PostgresError as exc:
             if refused_login(exc):
-                raise RunError(f"QuestDB PGWire at {host}:{port} refused user {login.user!r} (from {login.source}): "
-                               f"{_one_line(exc)}") from None
+                raise RunError(f"{refused_text(host, port, login)}: {_one_line(exc)}") from None
             raise RunError(f"cannot connect to QuestDB over PGWire at {host}:{port}: {_one_line(exc)}") from None
         except (OSError, asyncio.TimeoutError) as exc:
             raise RunError(f"cannot connect to QuestDB over PGWire at {host}:{port}: {_one_line(exc)}") from None
@@ -181,11 +180,6 @@ class PgwireConnection:
             await asyncio.wait_for(self.connection.close(), CONNECT_TIMEOUT_SECONDS)
         except (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError):
             self.connection.terminate()
-
-
-def refused_login(exc: BaseException) -> bool:
-    """Whether a PGWire error is the server refusing the login (SQLSTATE 28xxx; QuestDB's own words)."""
-    return str(getattr(exc, "sqlstate", "") or "").startswith("28") or "invalid username/password" in str(exc)
 
 
 class HttpConnection:

@@ -17,6 +17,16 @@ from harness.questdb.credentials import PgLogin
 SSLMODE = "disable"
 
 
+def refused_login(exc: BaseException) -> bool:
+    """Whether a driver's error is the server refusing the login (SQLSTATE 28xxx; QuestDB's own words)."""
+    return str(getattr(exc, "sqlstate", "") or "").startswith("28") or "invalid username/password" in str(exc)
+
+
+def refused_text(host: str, port: int, login: PgLogin) -> str:
+    """The one line's start that names the refused login (never the password)."""
+    return f"QuestDB PGWire at {host}:{port} refused user {login.user!r} (from {login.source})"
+
+
 def pg_url(host: str, port: int, login: PgLogin) -> str:
     """The endpoint as a URL (for drivers that take one: connectorx); never printed, it holds the password."""
     return (f"postgresql://{quote(login.user, safe='')}:{quote(login.password, safe='')}@{host}:{port}/"
