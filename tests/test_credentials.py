@@ -53,6 +53,15 @@ def test_pgwire_credentials_follow_libpq(tmp_path):
         pg_login("h", 8812, {"PGPASSFILE": str(tmp_path / "absent")})
 
 
+def test_the_environments_conf_sends_to_its_server_never_to_the_sink(monkeypatch):
+    from harness.run.bench_options import BenchOptions
+
+    monkeypatch.setenv("QDB_CLIENT_CONF", "http::addr=db:9000;username=u;password=p;")
+    assert BenchOptions(send=True).sender_settings().address == "db:9000"
+    assert BenchOptions(send=True, target="sink", ilp_port=9010).sender_settings().address == "localhost:9010"
+    assert BenchOptions(send=True, conf="tcp::addr=other:9009;").sender_settings().address == "other:9009"
+
+
 def test_secrets_lists_every_source():
     environ = {"QDB_CLIENT_CONF": "http::addr=h:9000;username=u;password=p1;", "PGPASSWORD": "p2"}
     assert secrets(None, environ) == ["p1", "p2"]

@@ -202,8 +202,11 @@ class SendOptions:
 
     def client_conf(self) -> str | None:
         """The client configuration string senders use: --conf, else the questdb client's own
-        ``QDB_CLIENT_CONF`` (what ``Sender.from_env()`` reads), else None (the separate options make one)."""
-        return self.conf if self.conf is not None else os.environ.get(CLIENT_CONF_VARIABLE) or None
+        ``QDB_CLIENT_CONF`` (what ``Sender.from_env()`` reads: a server's), else None (the separate options make
+        one). Into the sink, only --conf: the environment's string names a server, not the sink."""
+        if self.conf is not None or getattr(self, "target", Target.questdb) == Target.sink:
+            return self.conf
+        return os.environ.get(CLIENT_CONF_VARIABLE) or None
 
     @property
     def sender_transport(self) -> str:
