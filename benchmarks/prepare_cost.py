@@ -25,7 +25,8 @@ import typer
 
 from benchmarks.alternate import alternate_groups, write_record
 from harness.queries.clients import PgwireConnection, WireQuery
-from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
+from harness.questdb.credentials import pg_login
+from harness.questdb.pgwire import SSLMODE
 from harness.records.benchmark_record import BenchmarkRecord, Measurement
 from harness.tsbs.queries import generate_queries
 
@@ -41,7 +42,7 @@ def drawn(query_type: str, scale: int, queries: int, seed: int) -> list[WireQuer
 
 async def asyncpg_run(host: str, port: int, work: list[WireQuery]) -> tuple[float, float]:
     """``queries run``'s own PGWire connection: each new text prepared (a named statement), then executed."""
-    connection = await PgwireConnection.open(host, port)
+    connection = await PgwireConnection.open(host, port, pg_login(host, port))
     try:
         started, cpu_started = time.perf_counter(), time.process_time()
         for wire in work:
@@ -56,8 +57,9 @@ async def psycopg_run(host: str, port: int, work: list[WireQuery]) -> tuple[floa
     statements = [(_percent_placeholders(wire.sql, len(wire.values)),
                    [value if when is None else when for value, when in zip(wire.values, wire.times)])
                   for wire in work]
-    connection = await psycopg.AsyncConnection.connect(host=host, port=port, user=PG_USER, password=PG_PASSWORD,
-                                                       dbname=PG_DATABASE, sslmode=SSLMODE, autocommit=True,
+    login = pg_login(host, port)
+    connection = await psycopg.AsyncConnection.connect(host=host, port=port, user=login.user, password=login.password,
+                                                       dbname=login.database, sslmode=SSLMODE, autocommit=True,
                                                        prepare_threshold=None)
     try:
         started, cpu_started = time.perf_counter(), time.process_time()

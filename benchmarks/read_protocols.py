@@ -46,12 +46,14 @@ async def _records_only(host: str, pg_port: int, chunk_rows: int) -> tuple[float
     integers), the Records dropped: (seconds, client CPU seconds, rows)."""
     import asyncpg
 
-    from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
+    from harness.questdb.credentials import pg_login
+    from harness.questdb.pgwire import SSLMODE
     from harness.read.pgwire_asyncpg import _micros, _unused
 
     cpu_started, started = time.process_time(), time.perf_counter()
-    connection = await asyncpg.connect(host=host, port=pg_port, user=PG_USER, password=PG_PASSWORD,
-                                       database=PG_DATABASE, ssl=SSLMODE, statement_cache_size=0)
+    login = pg_login(host, pg_port)
+    connection = await asyncpg.connect(host=host, port=pg_port, user=login.user, password=login.password,
+                                       database=login.database, ssl=SSLMODE, statement_cache_size=0)
     await connection.set_type_codec("timestamp", schema="pg_catalog", encoder=_unused, decoder=_micros,
                                     format="tuple")
     rows = 0

@@ -12,15 +12,16 @@ import asyncpg
 import pytest
 
 from benchmarks.pgwire_tally import ENCRYPTION_REQUEST, PgwireTally
-from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER
+from harness.questdb.credentials import PgLogin
 from harness.queries.clients import PgwireConnection
 from harness.read.protocols import ReadProtocol
 
 
 def test_a_driver_left_to_its_default_asks_for_tls_first(questdb_server):
     async def connect_and_close(port: int) -> None:
-        connection = await asyncpg.connect(host="127.0.0.1", port=port, user=PG_USER, password=PG_PASSWORD,
-                                           database=PG_DATABASE)
+        login = PgLogin()  # QuestDB's factory login
+        connection = await asyncpg.connect(host="127.0.0.1", port=port, user=login.user, password=login.password,
+                                           database=login.database)
         await connection.close()
 
     with PgwireTally(questdb_server.host, questdb_server.pg_port) as tally:
@@ -32,7 +33,7 @@ def test_a_driver_left_to_its_default_asks_for_tls_first(questdb_server):
 
 def test_the_query_runner_asks_for_no_tls(questdb_server):
     async def one_query(port: int) -> int:
-        connection = await PgwireConnection.open("127.0.0.1", port)
+        connection = await PgwireConnection.open("127.0.0.1", port, PgLogin())
         try:
             return await connection.connection.fetchval("select 1")
         finally:

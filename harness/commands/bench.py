@@ -14,7 +14,8 @@ import pprint
 import sys
 from typing import TextIO
 
-from harness.ingest.senders import SenderSettings, redact_conf
+from harness.ingest.senders import SenderSettings
+from harness.questdb.conf import redact_conf
 from harness.options.declare import command
 from harness.records.run_record import RunRecord
 from harness.run.bench_options import TSBS_DATA_SET_OPTIONS, BenchOptions
@@ -31,8 +32,10 @@ def bench_parameters(options: BenchOptions, spec: params.DatasetSpec, target: Se
     # What was really used: --conf wins over --transport and --protocol-version, and its secrets are never
     # recorded.
     values.update(target.used())
-    if options.conf is not None:
-        values["conf"] = redact_conf(options.conf)
+    conf = options.client_conf()
+    if conf is not None:
+        values["conf"] = redact_conf(conf)
+        values["conf_source"] = "--conf" if options.conf is not None else "QDB_CLIENT_CONF"
     if options.own_data:  # the user's data: its own rows, table and columns, no TSBS data set
         source = options.use_case_entry
         for name in TSBS_DATA_SET_OPTIONS:

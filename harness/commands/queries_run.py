@@ -165,7 +165,7 @@ def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics
     # --generate without --seed drew one: the record names it.
     run.record.parameters.update(seed=options.seed, query_count=len(queries))
     run.record.seed = options.seed
-    questdb = QuestDBSql(options.host, options.http_port)
+    questdb = options.questdb_sql()
     questdb.ping()
     run.record.server = {"questdb_version": questdb.server_version()}
     checker = None

@@ -38,7 +38,6 @@ from harness.options.groups import (
     SendOptions,
     ServerOptions,
 )
-from harness.questdb.http import QuestDBSql
 from harness.records.alternation import alternate
 from harness.records.benchmark_record import BenchmarkRecord, Measurement
 from harness.records.store import default_results_path, write_benchmark_record
@@ -202,7 +201,7 @@ def _trial(options: BenchOptions, results: str) -> Measurement:
 
 
 def _drop_scratch(options: TuneOptions, table: str, say) -> None:
-    questdb = QuestDBSql(options.host, options.http_port)
+    questdb = options.questdb_sql()
     with contextlib.suppress(RunError, UsageError, Exception):
         if questdb.table_columns(table) is not None:
             questdb.drop_table(table)

@@ -7,10 +7,14 @@ what a run does with them is the session's (``harness.run.session``) and the com
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from harness.ingest.choices import ProtocolVersion, Target, Transport
 from harness.options.declare import option
+from harness.questdb.conf import parse_conf
+from harness.questdb.credentials import CLIENT_CONF_VARIABLE, http_login
+from harness.questdb.http import QuestDBSql
 from harness.tsbs import params, use_cases
 from harness.tsbs.choices import FieldType, SymbolDtype
 
@@ -24,6 +28,11 @@ class EndpointOptions:
     host: str = option("localhost", "Server host.")
     http_port: int = option(9000, "HTTP port (ILP/HTTP, /exec: DDL, validation and HTTP queries).", min=1,
                             max=65535)
+
+    def questdb_sql(self) -> QuestDBSql:
+        """The server's HTTP API, logged in with the credentials of --conf (where the command takes one) or
+        QDB_CLIENT_CONF (``harness.questdb.credentials``)."""
+        return QuestDBSql(self.host, self.http_port, login=http_login(getattr(self, "conf", None)))
 
 
 @dataclass
@@ -191,12 +200,20 @@ class SendOptions:
         """Worker threads the phases run: ``workers``, or the one of the single-threaded run."""
         return self.workers or 1
 
+    def client_conf(self) -> str | None:
+        """The client configuration string senders use: --conf, else the questdb client's own
+        ``QDB_CLIENT_CONF`` (what ``Sender.from_env()`` reads: a server's), else None (the separate options make
+        one). Into the sink, only --conf: the environment's string names a server, not the sink."""
+        if self.conf is not None or getattr(self, "target", Target.questdb) == Target.sink:
+            return self.conf
+        return os.environ.get(CLIENT_CONF_VARIABLE) or None
+
     @property
     def sender_transport(self) -> str:
-        """The transport senders use: the scheme of ``conf`` when given (it wins), else ``transport``."""
-        from harness.ingest.senders import parse_conf  # the questdb client: only for a command that sends
-
-        return parse_conf(self.conf)[0] if self.conf is not None else str(self.transport)
+        """The transport senders use: the scheme of the client configuration string when there is one (it
+        wins), else ``transport``."""
+        conf = self.client_conf()
+        return parse_conf(conf)[0] if conf is not None else str(self.transport)
 
 
 @dataclass

@@ -28,7 +28,8 @@ import asyncpg
 from harness.errors import RunError, UsageError
 from harness.queries.answer import Answer, from_exec, from_records
 from harness.queries.wire_sql import http_sql, pgwire_sql
-from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
+from harness.questdb.credentials import HttpLogin, PgLogin
+from harness.questdb.pgwire import SSLMODE, refused_login, refused_text
 from harness.tsbs.params import parse_rfc3339_ns
 
 # Statements kept prepared per connection; TSBS's host lists make most statement texts distinct, and the
@@ -80,9 +81,9 @@ def _bind_values(wire: WireQuery, parameters) -> list:
 class PgwireConnection:
     """One asyncpg connection; each distinct SQL text is prepared once and then only bound."""
 
-    def __init__(self, connection: asyncpg.Connection, host: str, port: int):
+    def __init__(self, connection: asyncpg.Connection, host: str, port: int, login: PgLogin):
         self.connection = connection
-        self.host, self.port = host, port
+        self.host, self.port, self.login = host, port, login
         self._statements: OrderedDict[str, asyncpg.prepared_stmt.PreparedStatement] = OrderedDict()
 
     @staticmethod
@@ -91,22 +92,26 @@ class PgwireConnection:
         return WireQuery(sql, tuple(values), tuple(_as_datetime(value) for value in values))
 
     @classmethod
-    async def open(cls, host: str, port: int) -> PgwireConnection:
-        return cls(await cls._connect(host, port), host, port)
+    async def open(cls, host: str, port: int, login: PgLogin) -> PgwireConnection:
+        return cls(await cls._connect(host, port, login), host, port, login)
 
     @staticmethod
-    async def _connect(host: str, port: int) -> asyncpg.Connection:
+    async def _connect(host: str, port: int, login: PgLogin) -> asyncpg.Connection:
         try:
-            return await asyncpg.connect(host=host, port=port, user=PG_USER, password=PG_PASSWORD,
-                                         database=PG_DATABASE, ssl=SSLMODE, timeout=CONNECT_TIMEOUT_SECONDS,
+            return await asyncpg.connect(host=host, port=port, user=login.user, password=login.password,
+                                         database=login.database, ssl=SSLMODE, timeout=CONNECT_TIMEOUT_SECONDS,
                                          statement_cache_size=0)
-        except (OSError, asyncio.TimeoutError, asyncpg.PostgresError) as exc:
+        except asyncpg.PostgresError as exc:
+            if refused_login(exc):
+                raise RunError(f"{refused_text(host, port, login)}: {_one_line(exc)}") from None
+            raise RunError(f"cannot connect to QuestDB over PGWire at {host}:{port}: {_one_line(exc)}") from None
+        except (OSError, asyncio.TimeoutError) as exc:
             raise RunError(f"cannot connect to QuestDB over PGWire at {host}:{port}: {_one_line(exc)}") from None
 
     async def run(self, wire: WireQuery, timeout: float, want_answer: bool) -> tuple[float, Answer | None]:
         if self.connection is None:
             # The last query timed out: its connection was dropped (below), this one is new and untimed.
-            self.connection = await self._connect(self.host, self.port)
+            self.connection = await self._connect(self.host, self.port, self.login)
         started = time.perf_counter()
         try:
             for attempt in range(1, REPREPARE_ATTEMPTS + 1):
@@ -180,9 +185,11 @@ class PgwireConnection:
 class HttpConnection:
     """One keep-alive HTTP connection to ``/exec``, used from its own thread (http.client blocks)."""
 
-    def __init__(self, host: str, port: int, executor: ThreadPoolExecutor):
+    def __init__(self, host: str, port: int, executor: ThreadPoolExecutor, login: HttpLogin | None = None):
         self.host, self.port = host, port
         self.executor = executor
+        self.headers = {"Authorization": login.header()} if login is not None else {}
+        self.login = login
         self._connection: http.client.HTTPConnection | None = None
 
     @staticmethod
@@ -190,8 +197,9 @@ class HttpConnection:
         return WireQuery("/exec?" + urllib.parse.urlencode({"query": http_sql(query)}))
 
     @classmethod
-    async def open(cls, host: str, port: int, executor: ThreadPoolExecutor) -> HttpConnection:
-        connection = cls(host, port, executor)
+    async def open(cls, host: str, port: int, executor: ThreadPoolExecutor,
+                   login: HttpLogin | None = None) -> HttpConnection:
+        connection = cls(host, port, executor, login)
         await asyncio.get_running_loop().run_in_executor(executor, connection._connect, CONNECT_TIMEOUT_SECONDS)
         return connection
 
@@ -210,7 +218,7 @@ class HttpConnection:
         self._connection.sock.settimeout(timeout)
         started = time.perf_counter()
         try:
-            self._connection.request("GET", path)
+            self._connection.request("GET", path, headers=self.headers)
             response = self._connection.getresponse()
             body = response.read()
         except (TimeoutError, socket.timeout):
@@ -232,6 +240,10 @@ class HttpConnection:
     async def run(self, wire: WireQuery, timeout: float, want_answer: bool) -> tuple[float, Answer | None]:
         seconds, status, body = await asyncio.get_running_loop().run_in_executor(
             self.executor, self._get, wire.sql, timeout)
+        if status in (401, 403):  # every query would be refused alike: the run ends, naming whom
+            whom = f"it refused {self.login.describe()}" if self.login is not None else \
+                "no credentials were given (QDB_CLIENT_CONF's username and password, or token)"
+            raise RunError(f"QuestDB HTTP at {self.host}:{self.port} refused the login (HTTP {status}): {whom}")
         if status != 200:
             try:
                 message = json.loads(body).get("error") or body[:200].decode(errors="replace")

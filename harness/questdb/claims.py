@@ -47,7 +47,7 @@ class TableClaim:
     """This run's claim on ``tables``: ``take()`` claims them or refuses; ``release()`` ends the claim."""
 
     def __init__(self, questdb: QuestDBSql, run_id: str, tables: list[str]):
-        self.questdb = QuestDBSql(questdb.host, questdb.http_port, timeout=REQUEST_SECONDS)
+        self.questdb = questdb.copy(timeout=REQUEST_SECONDS)
         self.run_id = run_id
         self.tables = sorted({table.lower() for table in tables})
         self.owner = f"pid {os.getpid()} on {socket.gethostname()}"

@@ -17,6 +17,7 @@ import urllib.parse
 from collections.abc import Iterator
 
 from harness.errors import RunError, UsageError
+from harness.questdb.credentials import CLIENT_CONF_VARIABLE, HttpLogin
 
 PING_TIMEOUT_SECONDS = 5.0
 DEFAULT_TIMEOUT_SECONDS = 60.0
@@ -29,12 +30,15 @@ class QuestDBQueryError(RunError):
 
 
 class QuestDBSql:
-    """A QuestDB server's HTTP API at host:http_port."""
+    """A QuestDB server's HTTP API at host:http_port, logged in as ``login`` says (``harness.questdb.credentials``;
+    None: without credentials)."""
 
-    def __init__(self, host: str = "localhost", http_port: int = 9000, timeout: float = DEFAULT_TIMEOUT_SECONDS):
+    def __init__(self, host: str = "localhost", http_port: int = 9000, timeout: float = DEFAULT_TIMEOUT_SECONDS,
+                 login: HttpLogin | None = None):
         self.host = host
         self.http_port = http_port
         self.timeout = timeout
+        self.login = login
         # When set (``bounded``): the monotonic time by which every request must have answered.
         self.deadline: float | None = None
 
@@ -62,16 +66,17 @@ class QuestDBSql:
         # Imported at the first statement: a run that never asks QuestDB (into the sink) starts without
         # urllib.request's HTTP and email modules (a tenth of replay's start-up into the sink).
         from urllib.error import HTTPError, URLError
-        from urllib.request import urlopen
+        from urllib.request import Request, urlopen
 
+        request = Request(url, headers={"Authorization": self.login.header()} if self.login is not None else {})
         try:
-            with urlopen(url, timeout=timeout) as response:
+            with urlopen(request, timeout=timeout) as response:
                 body = response.read()
         except HTTPError as exc:
             body = exc.read()
             if exc.code in (401, 403):
-                raise RunError(f"QuestDB HTTP at {self.address} refused the login (HTTP {exc.code}): the harness "
-                               f"asks /exec without credentials") from None
+                raise RunError(f"QuestDB HTTP at {self.address} refused the login (HTTP {exc.code}): "
+                               f"{self.refused_whom()}") from None
             if not body.lstrip().startswith(b"{"):
                 raise RunError(f"QuestDB HTTP at {self.address} answered HTTP {exc.code} to {sql!r}") from None
         except (URLError, OSError) as exc:
@@ -84,6 +89,17 @@ class QuestDBSql:
         if "error" in answer:
             raise QuestDBQueryError(f"QuestDB at {self.address} rejected {sql!r}: {answer['error']}")
         return answer
+
+    def refused_whom(self) -> str:
+        """Whom the server refused, for the one line that says so (never the secret)."""
+        if self.login is None:
+            return (f"no credentials were given (the client configuration string's username and password, or "
+                    f"token: {CLIENT_CONF_VARIABLE} or --conf)")
+        return f"it refused {self.login.describe()}"
+
+    def copy(self, timeout: float | None = None) -> QuestDBSql:
+        """The same server and login, with its own timeout and no deadline."""
+        return QuestDBSql(self.host, self.http_port, self.timeout if timeout is None else timeout, self.login)
 
     @contextlib.contextmanager
     def bounded(self, seconds: float) -> Iterator[None]:

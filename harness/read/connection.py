@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import socket
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from harness.questdb.credentials import HttpLogin, PgLogin
 from harness.questdb.pgwire import pg_url
 
 CONNECT_TIMEOUT_SECONDS = 10.0
@@ -14,15 +15,21 @@ CONNECT_TIMEOUT_SECONDS = 10.0
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where the readers connect: PGWire at ``pg_port``, HTTP at ``http_port``."""
+    """Where the readers connect and how they log in: PGWire at ``pg_port`` as ``pg``, HTTP at ``http_port``
+    as ``http`` (``harness.questdb.credentials``)."""
 
     host: str
     http_port: int
     pg_port: int
+    pg: PgLogin = field(default_factory=PgLogin)
+    http: HttpLogin | None = None
 
     @property
     def pg_url(self) -> str:
-        return pg_url(self.host, self.pg_port)
+        return pg_url(self.host, self.pg_port, self.pg)
+
+    def http_headers(self) -> dict[str, str]:
+        return {"Authorization": self.http.header()} if self.http is not None else {}
 
 
 # struct tcp_info (linux/tcp.h): tcpi_bytes_received, a u64 at byte 128, since Linux 4.1.

@@ -51,6 +51,7 @@ class _Export:
     """One keep-alive connection to ``/exp``."""
 
     def __init__(self, endpoint: Endpoint):
+        self._headers = endpoint.http_headers()
         self._endpoint = endpoint
         self._connection = http.client.HTTPConnection(endpoint.host, endpoint.http_port, timeout=CONNECT_TIMEOUT_SECONDS)
         self._received = 0
@@ -58,7 +59,7 @@ class _Export:
 
     def _open(self, sql: str, **parameters: str) -> _Body:
         path = "/exp?" + urllib.parse.urlencode({"query": sql, **parameters})
-        self._connection.request("GET", path)
+        self._connection.request("GET", path, headers=self._headers)
         self._connection.sock.settimeout(READ_TIMEOUT_SECONDS)
         response = self._connection.getresponse()
         if response.status != 200:

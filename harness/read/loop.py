@@ -15,9 +15,10 @@ import pandas as pd
 import psutil
 
 from harness.errors import HarnessError, RunError
+from harness.questdb.pgwire import refused_login, refused_text
 from harness.read.connection import Endpoint
 from harness.read.plan import ReadPlan
-from harness.read.protocols import ReadProtocol, open_reader
+from harness.read.protocols import PGWIRE_PROTOCOLS, ReadProtocol, open_reader
 from harness.telemetry.phase import PhaseProgress
 
 QUEUE_DEPTH = 1  # chunks a worker may have read ahead of the consumer
@@ -94,6 +95,9 @@ def read_frames(plan: ReadPlan, protocol: ReadProtocol, endpoint: Endpoint, chun
                 if isinstance(item, BaseException):
                     if isinstance(item, HarnessError):
                         raise item
+                    if protocol in PGWIRE_PROTOCOLS and refused_login(item):
+                        raise RunError(f"{refused_text(endpoint.host, endpoint.pg_port, endpoint.pg)}: "
+                                       f"{_one_line(item)}") from None
                     where = f" (worker {worker.index} of {len(workers)})" if len(workers) > 1 else ""
                     raise RunError(f"reading {plan.what} over {protocol} failed{where}: {_one_line(item)}") from None
                 yield item

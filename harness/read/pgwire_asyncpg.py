@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 import asyncpg
 import pandas as pd
 
-from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
+from harness.questdb.pgwire import SSLMODE
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint, tcp_bytes_received
 from harness.read.frames import Column, rows_frame
 
@@ -30,7 +30,7 @@ class AsyncpgReader:
     def __init__(self, endpoint: Endpoint):
         self._loop = asyncio.new_event_loop()
         self._connection = self._loop.run_until_complete(asyncpg.connect(
-            host=endpoint.host, port=endpoint.pg_port, user=PG_USER, password=PG_PASSWORD, database=PG_DATABASE,
+            host=endpoint.host, port=endpoint.pg_port, user=endpoint.pg.user, password=endpoint.pg.password, database=endpoint.pg.database,
             ssl=SSLMODE, timeout=CONNECT_TIMEOUT_SECONDS, statement_cache_size=0))
         # TIMESTAMP as its wire integer (frames.PG_EPOCH_US): no datetime objects.
         self._loop.run_until_complete(self._connection.set_type_codec(

@@ -4,10 +4,15 @@ and ``csv`` use ``COPY ... TO STDOUT``, which it rejects). The driver hides its 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 
-import connectorx
-import pandas as pd
+# The driver's Rust pool logs every failed connection attempt to stderr while it retries (a refused login:
+# seven lines over ~25 s); the read's one error line says what failed. A user's own RUST_LOG stands.
+os.environ.setdefault("RUST_LOG", "off")
+
+import connectorx  # noqa: E402 (after RUST_LOG: the driver's logger reads it when first used)
+import pandas as pd  # noqa: E402
 
 from harness.read.connection import Endpoint
 from harness.read.frames import ArrowChunks, Column, arrow_frame

@@ -12,7 +12,7 @@ import psycopg
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
-from harness.questdb.pgwire import PG_DATABASE, PG_PASSWORD, PG_USER, SSLMODE
+from harness.questdb.pgwire import SSLMODE
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint, tcp_bytes_received
 from harness.read.frames import Column, rows_frame
 
@@ -28,8 +28,8 @@ class _Micros(Loader):
 
 class PsycopgReader:
     def __init__(self, endpoint: Endpoint):
-        self._connection = psycopg.connect(host=endpoint.host, port=endpoint.pg_port, user=PG_USER,
-                                           password=PG_PASSWORD, dbname=PG_DATABASE, sslmode=SSLMODE,
+        self._connection = psycopg.connect(host=endpoint.host, port=endpoint.pg_port, user=endpoint.pg.user,
+                                           password=endpoint.pg.password, dbname=endpoint.pg.database, sslmode=SSLMODE,
                                            connect_timeout=int(CONNECT_TIMEOUT_SECONDS), autocommit=True)
         self._connection.adapters.register_loader("timestamp", _Micros)
 

@@ -29,6 +29,8 @@ class ReadProtocol(StrEnum):
     http_parquet = "http-parquet"
 
 
+# The protocols that read over PGWire (the others over HTTP /exp).
+PGWIRE_PROTOCOLS = frozenset({ReadProtocol.asyncpg, ReadProtocol.psycopg, ReadProtocol.connectorx})
 # The protocols that carry a TIMESTAMP_NS column's nanoseconds (HTTP /exp); PGWire's timestamp is microseconds,
 # and QuestDB sends a TIMESTAMP_NS over it truncated toward zero.
 NANOSECOND_PROTOCOLS = frozenset({ReadProtocol.http_csv, ReadProtocol.http_parquet})

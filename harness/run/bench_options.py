@@ -212,7 +212,7 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, SendOptions, 
 
     def sender_settings(self) -> SenderSettings:
         return SenderSettings(self.transport, self.protocol_version, self.host, self.ilp_port, self.http_port,
-                              self.conf, CLIENT_RETRY_TIMEOUT_MS if self.exactly_once else None)
+                              self.client_conf(), CLIENT_RETRY_TIMEOUT_MS if self.exactly_once else None)
 
 
 # The options that choose a TSBS data set, refused beside --data.

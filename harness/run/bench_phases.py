@@ -45,7 +45,7 @@ def bench_phases(options: BenchOptions, spec: DatasetSpec, target: SenderSetting
     meeting = None
     if options.barrier is not None:
         place = (FolderPlace(options.barrier_folder) if options.barrier_folder is not None
-                 else TablePlace(QuestDBSql(options.host, options.http_port)))
+                 else TablePlace(options.questdb_sql()))
         meeting = Meeting(place, options.barrier, spec.group, spec.groups, options.barrier_timeout)
     try:
         _phases(options, spec, target, run, metrics, meeting)

@@ -39,7 +39,7 @@ def connect(options: ServerOptions, target: SenderSettings | None, run: Run, sch
         if target is not None:
             check_listening(*target.endpoint(), "the no-op sink")
         return None, {}
-    questdb = QuestDBSql(options.host, options.http_port)
+    questdb = options.questdb_sql()
     questdb.ping()
     if target is not None:
         check_listening(*target.endpoint(), f"QuestDB ILP over {target.scheme}")

@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,14 +94,23 @@ class NativeQuestDB(ServerProcess):
         return env
 
     def healthy(self) -> bool:
-        """``/status`` on the min port says healthy and ``select 1`` answers on ``/exec``."""
+        """``/status`` on the min port says healthy and ``select 1`` answers on ``/exec``; a server that asks
+        for a login (HTTP authentication on: 401) answers too."""
         try:
             with urllib.request.urlopen(f"http://{self.host}:{self.min_port}/status", timeout=2) as response:
                 if response.status != 200:
                     return False
+        except urllib.error.HTTPError as exc:
+            if exc.code != 401:
+                return False
+        except OSError:
+            return False
+        try:
             with urllib.request.urlopen(f"http://{self.host}:{self.http_port}/exec?query=select%201",
                                         timeout=2) as response:
                 return json.loads(response.read()).get("dataset") == [[1]]
+        except urllib.error.HTTPError as exc:
+            return exc.code == 401
         except (OSError, ValueError):
             return False
 
