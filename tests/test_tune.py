@@ -5,6 +5,7 @@ the typed records."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -147,6 +148,16 @@ def test_into_questdb_the_scratch_table_is_dropped(parquet_file, tmp_path, quest
     assert questdb.client.table_columns(scratch) is None
     assert questdb.client.table_columns("trades") is None  # the file's own name was never touched
     assert all(summary["rows"].median == ROWS for summary in record.comparisons[0].summary.values())
+
+
+def test_a_sweep_that_fails_says_so_in_one_line_and_leaves_its_record(parquet_file, tmp_path):
+    from helpers import free_port
+
+    result = run_cli("tune", "--data", parquet_file, "--sink-port", str(free_port()), "--rounds", "1",
+                     "--results", str(tmp_path / "failed.json"))
+    assert_one_line_error(result, 1, "a trial failed", "nothing listening")
+    recorded = json.loads((tmp_path / "failed.json").read_text())
+    assert recorded["extra"]["status"] == "failed" and "nothing listening" in recorded["extra"]["error"]
 
 
 @pytest.mark.slow

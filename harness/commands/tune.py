@@ -144,10 +144,19 @@ def run_tune(options: TuneOptions, out: TextIO | None = None) -> BenchmarkRecord
         comparison = alternate({setting.name: trial(setting) for setting in settings}, options.rounds,
                                name="settings", warm_up=True, stop_before=out_of_budget,
                                parameters={"figure": RANKED_FIGURE})
+    except BaseException as exc:
+        # A sweep that ends early (a trial failed, Ctrl-C) still leaves its record, saying how it ended.
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        record.extra.update(status="interrupted" if interrupted else "failed",
+                            error="interrupted" if interrupted else str(exc),
+                            seconds=round(time.perf_counter() - started, 1))
+        say(f"Results: {write_benchmark_record(record, path)}")
+        raise
     finally:
         shutil.rmtree(trials, ignore_errors=True)
         if scratch is not None:
             _drop_scratch(options, scratch, say)
+    record.extra["status"] = "ok"
     record.comparisons.append(comparison)
     advice = recommend(comparison, settings)
     chosen = trial_options[advice.setting.name] if advice.setting is not None else trial_options[settings[0].name]
