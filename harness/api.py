@@ -34,16 +34,18 @@ def _is_path(data) -> bool:
     return isinstance(data, (str, os.PathLike))
 
 
-def _source_options(data, table, at, symbols, convert_dtypes) -> dict:
-    """The data's own options for a command: a path goes by --data; DataFrames by the source made of them."""
-    symbols_text = ",".join(symbols) if isinstance(symbols, (list, tuple)) else symbols
-    return {"data": str(data) if _is_path(data) else None, "at": at, "symbols": symbols_text,
-            "convert_dtypes": convert_dtypes, **({"table": table} if table is not None else {})}
-
-
-def _frames_source(data, table, at, symbols, convert_dtypes, strict: bool = True):
+def _options(options_class, data, *, table: str | None = None, at: str | None = None, symbols=None,
+             convert_dtypes: bool = False, strict: bool = True, **values):
+    """The command's options for ``data``: a path by its flags (--data, --table, --at, --symbols,
+    --convert-dtypes); DataFrames by the source made of them (``harness.sources``)."""
+    if table is not None:
+        values["table"] = table
+    if _is_path(data):
+        symbols_text = ",".join(symbols) if isinstance(symbols, (list, tuple)) else symbols
+        own = {"convert_dtypes": True} if convert_dtypes else {}
+        return options_class(data=str(data), at=at, symbols=symbols_text, **own, **values)
     chosen = tuple(symbols) if isinstance(symbols, (list, tuple)) else symbols
-    return sources.get(sources.DATA, data, table, at, chosen, convert_dtypes, strict)
+    return options_class(**values).sending(sources.get(sources.DATA, data, table, at, chosen, convert_dtypes, strict))
 
 
 def measure(data, *, table: str | None = None, at: str | None = None, symbols=None, convert_dtypes: bool = False,
@@ -51,12 +53,8 @@ def measure(data, *, table: str | None = None, at: str | None = None, symbols=No
     """Send ``data`` (``bench --send --data``; ``send=False`` only serializes) and return the run's record:
     rows counted back on the server, phases timed, the dtype audit in its parameters. ``symbols``: None (the
     client's choice), "auto" or column names."""
-    values = {**_source_options(data, table, at, symbols, convert_dtypes), "send": send, **options}
-    if not _is_path(data):
-        values.update(at=None, symbols=None, convert_dtypes=False)
-    bench = BenchOptions(**values)
-    if not _is_path(data):
-        bench.sending(_frames_source(data, table, at, symbols, convert_dtypes))
+    bench = _options(BenchOptions, data, table=table, at=at, symbols=symbols, convert_dtypes=convert_dtypes,
+                     send=send, **options)
     return run_bench(bench, io.StringIO() if quiet else sys.stdout)
 
 
@@ -64,18 +62,12 @@ def tune(data, *, at: str | None = None, symbols=None, quiet: bool = False, **op
     """Sweep the settings of sending ``data`` (``tune``) and return the benchmark record: the ranked
     comparison, ``extra["recommendation"]`` and ``extra["code"]``. Into the socat sink by default
     (``target="questdb"``: a scratch table)."""
-    values = {**_source_options(data, None, at, symbols, False), **options}
-    if not _is_path(data):
-        values.update(at=None, symbols=None)
-    sweep = TuneOptions(**values)
-    if not _is_path(data):
-        sweep.sending(_frames_source(data, None, at, symbols, False))
+    sweep = _options(TuneOptions, data, at=at, symbols=symbols, **options)
     return run_tune(sweep, io.StringIO() if quiet else sys.stdout)
 
 
 def inspect(data, *, at: str | None = None, symbols=None, quiet: bool = False) -> list[ColumnAudit]:
     """The dtype audit of ``data`` (``inspect``), printed unless ``quiet``; a column the client would refuse
     raises ``UsageError`` naming it, its dtype and the fix."""
-    options = InspectOptions(**_source_options(data, None, at, symbols, False)) if _is_path(data) else \
-        InspectOptions().sending(_frames_source(data, None, at, symbols, False, strict=False))
+    options = _options(InspectOptions, data, at=at, symbols=symbols, strict=False)
     return run_inspect(options, io.StringIO() if quiet else sys.stdout).audits

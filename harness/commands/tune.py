@@ -160,9 +160,10 @@ def run_tune(options: TuneOptions, out: TextIO | None = None) -> BenchmarkRecord
     record.comparisons.append(comparison)
     advice = recommend(comparison, settings)
     chosen = trial_options[advice.setting.name] if advice.setting is not None else trial_options[settings[0].name]
-    # The code sends to where the user's own setting points (not the sink, not the scratch table).
-    code = setting_code(dataclasses.replace(chosen, ilp_port=options.ilp_port, table=None, replace_table=False)
-                        .sending(chosen.use_case_entry)) if source.name == DATA else None
+    # The code sends to where the user's own setting points (their server: not the sink, not the scratch table).
+    code = setting_code(dataclasses.replace(chosen, target=Target.questdb, ilp_port=options.ilp_port, table=None,
+                                            replace_table=False).sending(chosen.use_case_entry)) \
+        if source.name == DATA else None
     record.extra.update(recommendation={"setting": advice.setting.name if advice.setting else None,
                                         "changes": _plain(advice.setting.changes) if advice.setting else {},
                                         "text": advice.text},
@@ -183,13 +184,15 @@ def run_tune(options: TuneOptions, out: TextIO | None = None) -> BenchmarkRecord
 
 def _setting_options(setting: Setting, baseline: BenchOptions, scratch: str | None) -> BenchOptions:
     """The bench options of a setting's trials: into the scratch table (QuestDB) or the sink; a setting with
-    the dtype conversions gets a source of its own (the same data, each piece converted), made once."""
+    the dtype conversions or another protocol version gets a source of its own (the same data, already opened:
+    the table's types follow the protocol version, the pieces the conversions), made once."""
     options = dataclasses.replace(setting.applied(baseline), table=scratch, replace_table=scratch is not None)
     source = baseline.use_case_entry
     if source.name == DATA:
-        # The same data, already opened: the table's types follow the protocol version, the pieces the conversions.
-        source = dataclasses.replace(source, convert_dtypes=options.convert_dtypes,
-                                     protocol_version=options.sender_settings().offline_protocol_version())
+        variant = {"convert_dtypes": options.convert_dtypes,
+                   "protocol_version": options.sender_settings().offline_protocol_version()}
+        if any(getattr(source, key) != value for key, value in variant.items()):
+            source = dataclasses.replace(source, **variant)
     return options.sending(source)
 
 

@@ -11,6 +11,7 @@ Pieces are re-cut to exactly ``chunk_rows`` rows, so a chunk's number names the 
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -168,12 +169,7 @@ class DataFile(DataFrames):
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         """The file's record batches as its reader gives them, errors in one line."""
-        batches = self._batches()
-        while True:
-            batch = self._guard(lambda: next(batches, None))
-            if batch is None:
-                return
-            yield batch
+        return self._guarded(self._batches())
 
     def rows(self) -> int:
         if self._rows is None:
@@ -192,8 +188,7 @@ class DataFile(DataFrames):
         """Read a CSV or an Arrow stream once, keeping nothing: its rows and each column's nulls, and for a CSV
         its first ragged row (named by its line) or value its column's type cannot take."""
         rows, nulls = 0, dict.fromkeys(self.schema.names, 0)
-        batches = self._batches()
-        while (batch := self._guard(lambda: next(batches, None))) is not None:
+        for batch in self.batches():
             rows += batch.num_rows
             for name, column in zip(batch.schema.names, batch.columns):
                 nulls[name] += column.null_count
@@ -235,6 +230,7 @@ class DataFile(DataFrames):
             yield _frame(pa.Table.from_batches([batch]))[column]
 
     def _guarded(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """``batches``, each read under ``_guard``."""
         while (batch := self._guard(lambda: next(batches, None))) is not None:
             yield batch
 
@@ -246,8 +242,8 @@ class DataFile(DataFrames):
         # never a copy); every other conversion is made piece by piece, as the pieces are read.
         if not self.object_strings:
             return self, True
-        native = DataFile.__new__(DataFile)
-        native.__dict__.update(self.__dict__, object_strings=False)
+        native = copy.copy(self)  # the same file, already opened and counted
+        native.object_strings = False
         return native, True
 
 

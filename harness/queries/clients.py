@@ -28,7 +28,7 @@ import asyncpg
 from harness.errors import RunError, UsageError
 from harness.queries.answer import Answer, from_exec, from_records
 from harness.queries.wire_sql import http_sql, pgwire_sql
-from harness.questdb.credentials import HttpLogin, PgLogin
+from harness.questdb.credentials import HttpLogin, PgLogin, refused_http_login
 from harness.questdb.pgwire import SSLMODE, refused_login, refused_text
 from harness.tsbs.params import parse_rfc3339_ns
 
@@ -241,9 +241,7 @@ class HttpConnection:
         seconds, status, body = await asyncio.get_running_loop().run_in_executor(
             self.executor, self._get, wire.sql, timeout)
         if status in (401, 403):  # every query would be refused alike: the run ends, naming whom
-            whom = f"it refused {self.login.describe()}" if self.login is not None else \
-                "no credentials were given (QDB_CLIENT_CONF's username and password, or token)"
-            raise RunError(f"QuestDB HTTP at {self.host}:{self.port} refused the login (HTTP {status}): {whom}")
+            raise RunError(refused_http_login(f"{self.host}:{self.port}", status, self.login))
         if status != 200:
             try:
                 message = json.loads(body).get("error") or body[:200].decode(errors="replace")

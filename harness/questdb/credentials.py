@@ -61,6 +61,14 @@ class PgLogin:
     source: str = "QuestDB's factory login"
 
 
+def refused_http_login(address: str, status: int, login: HttpLogin | None) -> str:
+    """The one line of a server refusing an HTTP login: whom it refused, never the secret."""
+    whom = (f"it refused {login.describe()}" if login is not None else
+            f"no credentials were given (the client configuration string's username and password, or token: "
+            f"{CLIENT_CONF_VARIABLE}, or --conf where the command takes one)")
+    return f"QuestDB HTTP at {address} refused the login (HTTP {status}): {whom}"
+
+
 def http_login(conf: str | None = None, environ: dict | None = None) -> HttpLogin | None:
     """The HTTP credentials of ``conf`` (a ``--conf``) when it has some, else of ``QDB_CLIENT_CONF``; None when
     neither has any."""

@@ -17,7 +17,7 @@ import urllib.parse
 from collections.abc import Iterator
 
 from harness.errors import RunError, UsageError
-from harness.questdb.credentials import CLIENT_CONF_VARIABLE, HttpLogin
+from harness.questdb.credentials import HttpLogin, refused_http_login
 
 PING_TIMEOUT_SECONDS = 5.0
 DEFAULT_TIMEOUT_SECONDS = 60.0
@@ -75,8 +75,7 @@ class QuestDBSql:
         except HTTPError as exc:
             body = exc.read()
             if exc.code in (401, 403):
-                raise RunError(f"QuestDB HTTP at {self.address} refused the login (HTTP {exc.code}): "
-                               f"{self.refused_whom()}") from None
+                raise RunError(refused_http_login(self.address, exc.code, self.login)) from None
             if not body.lstrip().startswith(b"{"):
                 raise RunError(f"QuestDB HTTP at {self.address} answered HTTP {exc.code} to {sql!r}") from None
         except (URLError, OSError) as exc:
@@ -89,13 +88,6 @@ class QuestDBSql:
         if "error" in answer:
             raise QuestDBQueryError(f"QuestDB at {self.address} rejected {sql!r}: {answer['error']}")
         return answer
-
-    def refused_whom(self) -> str:
-        """Whom the server refused, for the one line that says so (never the secret)."""
-        if self.login is None:
-            return (f"no credentials were given (the client configuration string's username and password, or "
-                    f"token: {CLIENT_CONF_VARIABLE} or --conf)")
-        return f"it refused {self.login.describe()}"
 
     def copy(self, timeout: float | None = None) -> QuestDBSql:
         """The same server and login, with its own timeout and no deadline."""

@@ -52,22 +52,23 @@ def grid(options: BenchOptions, cpus: int | None = None) -> list[Setting]:
             add(f"{count} workers", workers=count)
     add(f"chunks of {max(rows // 5, 1):,} rows", worker_chunk_row_count=max(rows // 5, 1))
     add(f"chunks of {rows * 5:,} rows", worker_chunk_row_count=rows * 5)
-    if options.conf is None:
-        text_protocol = options.transport == Transport.tcp and options.protocol_version in (
-            ProtocolVersion.auto, ProtocolVersion.v1)
-        if text_protocol:
-            add("protocol 2 (binary doubles)", protocol_version=ProtocolVersion.v2)
-        if options.target == Target.questdb:
-            other = Transport.http if options.transport == Transport.tcp else Transport.tcp
-            add(f"ILP over {other}", transport=other)
+    # A configuration string (--conf, QDB_CLIENT_CONF) wins over --transport and --protocol-version: nothing to
+    # sweep of them then.
+    separate_options = options.client_conf() is None
+    text_protocol = separate_options and options.transport == Transport.tcp and options.protocol_version in (
+        ProtocolVersion.auto, ProtocolVersion.v1)
+    if text_protocol:
+        add("protocol 2 (binary doubles)", protocol_version=ProtocolVersion.v2)
+    if separate_options and options.target == Target.questdb:
+        other = Transport.http if options.transport == Transport.tcp else Transport.tcp
+        add(f"ILP over {other}", transport=other)
     together = {}
     if options.own_data and _has_conversions(options):
         add("dtypes converted", convert_dtypes=True)
         together["convert_dtypes"] = True
     if workers < 2:
         together["workers"] = max(2, min(cpus, 4))
-    if options.conf is None and options.transport == Transport.tcp and options.protocol_version in (
-            ProtocolVersion.auto, ProtocolVersion.v1):
+    if text_protocol:
         together["protocol_version"] = ProtocolVersion.v2
     if len(together) > 1:
         add("all of: " + ", ".join(_change_text(key, value) for key, value in together.items()), **together)
@@ -125,7 +126,7 @@ def setting_code(options: BenchOptions) -> str:
     symbols, designated timestamp, chunks, and one sender per worker thread), runnable as printed with pandas 2
     or 3 (a DataFrame's script expects it as ``frame``)."""
     source = options.use_case_entry
-    conf = options.conf if options.conf is not None else _conf_string(options)
+    conf = options.client_conf() or _conf_string(options)
     call = (f"sender.dataframe(df, table_name=TABLE, symbols={list(source.dataframe_symbols)!r}, "
             f"at={source.dataframe_at!r})")
     return "\n".join([
