@@ -30,7 +30,6 @@ from harness.options.groups import (
 )
 from harness.own_data.files import DataFile
 from harness.own_data.source import default_table
-from harness.questdb.credentials import http_login, pg_login
 from harness.questdb.http import QuestDBSql
 from harness.read.check import CheckFailed, DataSetCheck, OrderedCheck
 from harness.read.check_against import open_check
@@ -195,8 +194,8 @@ def _read_phase(options: ReadOptions, run: Run, metrics: ReadRunMetrics) -> None
     run.record.server = {"questdb_version": questdb.server_version()}
     plan = _plan(options, questdb)
     checker = _checker(options, run) if options.check else _file_checker(options, run, plan)
-    endpoint = Endpoint(options.host, options.http_port, options.pg_port, pg_login(options.host, options.pg_port),
-                        http_login())
+    endpoint = Endpoint(options.host, options.http_port, options.pg_port, options.pg_login(),
+                        options.http_login())
     count = f" ({plan.expected_rows} rows)" if plan.expected_rows is not None else ""
     run.say(f"Reading {plan.what}{count} over {options.protocol} with {options.workers} worker(s), chunks of "
             f"{options.chunk_rows} rows")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from harness.ingest.choices import ProtocolVersion, Target, Transport
 from harness.options.declare import option
 from harness.questdb.conf import parse_conf
-from harness.questdb.credentials import CLIENT_CONF_VARIABLE, http_login
+from harness.questdb.credentials import CLIENT_CONF_VARIABLE, HttpLogin, PgLogin, http_login, pg_login
 from harness.questdb.http import QuestDBSql
 from harness.tsbs import params, use_cases
 from harness.tsbs.choices import FieldType, SymbolDtype
@@ -29,10 +29,14 @@ class EndpointOptions:
     http_port: int = option(9000, "HTTP port (ILP/HTTP, /exec: DDL, validation and HTTP queries).", min=1,
                             max=65535)
 
+    def http_login(self) -> HttpLogin | None:
+        """The login of the harness's own HTTP requests: HARNESS_HTTP_CONF's, else --conf's (where the command
+        takes one) or QDB_CLIENT_CONF's (``harness.questdb.credentials``)."""
+        return http_login(getattr(self, "conf", None))
+
     def questdb_sql(self) -> QuestDBSql:
-        """The server's HTTP API, logged in with the credentials of --conf (where the command takes one) or
-        QDB_CLIENT_CONF (``harness.questdb.credentials``)."""
-        return QuestDBSql(self.host, self.http_port, login=http_login(getattr(self, "conf", None)))
+        """The server's HTTP API, logged in."""
+        return QuestDBSql(self.host, self.http_port, login=self.http_login())
 
 
 @dataclass
@@ -76,6 +80,10 @@ class PgwireOptions:
     """The server's PostgreSQL wire protocol port: what a command that talks PGWire takes."""
 
     pg_port: int = option(8812, "PGWire port.", min=1, max=65535)
+
+    def pg_login(self) -> PgLogin:
+        """The PGWire login (libpq's environment and password file), at the command's --host."""
+        return pg_login(getattr(self, "host", "localhost"), self.pg_port)
 
 
 @dataclass

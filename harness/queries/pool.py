@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 
 from harness.queries.answer import Answer
-from harness.questdb.credentials import http_login, pg_login
+from harness.questdb.credentials import HttpLogin, PgLogin
 from harness.queries.clients import HttpConnection, PgwireConnection, QueryFailed, WireQuery
 from harness.queries.stats import QueryProgress, QueryStats
 from harness.tsbs.query_types import Query
@@ -38,6 +38,10 @@ class PoolOptions(typing.Protocol):
     burn_in: int
     reporting_period: float
 
+    def http_login(self) -> HttpLogin | None: ...
+
+    def pg_login(self) -> PgLogin: ...
+
 
 def wire_form(protocol: Protocol) -> Callable[[Query], WireQuery]:
     """How ``protocol``'s connections put a query on the wire."""
@@ -53,8 +57,8 @@ def run_queries_on_workers(options: PoolOptions, work: list[QueryWork], stats: Q
 
 async def _open(options: PoolOptions, executor: ThreadPoolExecutor | None):
     if options.protocol == Protocol.pgwire:
-        return await PgwireConnection.open(options.host, options.pg_port, pg_login(options.host, options.pg_port))
-    return await HttpConnection.open(options.host, options.http_port, executor, http_login())
+        return await PgwireConnection.open(options.host, options.pg_port, options.pg_login())
+    return await HttpConnection.open(options.host, options.http_port, executor, options.http_login())
 
 
 async def _run_all(options: PoolOptions, work: list[QueryWork], stats: QueryStats,

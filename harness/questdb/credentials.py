@@ -1,9 +1,11 @@
 """A server's credentials, from the one place every client of ours takes them, by the conventions users
 already have:
 
-- HTTP (``/exec``, ``/exp``, ILP over HTTP): the client configuration string's ``username``/``password`` or
-  ``token``, from ``--conf`` where it has them, else from ``QDB_CLIENT_CONF`` (what ``Sender.from_env()``
-  reads). Sent as HTTP basic auth (a token: ``Bearer``).
+- HTTP (``/exec``, ``/exp``, ``/metrics``, ILP over HTTP): the ``username``/``password`` or ``token`` of an
+  ``http::``/``https::`` client configuration string: ``HARNESS_HTTP_CONF`` when set (the harness's own
+  requests, told apart from the sending), else the first of ``--conf`` and ``QDB_CLIENT_CONF`` (what
+  ``Sender.from_env()`` reads) that holds credentials. Sent as HTTP basic auth (a token: ``Bearer``). A
+  ``tcp::`` string's ``username``/``token`` are ILP/TCP's signing key, never an HTTP login.
 - PGWire: libpq's ``PGUSER``, ``PGPASSWORD`` and ``PGDATABASE``, and its password file (``PGPASSFILE``, else
   ``~/.pgpass``; ``host:port:database:user:password`` lines, ``*`` matching anything), refused when others may
   read it, as libpq refuses it. QuestDB's factory login (``admin``/``quest``, database ``qdb``) otherwise.
@@ -21,10 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.questdb.conf import parse_conf
+from harness.questdb.conf import SECRET_CONF_KEYS, parse_conf
 
 # The environment variable the questdb client's ``Sender.from_env()`` reads.
 CLIENT_CONF_VARIABLE = "QDB_CLIENT_CONF"
+# The harness's own HTTP requests' configuration string, where they differ from the sending (a TCP run).
+HTTP_CONF_VARIABLE = "HARNESS_HTTP_CONF"
+HTTP_SCHEMES = ("http", "https")
 # QuestDB's factory PGWire login.
 DEFAULT_PG_USER, DEFAULT_PG_PASSWORD, DEFAULT_PG_DATABASE = "admin", "quest", "qdb"
 
@@ -69,23 +74,58 @@ def refused_http_login(address: str, status: int, login: HttpLogin | None) -> st
     return f"QuestDB HTTP at {address} refused the login (HTTP {status}): {whom}"
 
 
-def http_login(conf: str | None = None, environ: dict | None = None) -> HttpLogin | None:
-    """The HTTP credentials of ``conf`` (a ``--conf``) when it has some, else of ``QDB_CLIENT_CONF``; None when
-    neither has any."""
+@dataclass(frozen=True)
+class HttpConf:
+    """The configuration string the harness's own HTTP requests follow: its scheme, keys and source."""
+
+    scheme: str
+    values: dict
+    source: str
+
+    def has_login(self) -> bool:
+        return any(key in self.values for key in ("username", "password", "token"))
+
+
+def http_conf(conf: str | None = None, environ: dict | None = None) -> HttpConf | None:
+    """``HARNESS_HTTP_CONF`` when set; else the first ``http::``/``https::`` string of ``conf`` (a ``--conf``)
+    and ``QDB_CLIENT_CONF`` holding credentials, else the first of them; None when there is none."""
     environ = os.environ if environ is None else environ
-    for source, text in (("--conf", conf), (CLIENT_CONF_VARIABLE, environ.get(CLIENT_CONF_VARIABLE))):
-        if not text:
-            continue
-        try:
-            _, pairs = parse_conf(text)
-        except UsageError as exc:
-            raise UsageError(f"{source}: {str(exc).removeprefix('--conf: ').removeprefix('--conf ')}") from None
-        values = dict(pairs)
-        if "token" in values:
-            return HttpLogin(token=values["token"], source=source)
-        if "username" in values or "password" in values:
-            return HttpLogin(values.get("username"), values.get("password"), source=source)
-    return None
+    found = []
+    for source, text in _conf_sources(conf, environ):
+        scheme, values = _parsed(source, text)
+        if source == HTTP_CONF_VARIABLE:
+            if scheme not in HTTP_SCHEMES:
+                raise UsageError(f"{HTTP_CONF_VARIABLE} must be an http:: or https:: configuration string, "
+                                 f"got {scheme}::")
+            return HttpConf(scheme, values, source)
+        if scheme in HTTP_SCHEMES:
+            found.append(HttpConf(scheme, values, source))
+    return next((each for each in found if each.has_login()), found[0] if found else None)
+
+
+def http_login(conf: str | None = None, environ: dict | None = None) -> HttpLogin | None:
+    """The login of ``http_conf``; None when it has none."""
+    chosen = http_conf(conf, environ)
+    if chosen is None or not chosen.has_login():
+        return None
+    if "token" in chosen.values:
+        return HttpLogin(token=chosen.values["token"], source=chosen.source)
+    return HttpLogin(chosen.values.get("username"), chosen.values.get("password"), source=chosen.source)
+
+
+def _conf_sources(conf: str | None, environ: dict) -> list[tuple[str, str]]:
+    """The configuration strings in force, by name, most specific first."""
+    return [(source, text) for source, text in ((HTTP_CONF_VARIABLE, environ.get(HTTP_CONF_VARIABLE)),
+                                                ("--conf", conf),
+                                                (CLIENT_CONF_VARIABLE, environ.get(CLIENT_CONF_VARIABLE))) if text]
+
+
+def _parsed(source: str, text: str) -> tuple[str, dict]:
+    try:
+        scheme, pairs = parse_conf(text)
+    except UsageError as exc:
+        raise UsageError(f"{source}: {str(exc).removeprefix('--conf: ').removeprefix('--conf ')}") from None
+    return scheme, dict(pairs)
 
 
 def pg_login(host: str, port: int, environ: dict | None = None) -> PgLogin:
@@ -153,13 +193,16 @@ def _fields(line: str) -> list[str]:
     return fields
 
 
-def secrets(conf: str | None = None, environ: dict | None = None) -> list[str]:
-    """Every secret the credentials sources hold now: none may appear in what a run prints or records."""
+def secrets(conf: str | None = None, environ: dict | None = None, pg: PgLogin | None = None) -> list[str]:
+    """Every secret the credentials sources hold now (each configuration string's secret keys, ``PGPASSWORD``,
+    ``pg``'s password from a password file): none may appear in what a run prints or records."""
     environ = os.environ if environ is None else environ
     found = []
-    login = http_login(conf, environ)
-    if login is not None:
-        found += [value for value in (login.password, login.token) if value]
+    for source, text in _conf_sources(conf, environ):
+        _, values = _parsed(source, text)
+        found += [value for key, value in values.items() if key in SECRET_CONF_KEYS and value]
     if environ.get("PGPASSWORD"):
         found.append(environ["PGPASSWORD"])
-    return found
+    if pg is not None and pg.password and pg.password != DEFAULT_PG_PASSWORD:
+        found.append(pg.password)
+    return list(dict.fromkeys(found))

@@ -119,8 +119,10 @@ def sampled(options: SamplingOptions, run: Run, phases: dict[str, PhaseProgress]
            else f"http://{options.host}:{options.server_metrics_port}/metrics")
     # The server's CPU and memory where it is a process of this machine (not the sink: nothing to learn).
     local = target != Target.sink and options.host in ("localhost", "127.0.0.1", "::1")
+    login = options.http_login() if url is not None else None
     sampler = Sampler(phases, options.sample_interval, url,
-                      find_server_process=(lambda: listening_process(options.http_port)) if local else None)
+                      find_server_process=(lambda: listening_process(options.http_port)) if local else None,
+                      server_metrics_headers={"Authorization": login.header()} if login is not None else None)
     run.record.timeseries = sampler.series
     sampler.start()
     try:

@@ -82,15 +82,16 @@ class TimeSeries:
         return max(lags) if lags else None
 
 
-def server_metrics(url: str) -> dict[str, float]:
-    """The WAL counters from QuestDB's Prometheus endpoint; OSError when it does not answer."""
+def server_metrics(url: str, headers: Mapping[str, str] | None = None) -> dict[str, float]:
+    """The WAL counters from QuestDB's Prometheus endpoint (``headers``: its login, where it asks for one);
+    OSError when it does not answer."""
     # Imported here: a tenth of a second of every command's start-up (the parser, and urllib.request's HTTP
     # and email modules), needed only where a server is sampled.
-    from urllib.request import urlopen
+    from urllib.request import Request, urlopen
 
     from prometheus_client.parser import text_string_to_metric_families
 
-    with urlopen(url, timeout=SERVER_TIMEOUT_SECONDS) as response:
+    with urlopen(Request(url, headers=dict(headers or {})), timeout=SERVER_TIMEOUT_SECONDS) as response:
         text = response.read().decode()
     values = {}
     # Line by line, the series kept only: QuestDB (9.3.4) may answer ``null`` for a value while a table is
@@ -130,8 +131,11 @@ class Sampler:
 
     def __init__(self, phases: Mapping[str, PhaseProgress], interval: float = DEFAULT_INTERVAL_SECONDS,
                  server_metrics_url: str | None = None, max_samples: int = DEFAULT_MAX_SAMPLES,
-                 find_server_process: Callable[[], psutil.Process | None] | None = None):
+                 find_server_process: Callable[[], psutil.Process | None] | None = None,
+                 server_metrics_headers: Mapping[str, str] | None = None):
         self.phases = phases
+        # The login of a protected /metrics: kept here, never in the series (which the record holds).
+        self._server_metrics_headers = server_metrics_headers
         self.server_process: psutil.Process | None = None  # found by ``find_server_process`` on the thread
         self.series = TimeSeries(interval, server_metrics_url=server_metrics_url)
         self.max_samples = max_samples
@@ -208,7 +212,7 @@ class Sampler:
         if url is None or (self._server_failures >= 3 and len(self.series.samples) % 10):
             return None
         try:
-            values = server_metrics(url)
+            values = server_metrics(url, self._server_metrics_headers)
         except (OSError, ValueError) as exc:
             self._server_failures += 1
             self.series.server_error = f"{url}: {getattr(exc, 'reason', None) or exc}"
