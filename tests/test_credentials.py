@@ -5,7 +5,12 @@ a wrong password is named by its endpoint in one line, and no secret reaches a r
 
 from __future__ import annotations
 
+import base64
 import os
+import re
+import subprocess
+import threading
+import urllib.request
 
 import pytest
 
@@ -15,6 +20,31 @@ from helpers import assert_one_line_error, run_cli
 
 HTTP_USER, HTTP_PASSWORD = "bencher", "h77p-Secret-0451"
 PG_USER, PG_PASSWORD = "pgbencher", "pg-Secret-9931"
+READER, READER_PASSWORD = "reader", "ro-Secret-2207"
+ILP_USER = "ilpbencher"
+
+
+def ilp_key() -> tuple[str, str, str]:
+    """A fresh ECDSA P-256 key as the questdb client takes it (token, token_x, token_y: base64url of the
+    private scalar and of the public point's coordinates), made by the openssl command."""
+    pem = subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout"], capture_output=True,
+                         check=True).stdout
+    text = subprocess.run(["openssl", "ec", "-text", "-noout"], input=pem, capture_output=True, check=True).stdout
+    text = text.decode()
+
+    def hex_bytes(block: str) -> bytes:
+        return bytes.fromhex(re.sub(r"[^0-9a-f]", "", block))
+
+    private = hex_bytes(text.split("priv:")[1].split("pub:")[0])[-32:].rjust(32, b"\0")
+    public = hex_bytes(text.split("pub:")[1].split("ASN1")[0])
+
+    def encoded(raw: bytes) -> str:
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+    return encoded(private), encoded(public[1:33]), encoded(public[33:65])
+
+
+ILP_KEY = ilp_key()
 
 
 # --- where credentials come from ----------------------------------------------------------------------
@@ -71,10 +101,21 @@ def test_secrets_lists_every_source():
 
 
 @pytest.fixture
-def secured(questdb_factory):
-    """A QuestDB of the test's own with HTTP basic authentication and a PGWire login of its own."""
-    return questdb_factory(extra_env={"QDB_HTTP_USER": HTTP_USER, "QDB_HTTP_PASSWORD": HTTP_PASSWORD,
-                                      "QDB_PG_USER": PG_USER, "QDB_PG_PASSWORD": PG_PASSWORD})
+def secured(questdb_factory, tmp_path):
+    """A QuestDB of the test's own with HTTP basic authentication (/exec, /exp, ILP/HTTP, /metrics), a PGWire
+    login of its own and a read-only PGWire user, and ILP/TCP authentication (one user's public key)."""
+    keys = tmp_path / "ilp-keys.txt"
+    keys.write_text(f"{ILP_USER} ec-p-256-sha256 {ILP_KEY[1]} {ILP_KEY[2]}\n")
+    return questdb_factory(extra_env={
+        "QDB_HTTP_USER": HTTP_USER, "QDB_HTTP_PASSWORD": HTTP_PASSWORD, "QDB_PG_USER": PG_USER,
+        "QDB_PG_PASSWORD": PG_PASSWORD, "QDB_PG_READONLY_USER_ENABLED": "true", "QDB_PG_READONLY_USER": READER,
+        "QDB_PG_READONLY_PASSWORD": READER_PASSWORD, "QDB_LINE_TCP_AUTH_DB_PATH": f"../{keys.name}"})  # relative to the server root
+
+
+def tcp_conf(server, key: tuple[str, str, str] = ILP_KEY) -> str:
+    """ILP over TCP as the server's ILP user signs in."""
+    return (f"tcp::addr={server.host}:{server.ilp_port};username={ILP_USER};token={key[0]};token_x={key[1]};"
+            f"token_y={key[2]};")
 
 
 def environment(server, http_password: str = HTTP_PASSWORD, pg_password: str | None = PG_PASSWORD, **more) -> dict:
@@ -93,40 +134,102 @@ def server_args(server) -> list[str]:
     return ["--host", server.host, "--http-port", str(server.http_port), "--ilp-port", str(server.ilp_port)]
 
 
+# Two hours of 10 hosts (7,200 rows): the range TSBS's queries are generated over and checked against.
+DATA_SET = ("--seed", "3", "--scale", "10", "--timestamp-end", "2016-01-01T02:00:00Z")
+SECRETS = (HTTP_PASSWORD, PG_PASSWORD, READER_PASSWORD, ILP_KEY[0])
+
+
 def assert_no_secret(tmp_path, *texts: str) -> None:
-    stored = "".join(path.read_text(errors="replace") for path in tmp_path.rglob("*.json"))
-    for secret in (HTTP_PASSWORD, PG_PASSWORD):
-        for text in (*texts, stored):
+    stored = {path: path.read_text(errors="replace") for path in tmp_path.rglob("*")
+              if path.suffix in (".json", ".html", ".log", ".txt") and path.name != "ilp-keys.txt"
+              and "questdb-root" not in path.parts[-3:-1] and path.is_file()}
+    for secret in SECRETS:
+        for text in texts:
             assert secret not in text
+        for path, text in stored.items():
+            assert secret not in text, path
+
+
+class Watch:
+    """What anyone on this machine could see during the commands of a test: the process list (``ps``), and
+    the run's own Prometheus endpoint at ``metrics_port`` while it serves."""
+
+    def __init__(self, metrics_port: int):
+        self.metrics_port = metrics_port
+        self.seen: list[str] = []
+        self.scrapes = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> Watch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.05):
+            self.seen.append(subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=1) as answer:
+                    self.seen.append(answer.read().decode())
+                    self.scrapes += 1
+            except OSError:
+                pass
 
 
 @pytest.mark.slow
-def test_every_endpoint_logs_in_with_the_users_credentials(secured, tmp_path):
+def test_every_endpoint_logs_in_and_no_secret_is_ever_shown(secured, tmp_path):
+    """Every command against a server that asks for logins everywhere, each credential source planted with a
+    secret: the runs succeed, and no secret shows in their output, records, reports, the run's own metrics or
+    the process list sampled throughout."""
+    from helpers import free_port
+
     env = environment(secured)
-    http = run_cli("bench", "--send", "--row-count", "2000", "--scale", "10", "--seed", "3", *server_args(secured),
-                   "--results", str(tmp_path / "http.json"), env=env)
-    assert http.returncode == 0, http.stderr
-    assert "2000 rows visible" in http.stdout
-    # ILP over TCP (no ILP authentication configured) while /exec logs in with QDB_CLIENT_CONF's credentials.
-    tcp = run_cli("bench", "--send", "--row-count", "2000", "--scale", "10", "--seed", "3", *server_args(secured),
-                  "--conf", f"tcp::addr={secured.host}:{secured.ilp_port};", "--keep-table",
-                  "--results", str(tmp_path / "tcp.json"), env=env)
-    assert tcp.returncode == 0, tcp.stderr
-    exactly = run_cli("bench", "--send", "--row-count", "2000", "--scale", "10", "--seed", "3", "--exactly-once",
-                      *server_args(secured), "--results", str(tmp_path / "once.json"), env=env)
-    assert exactly.returncode == 0, exactly.stderr
-    for protocol in ("asyncpg", "http-csv"):
-        read = run_cli("read", "--protocol", protocol, "--check", "--seed", "3", "--scale", "10", "--row-count", "2000",
-                       "--host", secured.host, "--http-port", str(secured.http_port), "--pg-port",
-                       str(secured.server.pg_port), "--results", str(tmp_path / f"read-{protocol}.json"), env=env)
-        assert read.returncode == 0, read.stderr
-    for protocol in ("pgwire", "http"):
-        queries = run_cli("queries", "run", "--generate", "--query-types", "single-groupby-1-1-1", "--queries", "5",
-                          "--seed", "3", "--scale", "10", "--protocol", protocol, "--host", secured.host,
-                          "--http-port", str(secured.http_port), "--pg-port", str(secured.server.pg_port),
-                          "--results", str(tmp_path / f"queries-{protocol}.json"), env=env)
-        assert queries.returncode == 0, (protocol, queries.stderr)
-    assert_no_secret(tmp_path, http.stdout + http.stderr, tcp.stdout, exactly.stdout)
+    metrics_port = free_port()
+    outputs = []
+
+    def cli(*args: str, env: dict = env) -> None:
+        result = run_cli(*args, env=env)
+        outputs.append(result.stdout + result.stderr)
+        assert result.returncode == 0, (args, result.stderr)
+
+    with Watch(metrics_port) as watch:
+        cli("bench", "--send", *DATA_SET, *server_args(secured),
+            "--server-metrics-port", str(secured.server.min_port), "--report", "--metrics-port", str(metrics_port),
+            "--metrics-linger", "1",
+            "--results", str(tmp_path / "http.json"))
+        assert "7200 rows visible" in outputs[-1]
+        # ILP over TCP signed with the ILP user's key (QDB_CLIENT_CONF), while /exec logs in with HARNESS_HTTP_CONF.
+        tcp_env = environment(secured, QDB_CLIENT_CONF=tcp_conf(secured), HARNESS_HTTP_CONF=(
+            f"http::addr={secured.host}:{secured.http_port};username={HTTP_USER};password={HTTP_PASSWORD};"))
+        cli("bench", "--send", *DATA_SET, *server_args(secured),
+            "--keep-table", "--results", str(tmp_path / "tcp.json"), env=tcp_env)
+        assert "14400 rows visible" in outputs[-1]
+        cli("bench", "--send", *DATA_SET, "--exactly-once",
+            *server_args(secured), "--results", str(tmp_path / "once.json"))
+        reader = environment(secured, PGUSER=READER, pg_password=READER_PASSWORD)
+        for protocol in ("asyncpg", "http-csv"):
+            # Reading needs no right to write: PGWire as QuestDB's read-only user.
+            cli("read", "--protocol", protocol, "--check", *DATA_SET,
+                "--host", secured.host, "--http-port", str(secured.http_port), "--pg-port",
+                str(secured.server.pg_port), "--results", str(tmp_path / f"read-{protocol}.json"), env=reader)
+        for protocol in ("pgwire", "http"):
+            cli("queries", "run", "--generate", "--query-types", "single-groupby-1-1-1", "--queries", "5",
+                *DATA_SET, "--protocol", protocol, "--check", "--host", secured.host,
+                "--http-port", str(secured.http_port), "--pg-port", str(secured.server.pg_port), "--report",
+                "--results", str(tmp_path / f"queries-{protocol}.json"), env=reader)
+    assert watch.scrapes, "the run's metrics were never scraped"
+    assert any("-m harness bench" in seen for seen in watch.seen), "the process list was never seen mid-run"
+    assert list(tmp_path.glob("*.html")), "no report written"
+    # The server's /metrics asks for the login too, and the run sampled it with the login of QDB_CLIENT_CONF.
+    import json
+
+    series = json.loads((tmp_path / "http.json").read_text())["timeseries"]
+    assert series["server_error"] is None and any(sample["server"] for sample in series["samples"]), series
+    assert_no_secret(tmp_path, *outputs, *watch.seen)
 
 
 @pytest.mark.slow
@@ -173,8 +276,55 @@ def test_a_wrong_password_is_named_by_its_endpoint(secured, tmp_path):
                        env=environment(secured, pg_password="nope-3"))
         assert_one_line_error(read, 1, "PGWire", f"refused user '{PG_USER}' (from PGPASSWORD)")
         assert "nope-3" not in read.stderr + read.stdout, protocol
+    right_http = f"http::addr={secured.host}:{secured.http_port};username={HTTP_USER};password={HTTP_PASSWORD};"
+    wrong_ilp_http = run_cli("bench", "--send", "--row-count", "100", "--scale", "10", *server_args(secured),
+                             "--results", str(tmp_path / "c.json"),
+                             env=environment(secured, http_password="nope-4", HARNESS_HTTP_CONF=right_http))
+    assert_one_line_error(wrong_ilp_http, 1, f"sending to {secured.host}:{secured.http_port} failed",
+                          f"QuestDB refused the ILP/HTTP login of user '{HTTP_USER}'")
+    # ILP over TCP: a key the server does not know, and none at all; QuestDB closes the connection unexplained.
+    for conf, why in ((tcp_conf(secured, ilp_key()), f"check the key (token, token_x, token_y) of user '{ILP_USER}'"),
+                      (f"tcp::addr={secured.host}:{secured.ilp_port};", "asks for ILP authentication")):
+        refused_tcp = run_cli("bench", "--send", "--row-count", "20000", "--scale", "10", *server_args(secured),
+                              "--results", str(tmp_path / "d.json"),
+                              env=environment(secured, QDB_CLIENT_CONF=conf, HARNESS_HTTP_CONF=right_http))
+        assert_one_line_error(refused_tcp, 1, f"sending to {secured.host}:{secured.ilp_port} failed", why)
+        assert ILP_KEY[0] not in refused_tcp.stderr + refused_tcp.stdout
+    # Few rows fit the socket's buffer before the server closes it: every flush succeeds, the rows are lost.
+    unseen = run_cli("bench", "--send", "--row-count", "100", "--scale", "10", *server_args(secured),
+                     "--validation-query-timeout", "2", "--results", str(tmp_path / "e.json"),
+                     env=environment(secured, QDB_CLIENT_CONF=tcp_conf(secured, ilp_key()), HARNESS_HTTP_CONF=right_http))
+    assert_one_line_error(unseen, 1, "validation timed out", "0 visible",
+                          f"when it refused the ILP login of user '{ILP_USER}'")
     nothing = run_cli("bench", "--send", "--row-count", "100", "--scale", "10", *server_args(secured),
                       "--results", str(tmp_path / "b.json"),
                       env={key: value for key, value in os.environ.items() if key != "QDB_CLIENT_CONF"})
     assert_one_line_error(nothing, 1, "refused the login (HTTP 401)", "no credentials were given")
 
+
+@pytest.mark.slow
+def test_a_read_only_server_refuses_the_first_write_before_anything_is_sent(questdb_factory, tmp_path):
+    server = questdb_factory(extra_env={"QDB_HTTP_SECURITY_READONLY": "true"})
+    refused = run_cli("bench", "--send", "--row-count", "100", "--scale", "10", *server_args(server),
+                      "--results", str(tmp_path / "a.json"))
+    assert_one_line_error(refused, 2, f"QuestDB HTTP at {server.host}:{server.http_port} refused to write",
+                          "Write permission denied", "needs a login that may write")
+    assert server.client.table_columns("cpu") is None
+    # Reading needs no write: a table made over PGWire (whose login may write) is read back over /exp.
+    import asyncio
+
+    import asyncpg
+
+    async def make_table() -> None:
+        connection = await asyncpg.connect(host=server.host, port=server.server.pg_port, user="admin",
+                                           password="quest", database="qdb", ssl=False)
+        await connection.execute("create table t as (select x, timestamp_sequence(0, 1000000) ts "
+                                 "from long_sequence(10)) timestamp(ts)")
+        await connection.close()
+
+    asyncio.run(make_table())
+    read = run_cli("read", "--protocol", "http-csv", "--table", "t", "--host", server.host, "--http-port",
+                   str(server.http_port), "--pg-port", str(server.server.pg_port),
+                   "--results", str(tmp_path / "read.json"))
+    assert read.returncode == 0, read.stderr
+    assert "10 rows" in read.stdout, read.stdout

@@ -150,12 +150,12 @@ class SendWorker(Worker):
                 break
             except (QuestDBError, RunError) as exc:
                 if self.resend_for is None:
-                    raise RunError(f"sending to {self.address} failed: {one_line(exc)}") from None
+                    raise RunError(f"sending to {self.address} failed: {self.target.refusal(one_line(exc))}") from None
                 now = time.monotonic()
                 first_failure = first_failure or now
                 if now - first_failure > self.resend_for:
                     raise RunError(f"sending to {self.address} failed for {self.resend_for:g}s "
-                                   f"(--retry-timeout): {one_line(exc)}") from None
+                                   f"(--retry-timeout): {self.target.refusal(one_line(exc))}") from None
                 self.close()
                 time.sleep(self.RESEND_PAUSE_SECONDS)
                 self.progress.resent(self.index)

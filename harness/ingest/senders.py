@@ -84,6 +84,35 @@ class SenderSettings:
         return {"transport": str(self.scheme), "sender_address": self.address,
                 "protocol_version": self.configured_protocol_version}
 
+    def refusal(self, failure: str) -> str:
+        """``failure`` (the client's error, one line) with, where it is what a refused ILP login looks like, the
+        why: QuestDB closes an ILP/TCP connection without a word when it refuses the login (or wanted one)."""
+        values = dict(parse_conf(self.conf)[1]) if self.conf is not None else {}
+        user = f"user {values['username']!r} of the configuration string" if "username" in values else None
+        if self.scheme in ("tcp", "tcps") and ("reset by peer" in failure or "Broken pipe" in failure):
+            if user is not None:
+                return (f"{failure}: QuestDB closes an ILP/TCP connection whose login it refuses, without a reason: "
+                        f"check the key (token, token_x, token_y) of {user} against the server's "
+                        f"line.tcp.auth.db.path")
+            return (f"{failure}: QuestDB closes an ILP/TCP connection at once when it asks for ILP authentication "
+                    f"(line.tcp.auth.db.path): give username, token, token_x and token_y in the configuration "
+                    f"string (--conf or QDB_CLIENT_CONF)")
+        if self.scheme in ("http", "https") and "authentication error" in failure:
+            whom = user or "no user (the configuration string has no username/password or token)"
+            return f"{failure}: QuestDB refused the ILP/HTTP login of {whom}"
+        return failure
+
+    def unseen_losses(self) -> str:
+        """Why rows sent may be missing though every flush succeeded, as the end of a shortfall's line: over
+        ILP/TCP the server closes a connection it refuses (a login, a line) and the client may not notice."""
+        if self.scheme not in ("tcp", "tcps"):
+            return ""
+        values = dict(parse_conf(self.conf)[1]) if self.conf is not None else {}
+        login = (f"refused the ILP login of user {values['username']!r} (check its key: token, token_x, token_y)"
+                 if "username" in values else "asks for an ILP login none was given (line.tcp.auth.db.path)")
+        return (f" (over ILP/TCP, QuestDB closes a connection without a word when it {login} or a line it "
+                f"cannot parse: its log says which)")
+
     def public_conf_string(self) -> str:
         """The configuration string as it may be printed and recorded (secrets hidden)."""
         return redact_conf(self.conf_string())
@@ -98,7 +127,7 @@ def open_sender(target: SenderSettings) -> Sender:
     try:
         sender.establish()
     except QuestDBError as exc:
-        raise RunError(f"cannot connect to {target.address}: {one_line(exc)}") from None
+        raise RunError(f"cannot connect to {target.address}: {target.refusal(one_line(exc))}") from None
     return sender
 
 

@@ -29,6 +29,14 @@ class QuestDBQueryError(RunError):
     """The server answered, and rejected the statement."""
 
 
+class WriteRefused(UsageError):
+    """The server refused a write for the login: it, or the whole HTTP endpoint, may only read."""
+
+
+# QuestDB's words (9.3.4) for a write a read-only login or server (http.security.readonly) asks.
+WRITE_REFUSED = "Write permission denied"
+
+
 class QuestDBSql:
     """A QuestDB server's HTTP API at host:http_port, logged in as ``login`` says (``harness.questdb.credentials``;
     None: without credentials)."""
@@ -86,6 +94,12 @@ class QuestDBSql:
         except ValueError:
             raise RunError(f"QuestDB HTTP at {self.address} answered {body[:200]!r} to {sql!r}") from None
         if "error" in answer:
+            if WRITE_REFUSED in str(answer["error"]):
+                whom = self.login.describe() if self.login is not None else "a request without credentials"
+                raise WriteRefused(
+                    f"QuestDB HTTP at {self.address} refused to write for {whom} ({answer['error']}: the login or "
+                    f"the server is read-only, as http.security.readonly makes it): this run creates and writes "
+                    f"tables and needs a login that may write (`queries run` and `read` only read)")
             raise QuestDBQueryError(f"QuestDB at {self.address} rejected {sql!r}: {answer['error']}")
         return answer
 

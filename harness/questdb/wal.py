@@ -38,14 +38,15 @@ def suspension(questdb: QuestDBSql, table: str) -> str | None:
 
 
 def wait_for_count(questdb: QuestDBSql, table: str, expected: int, timeout: float,
-                   poll_interval: float = 0.01) -> float:
+                   poll_interval: float = 0.01, missing_why: str = "") -> float:
     """Poll until ``count()`` equals ``expected``; returns the seconds waited.
 
     Rows sent to a WAL table become visible only after the server applies the WAL, so the count
     rises in steps after the last flush; a count answers in well under a millisecond, so the wait is
     timed to ``poll_interval``. Fails (RunError, stating expected and visible counts) on timeout, as
     soon as the count exceeds ``expected``, and within ``SUSPENSION_CHECK_SECONDS`` of the table's WAL
-    apply being suspended (its rows would never arrive)."""
+    apply being suspended (its rows would never arrive). ``missing_why`` ends the timeout's line: what the
+    caller knows may lose rows unseen."""
     started = time.perf_counter()
     deadline = started + timeout
     suspension_checked = float("-inf")
@@ -67,6 +68,6 @@ def wait_for_count(questdb: QuestDBSql, table: str, expected: int, timeout: floa
         if now >= deadline:
             raise RunError(
                 f"validation timed out after {timeout:g}s: expected {expected} rows in table {table}, "
-                f"{visible} visible"
+                f"{visible} visible{missing_why}"
             )
         time.sleep(poll_interval)

@@ -115,7 +115,7 @@ def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, ru
             else:
                 expected = {table: before + sent.tables.get(table, run_rows[table])
                             for table, before in rows_before.items()}
-            validate(questdb, options, expected, last_flush, run)
+            validate(questdb, options, expected, last_flush, run, options.sender_settings().unseen_losses())
 
 
 def generate_phase(options: BenchOptions, rows: int, run: Run, metrics: RunMetrics, made: Iterable[Chunk]) -> list[Chunk]:

@@ -104,14 +104,14 @@ def prepare_table(questdb: QuestDBSql, schema: TableSchema, keep_table: bool, ru
 
 
 def validate(questdb: QuestDBSql, options: ServerOptions, expected: dict[str, int], last_flush: float,
-             run: Run) -> None:
+             run: Run, missing_why: str = "") -> None:
     """Wait until each table holds exactly its expected rows; record the counts read back and the time
-    it took after the last flush."""
+    it took after the last flush. ``missing_why`` ends a shortfall's line (``wait_for_count``)."""
     # One deadline for every table and every question: a server that stops answering ends the validation
     # within its timeout (and a few seconds), not a request timeout later.
     with questdb.bounded(options.validation_query_timeout + SERVER_STATE_SECONDS):
         for table, rows in expected.items():
-            wait_for_count(questdb, table, rows, options.validation_query_timeout)
+            wait_for_count(questdb, table, rows, options.validation_query_timeout, missing_why=missing_why)
         since_flush = time.perf_counter() - last_flush
         tables = {table: TableCount(rows, questdb.count(table)) for table, rows in expected.items()}
     run.record.validation = Validation(sum(expected.values()), sum(count.visible for count in tables.values()),
