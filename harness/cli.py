@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from harness.errors import HarnessError, RunError, UsageError
+from harness.errors import HarnessError, RunError, ThresholdsFailed, UsageError
 from harness.options.declare import LazyCommand, lazy_group
 
 if TYPE_CHECKING:
@@ -122,6 +122,10 @@ def main(argv: list[str] | None = None) -> None:
         _die(exc.format_message(), 2)
     except UsageError as exc:
         _die(str(exc), 2)
+    except ThresholdsFailed as exc:  # the run itself ended well: a line per threshold it missed
+        for line in exc.lines[:-1]:
+            print(f"error: {line}", file=sys.stderr)
+        _die(exc.lines[-1], 1)
     except (RunError, HarnessError) as exc:
         _die(str(exc), 1)
     except typer.Exit as exc:

@@ -21,3 +21,11 @@ class ParameterError(UsageError):
 
 class RunError(HarnessError):
     """A run that could not complete (server down or killed, validation failed): exit code 1."""
+
+
+class ThresholdsFailed(RunError):
+    """A run that completed, and missed thresholds it was given (``bench --threshold``): a line each, exit 1."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__("\n".join(lines))
+        self.lines = lines

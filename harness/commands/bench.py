@@ -14,12 +14,14 @@ import pprint
 import sys
 from typing import TextIO
 
+from harness.errors import ThresholdsFailed
 from harness.ingest.senders import SenderSettings
 from harness.questdb.conf import redact_conf
 from harness.options.declare import command
 from harness.records.run_record import RunRecord
 from harness.run.bench_options import TSBS_DATA_SET_OPTIONS, BenchOptions
 from harness.run.bench_phases import bench_phases
+from harness.run.open_loop import missed_thresholds
 from harness.run.session import Run, metered, sampled
 from harness.scaleout.clients import run_clients
 from harness.scaleout.meeting import run_seed
@@ -86,6 +88,9 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord | N
                          options.metrics_linger, workers=options.threads, host=options.metrics_host)
     with metered(run, metrics), sampled(options, run, metrics.phases):
         bench_phases(options, spec, target, run, metrics)
+    missed = missed_thresholds(run)
+    if missed:  # the run ended well and is recorded so; its exit code says what it missed
+        raise ThresholdsFailed(missed)
     return run.record
 
 

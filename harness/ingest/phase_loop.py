@@ -24,6 +24,7 @@ from questdb import QuestDBError, Sender, TimestampNanos
 
 from harness.errors import RunError
 from harness.ingest.ilp import TSBS_COLUMNS, Chunk, FrameColumns, append_frame, chunk_rows, client_symbols, new_buffer
+from harness.ingest.open_loop import OpenLoop
 from harness.ingest.senders import SenderSettings, one_line, open_sender
 from harness.telemetry.phase import PhaseProgress, PhaseRecord
 from harness.tsbs.schema import TIMESTAMP_COLUMN
@@ -188,6 +189,7 @@ class ChunkStream:
 
     def __init__(self, chunks: Iterable[Chunk], workers: int, depth_per_worker: int = 2, first_index: int = 0):
         self._queue: queue.Queue = queue.Queue(maxsize=max(2, depth_per_worker * workers))
+        self.first_index = first_index
         self._chunks = enumerate(chunks, first_index)
         self._workers = workers
         self._stop = threading.Event()
@@ -196,6 +198,14 @@ class ChunkStream:
 
     def start(self) -> None:
         self._thread.start()
+
+    def wait_filled(self, timeout: float) -> None:
+        """Until the queue is full or the chunks have all been made (or ``timeout`` seconds): an open loop's
+        schedule starts with chunks at hand, not with the generator's first warm-up."""
+        deadline = time.monotonic() + timeout
+        while (not self._queue.full() and self._thread.is_alive() and not self._stop.is_set()
+               and time.monotonic() < deadline):
+            time.sleep(0.005)
 
     def _put(self, item) -> bool:
         while not self._stop.is_set():
@@ -246,8 +256,12 @@ def run_phase(
     workers: list[Worker],
     work: list[list[tuple[int, Chunk]]] | ChunkStream,
     flush_timeout: float | None = None,
+    schedule: OpenLoop | None = None,
 ) -> PhaseRecord:
     """Run ``workers`` over their dealt chunks (or the shared stream) and time the whole phase.
+
+    With a ``schedule`` (an open loop), each chunk waits for its intended time before it goes out, and the
+    schedule is told when its send began and ended.
 
     A flush still unfinished after ``flush_timeout`` seconds fails the phase: ILP over TCP has no timeout
     of its own, so a server that stops reading (frozen, swapped out) would otherwise hold the run forever.
@@ -271,10 +285,17 @@ def run_phase(
             for number, chunk in chunks:
                 if stop.is_set():
                     return
+                if schedule is not None:
+                    intended = schedule.wait(number, stop)
+                    if stop.is_set():
+                        return
+                    began = time.perf_counter()
                 nbytes = worker.process(chunk)
-                progress.add(index, chunk_rows(chunk), nbytes,
-                             {table: len(frame) for table, frame in chunk.items()})
+                rows = {table: len(frame) for table, frame in chunk.items()}
+                progress.add(index, chunk_rows(chunk), nbytes, rows)
                 progress.acknowledge(number)
+                if schedule is not None:
+                    schedule.sent(number, intended, began, time.perf_counter(), rows)
             worker.finish()
         except threading.BrokenBarrierError:
             pass  # the phase never started: it was interrupted or another thread could not start
@@ -296,6 +317,10 @@ def run_phase(
             thread.start()
         if isinstance(work, ChunkStream):
             work.start()
+        if schedule is not None:  # before any worker can pass the barrier and ask it
+            if isinstance(work, ChunkStream):
+                work.wait_filled(STREAM_FILL_SECONDS)
+            schedule.begin()
         ready.wait()
         # Whatever is alive now (the dealt chunks, every imported module) is set aside from the cyclic
         # collector for the phase: a full collection scans every tracked object with the GIL held, stalling
@@ -308,6 +333,8 @@ def run_phase(
             while thread.is_alive() and not stuck:
                 thread.join(timeout=WATCH_SECONDS)
                 stuck.update(_stuck_flushes(workers, flush_timeout))
+                if schedule is not None:  # the backlog grows while nothing is sent too (a stalled server)
+                    schedule.sample_backlog(time.perf_counter())
         if stuck:
             index = min(stuck)
             failures.append(RunError(f"worker {index}'s flush to {getattr(workers[index], 'address', 'the server')} "
@@ -339,8 +366,10 @@ def run_phase(
     return record
 
 
-# How often the phase looks for a stuck flush while its workers run.
+# How often the phase looks for a stuck flush (and samples an open loop's backlog) while its workers run.
 WATCH_SECONDS = 0.2
+# How long an open loop's schedule waits for the chunk stream to fill before it starts all the same.
+STREAM_FILL_SECONDS = 60.0
 # How long Ctrl-C waits for the workers to put down their chunks and close their connections.
 INTERRUPT_GRACE_SECONDS = 5.0
 

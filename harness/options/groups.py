@@ -7,14 +7,18 @@ what a run does with them is the session's (``harness.run.session``) and the com
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
+
+from harness.errors import ParameterError, UsageError
 
 from harness.ingest.choices import ProtocolVersion, Target, Transport
 from harness.options.declare import option
 from harness.questdb.conf import parse_conf
 from harness.questdb.credentials import CLIENT_CONF_VARIABLE, HttpLogin, PgLogin, http_login, pg_login
 from harness.questdb.http import QuestDBSql
+from harness.records.thresholds import Threshold
 from harness.tsbs import params, use_cases
 from harness.tsbs.choices import FieldType, SymbolDtype
 
@@ -222,6 +226,102 @@ class SendOptions:
         wins), else ``transport``."""
         conf = self.client_conf()
         return parse_conf(conf)[0] if conf is not None else str(self.transport)
+
+
+@dataclass
+class OpenLoopOptions:
+    """An open loop (``bench --rate``): rows sent at a fixed rate, every latency from a chunk's intended time."""
+
+    rate: str | None = option(None, "Send at this many rows per second, in an open loop: each chunk at its own "
+                                    "intended time, a late one sent late and never skipped, every latency from its "
+                                    "intended time; into QuestDB, a probe measures each chunk's freshness (intended "
+                                    "time to visible to a query). A:B:STEP ramps from A to B rows/s, --duration at "
+                                    "each rate after a closed-loop step, and names the knee: the highest rate held "
+                                    "with freshness p99 under --slo.")
+    duration: str | None = option(None, "With --rate: how long the schedule runs, a Go duration (30s, 5m). Default: "
+                                        "until the data set ends (--row-count).")
+    slo: str = option("1s", "With a ramp (--rate A:B:STEP): the freshness p99 a rate must stay under to count as "
+                            "held, a Go duration.")
+    probe_interval: str = option("10ms", "With --rate into QuestDB: time between the freshness probe's counts (one "
+                                         "count() per table each), a Go duration.")
+    threshold: list[str] | None = option(None, "With --rate: a figure the run must meet, k6-style: "
+                                               "'freshness_p99<1s', 'ack_p99<200ms', 'max_backlog<50000', "
+                                               "'rate_sustained' (repeat the flag for several). The run exits 1, a "
+                                               "line per failed threshold, unless all hold.")
+
+    @property
+    def open_loop(self) -> bool:
+        return self.rate is not None
+
+    @property
+    def ramp(self) -> bool:
+        """Whether --rate steps from one rate to another (A:B:STEP)."""
+        return self.rate is not None and ":" in self.rate
+
+    def rates(self) -> list[float]:
+        """The rates to hold, rows per second: --rate's one, or each step of its ramp; a UsageError unless each
+        is a positive, finite number and a ramp's steps land on its end."""
+        if not self.ramp:
+            return [_rate(self.rate)]
+        parts = self.rate.split(":")
+        if len(parts) != 3:
+            raise UsageError(f"--rate {self.rate!r}: a ramp is FIRST:LAST:STEP rows per second, e.g. "
+                             f"100000:400000:50000")
+        first, last, step = (_rate(part) for part in parts)
+        steps = (last - first) / step
+        if last <= first or abs(steps - round(steps)) > 1e-9:
+            raise UsageError(f"--rate {self.rate!r}: the steps of {step:g} from {first:g} must land on {last:g}, "
+                             f"above it")
+        return [first + index * step for index in range(round(steps) + 1)]
+
+    def slo_seconds(self) -> float:
+        return _duration_seconds(self.slo, "--slo")
+
+    def duration_seconds(self) -> float | None:
+        return None if self.duration is None else _duration_seconds(self.duration, "--duration")
+
+    def probe_seconds(self) -> float:
+        return _duration_seconds(self.probe_interval, "--probe-interval")
+
+    def thresholds(self) -> list[Threshold]:
+        return [Threshold.parse(text) for text in self.threshold or ()]
+
+    def check_open_loop(self) -> None:
+        """--rate's values, and its companions only with it; each a UsageError naming the flag."""
+        if not self.open_loop:
+            given = [flag for flag, value in (("--duration", self.duration), ("--threshold", self.threshold))
+                     if value]
+            if given:
+                raise UsageError(f"{given[0]} belongs to an open-loop run: add --rate ROWS_PER_SECOND")
+            return
+        self.rates()
+        self.slo_seconds()
+        self.probe_seconds()
+        self.thresholds()
+        if self.ramp and self.duration is None:
+            raise UsageError("--rate A:B:STEP holds each rate for --duration: give one (e.g. --duration 30s)")
+        self.duration_seconds()
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"--rate must be a positive number of rows per second, got {text!r}")
+    return value
+
+
+def _duration_seconds(text: str, flag: str) -> float:
+    """A positive Go duration in seconds; a UsageError naming ``flag`` otherwise."""
+    try:
+        seconds = params.parse_go_duration_ns(text, flag) / 1e9
+    except ParameterError:
+        raise UsageError(f"{flag} must be a duration such as 30s, 5m or 250ms, got {text!r}") from None
+    if seconds <= 0:
+        raise UsageError(f"{flag} must be longer than zero, got {text!r}")
+    return seconds
 
 
 @dataclass

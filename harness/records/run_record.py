@@ -15,12 +15,14 @@ from pathlib import Path
 
 from harness.records.codec import always_stored, not_stored, to_dict
 from harness.records.system_info import system_info
+from harness.telemetry.latency import LatencySummary
 from harness.telemetry.phase import PhaseRecord
 from harness.telemetry.timeseries import TimeSeries
 from harness.versions import HARNESS_VERSION
 
-# 3: read runs (``RunRecord.read``), ingest runs' ``arrival``, merged runs' ``clients``; version 2 records load.
-SCHEMA_VERSION = 3
+# 3: read runs (``RunRecord.read``), ingest runs' ``arrival``, merged runs' ``clients``; 4: open-loop runs
+# (``RunRecord.open_loop``). Version 2 and 3 records load.
+SCHEMA_VERSION = 4
 
 
 @dataclass
@@ -159,6 +161,65 @@ class ReadFigures:
 
 
 @dataclass
+class RateStep:
+    """One rate of an open-loop run (``bench --rate``): whether its schedule was kept, and the latencies of
+    its chunks, each from the chunk's intended time (``harness.ingest.open_loop``)."""
+
+    target_rows_per_second: float
+    achieved_rows_per_second: float | None  # the rows over the longer of the schedule and the last send's end
+    sustained: bool  # achieved within 1 % of the target
+    rows: int
+    chunks: int
+    late_chunks: int  # went out a chunk interval or more after their time
+    max_backlog_rows: int
+    schedule_delay: LatencySummary  # intended time to the send's start: the client's own lateness
+    acknowledged: LatencySummary | None = None  # intended time to the server's answer (ILP over HTTP)
+    freshness: LatencySummary | None = None  # intended time to visible to a count (into QuestDB)
+    unseen_chunks: int = 0  # sent, and not yet seen by the probe when it stopped
+    backlog: list[list[float]] = field(default_factory=list)  # [seconds since start, rows behind schedule]
+
+
+@dataclass
+class ProbeFigures:
+    """What the freshness probe asked of the server (``harness.ingest.freshness``)."""
+
+    interval_seconds: float
+    queries: int
+    queries_per_second: float
+    tables: int  # one count() per table per query
+    failures: int = 0
+    last_error: str | None = None
+
+    def plus(self, other: ProbeFigures) -> ProbeFigures:
+        """Two probes' figures as one (a ramp's rates); the rate of queries is the later one's."""
+        return ProbeFigures(self.interval_seconds, self.queries + other.queries, other.queries_per_second,
+                            self.tables, self.failures + other.failures, other.last_error or self.last_error)
+
+
+@dataclass
+class ThresholdOutcome:
+    """One ``--threshold``: the expression, the figure's value (None: the run has no such figure) and whether
+    it held."""
+
+    expression: str
+    value: float | None
+    passed: bool
+
+
+@dataclass
+class OpenLoopFigures:
+    """An open-loop run: each rate it held (one; a ramp's every step), its probe, and the thresholds judged; a
+    ramp's SLO, the closed-loop rate it measured first and its knee (the highest rate held)."""
+
+    steps: list[RateStep]
+    probe: ProbeFigures | None = None
+    thresholds: list[ThresholdOutcome] = field(default_factory=list)
+    slo_seconds: float | None = None
+    closed_loop_rows_per_second: float | None = None
+    knee_rows_per_second: float | None = None
+
+
+@dataclass
 class RunRecord:
     """Everything one run leaves behind. ``status`` is running, ok, failed or interrupted."""
 
@@ -186,6 +247,8 @@ class RunRecord:
     queries: QueryFigures | None = None
     # Read runs (kind "read"): harness.read.
     read: ReadFigures | None = None
+    # Open-loop bench runs (--rate): harness.ingest.open_loop.
+    open_loop: OpenLoopFigures | None = None
     status: str = "running"
     error: str | None = None
     path: Path | None = not_stored()  # where it was read from or written to

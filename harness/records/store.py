@@ -57,6 +57,11 @@ def _run_from_version_2(values: dict) -> dict:
     return {**values, "schema_version": 3}
 
 
+def _run_from_version_3(values: dict) -> dict:
+    """Version 4 added open-loop runs (``open_loop``), which a version-3 document lacks and its default fills."""
+    return {**values, "schema_version": 4}
+
+
 def _benchmark_from_version_1(values: dict) -> dict:
     """Version 2 added each paired ratio's interval to the summaries; a version-1 document's rounds give it."""
     comparisons = []
@@ -71,6 +76,7 @@ def _benchmark_from_version_1(values: dict) -> dict:
 MIGRATIONS: dict[tuple[str, int], Callable[[dict], dict]] = {
     (RUN, 1): _run_from_version_1,
     (RUN, 2): _run_from_version_2,
+    (RUN, 3): _run_from_version_3,
     (BENCHMARK, 1): _benchmark_from_version_1,
 }
 

@@ -25,6 +25,7 @@ from harness.options.groups import (
     FrameOptions,
     GroupedDataSetOptions,
     MetricsOptions,
+    OpenLoopOptions,
     OwnDataOptions,
     ProgressOptions,
     RecordOptions,
@@ -46,8 +47,9 @@ CLIENT_RETRY_TIMEOUT_MS = 2_000
 
 
 @dataclass
-class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, SendOptions, OwnDataOptions, FrameOptions,
-                   GroupedDataSetOptions, DataSetRowsOptions, RecordOptions, ServerOptions, CommandOptions):
+class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptions, SendOptions, OwnDataOptions,
+                   FrameOptions, GroupedDataSetOptions, DataSetRowsOptions, RecordOptions, ServerOptions,
+                   CommandOptions):
     """Every option of a benchmark run; the defaults are the original benchmark's."""
 
     send: bool = option(False, "After serializing, send to the target.", flags=("--send",))
@@ -104,8 +106,9 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, SendOptions, 
 
     @property
     def streams(self) -> bool:
-        """Whether chunks are made while sending: --stream, or the user's data, which is never held whole."""
-        return self.stream or self.own_data
+        """Whether chunks are made while sending: --stream, the user's data, which is never held whole, or an
+        open loop (--rate), whose run lasts as long as it is asked to."""
+        return self.stream or self.own_data or self.open_loop
 
     def source_rows(self, spec: params.DatasetSpec) -> int:
         """Rows of the whole of what the run sends: the user's data, or the TSBS data set of ``spec``."""
@@ -132,6 +135,7 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, SendOptions, 
     def check_values(self) -> None:
         super().check_values()
         self._check_source()
+        self._check_open_loop()
         use_case = self.use_case_entry
         if self.op != Op.dataframe and self.workers is not None:
             raise UsageError(f"--op {self.op} is the single-threaded row-by-row baseline: it takes no --workers")
@@ -172,6 +176,22 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, SendOptions, 
         if self.exactly_once and (self.sender_transport != "http" or self.target != Target.questdb):
             raise UsageError("--exactly-once needs --transport http to QuestDB: ILP over TCP has no "
                              "acknowledgements, so a chunk's fate after a failure is unknowable")
+
+    def _check_open_loop(self) -> None:
+        """--rate's rules: its values, and the runs it can schedule."""
+        self.check_open_loop()
+        if not self.open_loop:
+            return
+        if not self.send:
+            raise UsageError("--rate schedules the send: add --send")
+        if self.clients > 1 or self.barrier is not None:
+            raise UsageError("--rate runs as one client (--workers N send on its schedule); --clients/--barrier "
+                             "split a closed-loop run")
+        figures = {threshold.figure.partition("_")[0] for threshold in self.thresholds()}
+        if "freshness" in figures and self.target != Target.questdb:
+            raise UsageError("--threshold freshness_*: freshness is measured into QuestDB (the sink shows no rows)")
+        if "ack" in figures and not self.sender_transport.startswith("http"):
+            raise UsageError("--threshold ack_*: ILP over TCP has no acknowledgement; --transport http has")
 
     def _check_source(self) -> None:
         """--data's rules, before the data is read: no TSBS data-set flag beside it, its own flags only with it."""
@@ -244,6 +264,9 @@ def resumed_options(path: str) -> BenchOptions:
         raise UsageError(f"--resume: {path} records no acknowledged chunks: the run never reached its send phase")
     if "***" in str(parameters.get("conf")):
         raise UsageError("--resume: the run used a --conf with secrets, which are never recorded")
+    if parameters.get("rate") is not None:
+        raise UsageError("--resume: the run was an open loop (--rate): its schedule's intended times passed with "
+                         "it, so no later run can keep them; run it again")
     names = {field.name for field in dataclasses.fields(BenchOptions)} - {"resume", "results", "first_chunk"}
     values = {name: parameters[name] for name in names if name in parameters}
     values.update(seed=record.seed, keep_table=True, send=True, results=path, first_chunk=record.acknowledged_chunks)

@@ -24,6 +24,7 @@ from harness.ingest.phase_loop import (
 )
 from harness.output_file import whole_file
 from harness.questdb.http import QuestDBSql
+from harness.run.open_loop import judge_thresholds, open_loop_send
 from harness.run.session import checkpoints, recorded_if_interrupted
 from harness.run.tables import connect, server_state, validate
 from harness.scaleout.meeting import PREPARED, READY, SENT, FolderPlace, Meeting, TablePlace
@@ -31,6 +32,7 @@ from harness.telemetry.phase import PhaseRecord
 from harness.telemetry.progress import ProgressPrinter
 
 if TYPE_CHECKING:
+    from harness.ingest.open_loop import OpenLoop
     from harness.ingest.senders import SenderSettings
     from harness.run.bench_options import BenchOptions
     from harness.run.session import Run
@@ -94,7 +96,16 @@ def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, ru
             meeting.say(READY)
             waited = meeting.wait_for(READY)
             run.say(f"All {meeting.clients} clients ready (waited {waited:.2f}s): sending")
-        sent, last_flush = send_phase(options, target, work(), run, metrics, total_rows, questdb)
+        tables = list(run_rows)
+        if options.open_loop:
+            def send(stream, rows, name, schedule):
+                return send_phase(options, target, stream, run, metrics, rows, questdb, schedule, name)
+
+            sent, last_flush = open_loop_send(options, target, tally.watch(options.chunks(spec)), total_rows,
+                                              questdb, rows_before, run, metrics, send)
+        else:
+            record, last_flush = send_phase(options, target, work(), run, metrics, total_rows, questdb)
+            sent = record.rows_by_table(tables)
         if late := arrival_lines(tally.tables):
             run.say("Arrived out of order (behind a row sent before them to the same table):\n" + "\n".join(late))
         if meeting is not None:
@@ -112,10 +123,11 @@ def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, ru
                 expected = {table: before + whole[table] for table, before in rows_before.items()}
             elif options.first_chunk:  # resumed: chunks sent again replaced themselves; the whole set is there
                 expected = run_rows
-            else:
-                expected = {table: before + sent.tables.get(table, run_rows[table])
-                            for table, before in rows_before.items()}
+            else:  # what was sent (an open loop's --duration may end before the data set)
+                expected = {table: before + sent.get(table, 0) for table, before in rows_before.items()}
             validate(questdb, options, expected, last_flush, run, options.sender_settings().unseen_losses())
+    if options.open_loop:
+        judge_thresholds(options, run)
 
 
 def generate_phase(options: BenchOptions, rows: int, run: Run, metrics: RunMetrics, made: Iterable[Chunk]) -> list[Chunk]:
@@ -142,11 +154,15 @@ def serialize_phase(options: BenchOptions, protocol_version: int, work, run: Run
 
 
 def send_phase(options: BenchOptions, target: SenderSettings, work, run: Run, metrics: RunMetrics,
-               total_rows: int, questdb: QuestDBSql | None = None) -> tuple[PhaseRecord, float]:
-    """Send every chunk, one connection per worker; returns the phase and when its last flush ended."""
+               total_rows: int, questdb: QuestDBSql | None = None, schedule: OpenLoop | None = None,
+               name: str = "send") -> tuple[PhaseRecord, float]:
+    """Send every chunk, one connection per worker (on an open loop's ``schedule``: each at its intended
+    time); returns the phase and when its last flush ended."""
+    # A ramp's every rate is the metrics' send phase (its counters start again at each); the record names each.
     metrics.set_phase("send")
     threads = options.threads
-    progress = metrics.new_phase("send", threads, options.first_chunk)
+    first_chunk = work.first_index if isinstance(work, ChunkStream) else options.first_chunk
+    progress = metrics.new_phase("send", threads, first_chunk)
     senders: list[SendWorker] = []
     try:
         for index in range(threads):
@@ -159,9 +175,9 @@ def send_phase(options: BenchOptions, target: SenderSettings, work, run: Run, me
     try:
         with ProgressPrinter(progress, total_rows, options.reporting_period, run.out), \
                 recorded_if_interrupted(run, progress), checkpoints(run, progress):
-            record = run_phase(progress, senders, work, options.flush_timeout)
+            record = run_phase(progress, senders, work, options.flush_timeout, schedule)
     except PhaseFailed as failure:
-        run.phase("send", None, failure.record)
+        run.phase(name, None, failure.record)
         # TCP has no acknowledgements: what was flushed is an upper bound of what the server received.
         bound = " (over TCP: an upper bound of what arrived)" if target.scheme.startswith("tcp") else ""
         server = f"; {server_state(questdb, options.schemas())}" if questdb is not None else ""
@@ -173,7 +189,7 @@ def send_phase(options: BenchOptions, target: SenderSettings, work, run: Run, me
         raise RunError(f"{failure}; {failure.record.rows} rows were sent (flushed) before the failure{bound}"
                        f"{gap}{server}") from None
     last_flush = time.perf_counter()
-    run.phase("send", "Sent", record)
+    run.phase(name, "Sent" if name == "send" else f"Sent ({name})", record)
     if options.exactly_once:
         run.say(f"  Re-sent: {record.resent_chunks} chunks after failed flushes; "
                 f"{record.outage_seconds:.1f}s spent waiting for the server.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, ProcessCollector, start_http_server
 from prometheus_client.core import CounterMetricFamily
@@ -24,6 +25,9 @@ COUNTED_PHASES = ("serialize", "send")
 # From a sub-millisecond flush of a small chunk to a server that stalls for seconds.
 FLUSH_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 METRICS_HOST_ENV = "HARNESS_METRICS_HOST"
+# An open loop's latencies: from a sub-millisecond schedule delay to a backlog of a minute.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+OPEN_LOOP_FIGURES = ("schedule_delay", "acknowledged", "freshness")
 
 
 def metrics_host(host: str | None = None) -> str:
@@ -59,6 +63,7 @@ class RunMetrics:
         self.registry = registry
         self._server = None
         self._progress: dict[str, PhaseProgress] = {}
+        self._open_loop: tuple | None = None  # its series, made by ``open_loop``
         registry.register(_PhaseCounters(self))
 
         self.flush_seconds = Histogram("harness_flush_duration_seconds", "Time of one sender flush.",
@@ -112,6 +117,27 @@ class RunMetrics:
 
     def error(self, kind: str) -> None:
         self.errors_total.labels(self.run_id, kind).inc()
+
+    def open_loop(self, rate: float, behind: Callable[[], int]) -> Callable[[str], Callable[[float], None]]:
+        """Export an open loop's rate and backlog (``behind``: rows due that have not gone out, read at each
+        scrape) from now on; returns, for a latency figure's name, the function that observes one sample. The
+        series are made at the first rate held: a closed-loop run draws no flat lines in the open-loop panels."""
+        if self._open_loop is None:
+            self._open_loop = (
+                Histogram("harness_open_loop_latency_seconds", "An open-loop chunk's latency from its intended time: "
+                          "schedule_delay (to its send's start), acknowledged (to the server's answer), freshness "
+                          "(to visible to a query).", ("run_id", "figure"), buckets=LATENCY_BUCKETS,
+                          registry=self.registry),
+                Gauge("harness_open_loop_backlog_rows", "Rows of the chunks due that have not gone out.",
+                      ("run_id",), registry=self.registry),
+                Gauge("harness_open_loop_target_rows_per_second", "The rate the open loop holds.", ("run_id",),
+                      registry=self.registry))
+            for figure in OPEN_LOOP_FIGURES:
+                self._open_loop[0].labels(self.run_id, figure)
+        latency, backlog, target = self._open_loop
+        backlog.labels(self.run_id).set_function(behind)
+        target.labels(self.run_id).set(rate)
+        return lambda figure: latency.labels(self.run_id, figure).observe
 
     def close(self, linger: bool = True) -> None:
         """Keep serving for the linger time (unless ``linger`` is false) so Prometheus gets a final scrape,

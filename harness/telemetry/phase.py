@@ -123,6 +123,12 @@ class PhaseRecord:
     def rows_per_second(self) -> float:
         return self.rows / self.seconds if self.seconds > 0 else 0.0
 
+    def rows_by_table(self, tables: list[str]) -> dict[str, int]:
+        """Rows per table of the run's ``tables`` (every row in the one table where there is one)."""
+        if len(tables) == 1 and not self.tables:
+            return {tables[0]: self.rows}
+        return {table: self.tables.get(table, 0) for table in tables}
+
     @property
     def mib_per_second(self) -> float:
         return self.bytes / MIB / self.seconds if self.seconds > 0 else 0.0

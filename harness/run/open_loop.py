@@ -1,0 +1,228 @@
+"""A bench run's open-loop send (``--rate``): the schedule (``harness.ingest.open_loop``) handed to the send
+phase, the freshness probe beside it (``harness.ingest.freshness``), the figures the record keeps and prints,
+and the thresholds judged on them (``harness.records.thresholds``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from harness.ingest.freshness import FreshnessProbe
+from harness.ingest.open_loop import OpenLoop
+from harness.ingest.phase_loop import ChunkStream
+from harness.records.run_record import OpenLoopFigures, ProbeFigures, RateStep
+from harness.records.thresholds import failed_lines
+from harness.telemetry.latency import LatencySummary
+
+if TYPE_CHECKING:
+    from harness.ingest.senders import SenderSettings
+    from harness.questdb.http import QuestDBSql
+    from harness.run.bench_options import BenchOptions
+    from harness.run.session import Run
+    from harness.telemetry.metrics import RunMetrics
+    from harness.telemetry.phase import PhaseRecord
+
+    # Sends chunks as the send phase does: (chunks, rows, phase name, schedule or None) -> (phase, last flush).
+    SendPhase = Callable[[Iterable, int, str, OpenLoop | None], tuple[PhaseRecord, float]]
+    from harness.tsbs.use_case import Chunk
+
+# A rate counts as sustained when the rows went out at no less than this share of it.
+SUSTAINED_SHARE = 0.99
+
+
+def open_loop_send(options: BenchOptions, target: SenderSettings, chunks: Iterator[Chunk], total_rows: int,
+                   questdb: QuestDBSql | None, rows_before: dict[str, int], run: Run, metrics: RunMetrics,
+                   send: SendPhase) -> tuple[dict[str, int], float]:
+    """Every rate of ``--rate`` in turn, over consecutive chunks of the data set: one rate for ``--duration``
+    (or until the data set ends), or a ramp: a closed-loop step first (the rate this machine reaches when
+    nothing waits), then each rate for ``--duration``, and the knee named. Records the figures; returns the rows
+    sent per table and when the last flush ended."""
+    rates, duration = options.rates(), options.duration_seconds()
+    tables = [schema.table for schema in options.schemas()]
+    chunk_rows = options.worker_chunk_row_count
+    figures = run.record.open_loop = OpenLoopFigures([], slo_seconds=options.slo_seconds() if options.ramp else None)
+    sent = dict.fromkeys(tables, 0)
+    left, next_chunk = total_rows, options.first_chunk
+
+    def rows_for(rate: float) -> int:
+        return left if duration is None else min(left, max(1, math.ceil(rate * duration / chunk_rows)) * chunk_rows)
+
+    def take(rows: int) -> Iterator[Chunk]:
+        return itertools.islice(chunks, math.ceil(rows / chunk_rows))
+
+    last_flush = time.perf_counter()
+    if options.ramp:
+        rows = rows_for(rates[-1])
+        run.say(f"Closed loop first: {rows} rows as fast as they go")
+        stream = ChunkStream(take(rows), options.threads, first_index=next_chunk)
+        record, last_flush = send(stream, rows, "send", None)
+        next_chunk += math.ceil(rows / chunk_rows)
+        figures.closed_loop_rows_per_second = round(record.rows / record.seconds, 1) if record.seconds else None
+        _add(sent, record.rows_by_table(tables))
+        left -= record.rows
+    for rate in rates:
+        if left <= 0:
+            run.say(f"The data set ended before {rate:,.0f} rows/s (raise --row-count)")
+            break
+        rows = rows_for(rate)
+        before = {table: rows_before.get(table, 0) + sent[table] for table in tables}
+        with RateHold(options, target, rate, take(rows), rows, next_chunk, questdb, before, run, metrics) as hold:
+            name = f"send at {rate:g} rows/s" if options.ramp else "send"
+            record, last_flush = send(hold.stream, rows, name, hold.schedule)
+        next_chunk += math.ceil(rows / chunk_rows)
+        _add(sent, record.rows_by_table(tables))
+        left -= record.rows
+    if options.ramp:
+        figures.knee_rows_per_second = knee(figures.steps, figures.slo_seconds)
+        say_ramp(run, figures)
+    return sent, last_flush
+
+
+def _add(totals: dict[str, int], more: dict[str, int]) -> None:
+    for table, rows in more.items():
+        totals[table] = totals.get(table, 0) + rows
+
+
+def knee(steps: list[RateStep], slo_seconds: float | None) -> float | None:
+    """The highest rate held: sustained, its freshness p99 (where measured) under the SLO."""
+    held = [step.target_rows_per_second for step in steps if step.sustained and (
+        step.freshness is None or slo_seconds is None
+        or (step.freshness.count and step.freshness.p99 < slo_seconds))]
+    return max(held, default=None)
+
+
+class RateHold:
+    """One rate over ``chunks`` (``rows`` rows, numbered from ``first``), and the probe counting beside it when
+    sending to QuestDB. The send phase takes ``stream`` and ``schedule`` inside the ``with`` block; leaving it
+    adds the rate's figures to the record (and prints them when the send went well)."""
+
+    def __init__(self, options: BenchOptions, target: SenderSettings, rate: float, chunks: Iterable[Chunk],
+                 rows: int, first: int, questdb: QuestDBSql | None, rows_before: dict[str, int], run: Run,
+                 metrics: RunMetrics):
+        self.run = run
+        self.drain_seconds = options.validation_query_timeout
+        chunk_rows = options.worker_chunk_row_count
+        self.schedule = OpenLoop(rate, chunk_rows, rows, first, acknowledged=target.scheme.startswith("http"))
+        observer = metrics.open_loop(rate, lambda: self.schedule.behind(time.perf_counter()))
+        self.schedule.schedule_delay.observer = observer("schedule_delay")
+        self.schedule.ack_latency.observer = observer("acknowledged")
+        self.probe = None
+        if questdb is not None:
+            self.probe = FreshnessProbe(questdb, list(rows_before), rows_before, options.probe_seconds())
+            self.probe.freshness.observer = observer("freshness")
+            self.schedule.on_sent = self.probe.sent
+        self.stream = ChunkStream(chunks, options.threads, first_index=first)
+        seconds = math.ceil(rows / chunk_rows) * self.schedule.interval
+        probed = f"; freshness probed every {self.probe.interval * 1e3:g} ms" if self.probe is not None else ""
+        run.say(f"Open loop: {rate:,.0f} rows/s, a chunk of {chunk_rows} rows every "
+                f"{self.schedule.interval * 1e3:.1f} ms, {rows} rows over {seconds:.1f}s{probed}")
+
+    def __enter__(self) -> RateHold:
+        if self.probe is not None:
+            self.probe.start()
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        if self.probe is not None:
+            # After a send that went well, the chunks sent last become visible: the probe waits for them.
+            self.probe.stop(drain_seconds=self.drain_seconds if error is None else 0.0)
+        figures = self.run.record.open_loop
+        figures.steps.append(rate_step(self.schedule, self.probe))
+        probe = probe_figures(self.probe)
+        if probe is not None:
+            figures.probe = probe if figures.probe is None else figures.probe.plus(probe)
+        if error is None:
+            say_step(self.run, figures.steps[-1], probe)
+
+
+def rate_step(schedule: OpenLoop, probe: FreshnessProbe | None) -> RateStep:
+    """The record's figures of one rate."""
+    achieved = schedule.achieved_rate()
+    return RateStep(
+        target_rows_per_second=schedule.rate,
+        achieved_rows_per_second=None if achieved is None else round(achieved, 1),
+        sustained=achieved is not None and schedule.sent_rows == schedule.total_rows
+        and achieved >= SUSTAINED_SHARE * schedule.rate,
+        rows=schedule.sent_rows, chunks=schedule.sent_chunks, late_chunks=schedule.late_chunks,
+        max_backlog_rows=max((rows for _, rows in schedule.backlog), default=0),
+        schedule_delay=schedule.schedule_delay.summary(),
+        acknowledged=schedule.ack_latency.summary() if schedule.acknowledged else None,
+        freshness=probe.freshness.summary() if probe is not None else None,
+        unseen_chunks=probe.unresolved if probe is not None else 0,
+        backlog=[[seconds, rows] for seconds, rows in schedule.backlog])
+
+
+def probe_figures(probe: FreshnessProbe | None) -> ProbeFigures | None:
+    if probe is None:
+        return None
+    return ProbeFigures(probe.interval, probe.queries, round(probe.queries / probe.seconds, 1) if probe.seconds else 0.0,
+                        len(probe.tables), probe.failures, probe.last_error)
+
+
+def say_step(run: Run, step: RateStep, probe: ProbeFigures | None) -> None:
+    held = "sustained" if step.sustained else "NOT sustained"
+    achieved = f"{step.achieved_rows_per_second:,.0f}" if step.achieved_rows_per_second is not None else "no"
+    run.say(f"Open loop at {step.target_rows_per_second:,.0f} rows/s: {achieved} rows/s achieved ({held}); "
+            f"{step.late_chunks} of {step.chunks} chunks late; backlog at most {step.max_backlog_rows} rows.")
+    for name, summary in (("schedule delay", step.schedule_delay), ("acknowledged", step.acknowledged),
+                          ("freshness", step.freshness)):
+        if summary is not None:
+            run.say(f"  {name + ':':16}{latency_line(summary)}")
+    if probe is not None:
+        unseen = f"; {step.unseen_chunks} chunks never seen" if step.unseen_chunks else ""
+        failures = f"; {probe.failures} failed ({probe.last_error})" if probe.failures else ""
+        run.say(f"  probe: {probe.queries} counts ({probe.queries_per_second:g}/s, {probe.tables} table(s) each)"
+                f"{failures}{unseen}")
+
+
+def latency_line(summary: LatencySummary) -> str:
+    """``p50 12.3 ms  p90 ...  max ...  (N)`` from each chunk's intended time."""
+    if not summary.count:
+        return "no samples"
+    figures = "  ".join(f"{name} {_ms(summary.figure(name))}" for name in ("p50", "p90", "p99", "p999", "max"))
+    return f"{figures}  ({summary.count} chunks)"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms" if seconds < 10 else f"{seconds:.2f} s"
+
+
+def say_ramp(run: Run, figures: OpenLoopFigures) -> None:
+    """The ramp's table, rate by rate, and its knee beside the closed-loop rate."""
+    run.say("Ramp:\n  rows/s target   achieved   held   freshness p50   p99   backlog max")
+    for step in figures.steps:
+        freshness = step.freshness
+        p50, p99 = ((_ms(freshness.p50), _ms(freshness.p99)) if freshness is not None and freshness.count
+                    else ("-", "-"))
+        achieved = f"{step.achieved_rows_per_second:,.0f}" if step.achieved_rows_per_second else "-"
+        run.say(f"  {step.target_rows_per_second:>13,.0f}  {achieved:>9}   {'yes' if step.sustained else 'no ':4} "
+                f"{p50:>14}  {p99:>9}  {step.max_backlog_rows:>10}")
+    closed = figures.closed_loop_rows_per_second
+    closed_text = f"{closed:,.0f} rows/s" if closed else "unknown"
+    if figures.knee_rows_per_second is None:
+        run.say(f"Knee: no rate was held (freshness p99 under {figures.slo_seconds:g}s, sustained); closed loop "
+                f"{closed_text}")
+    else:
+        ratio = f" ({figures.knee_rows_per_second / closed:.2f}x of it)" if closed else ""
+        run.say(f"Knee: {figures.knee_rows_per_second:,.0f} rows/s (freshness p99 under {figures.slo_seconds:g}s, "
+                f"sustained){ratio}; closed loop {closed_text}")
+
+
+def judge_thresholds(options: BenchOptions, run: Run) -> None:
+    """The run's thresholds, judged on its figures into the record (``harness.records.thresholds``)."""
+    figures = run.record.open_loop
+    if figures is None:
+        return
+    figures.thresholds = [threshold.judge(figures.steps) for threshold in options.thresholds()]
+    for outcome in figures.thresholds:
+        run.say(f"Threshold {outcome.expression}: {'passed' if outcome.passed else 'FAILED'}")
+
+
+def missed_thresholds(run: Run) -> list[str]:
+    """A line per threshold the run missed (none: every one held, or none was given)."""
+    figures = run.record.open_loop
+    return failed_lines(figures.thresholds) if figures is not None else []

@@ -1,0 +1,284 @@
+"""The open loop (``bench --rate``): chunks at fixed intended times, every latency from them, the freshness
+probe, the backlog, thresholds. The schedule's arithmetic and the thresholds' grammar without a server; then
+against a real QuestDB: a rate far below capacity is sustained with freshness percentiles and no backlog, a
+rate far above it is not (and ``--threshold rate_sustained`` exits 1), and a server paused mid-run shows the
+pause in the freshness of the chunks it delayed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from helpers import assert_one_line_error, run_cli
+from test_server_faults import wait_for_rows
+
+from harness.errors import UsageError
+from harness.ingest.open_loop import OpenLoop
+from harness.records.run_record import RateStep
+from harness.records.thresholds import Threshold, failed_lines
+from harness.run.bench_options import BenchOptions
+from harness.telemetry.latency import Latencies, LatencySummary, decoded
+
+# --- the schedule -------------------------------------------------------------------------------------------
+
+
+def test_chunks_are_due_at_fixed_intended_times_and_late_ones_count_from_them():
+    loop = OpenLoop(rate=1000, chunk_rows=100, total_rows=1000, first_chunk=5, acknowledged=True)
+    loop.begin()
+    start = loop.start
+    assert loop.interval == pytest.approx(0.1)
+    assert loop.intended(5) == start and loop.intended(8) == pytest.approx(start + 0.3)
+    # Chunk 5 on time; chunk 6 starts 0.25 s after its time (late: over an interval), its send ends 0.05 s later.
+    loop.sent(5, loop.intended(5), start + 0.001, start + 0.02, {"cpu": 100})
+    loop.sent(6, loop.intended(6), loop.intended(6) + 0.25, loop.intended(6) + 0.30, {"cpu": 100})
+    assert loop.late_chunks == 1 and loop.sent_rows == 200 and loop.sent_chunks == 2
+    delay, ack = loop.schedule_delay.summary(), loop.ack_latency.summary()
+    assert delay.count == ack.count == 2
+    assert delay.max == pytest.approx(0.25, rel=0.01) and ack.max == pytest.approx(0.30, rel=0.01)
+    assert ack.p50 == pytest.approx(0.02, rel=0.01)
+
+
+def test_the_backlog_is_the_chunks_due_that_have_not_gone_out():
+    loop = OpenLoop(rate=1000, chunk_rows=100, total_rows=1000)
+    loop.begin()
+    # 0.35 s in, four chunks are due (at 0, 0.1, 0.2, 0.3); one has gone out.
+    loop.started_chunks = 1
+    assert loop.behind(loop.start + 0.35) == 300
+    # Never more than the run's chunks, never below zero.
+    assert loop.behind(loop.start + 100) == 900
+    loop.started_chunks = 10
+    assert loop.behind(loop.start + 100) == 0
+
+
+def test_the_achieved_rate_counts_the_schedule_or_the_last_send_whichever_ends_later():
+    loop = OpenLoop(rate=1000, chunk_rows=100, total_rows=1000)
+    loop.begin()
+    loop.sent_rows, loop.last_sent = 1000, loop.start + 0.5  # all sent before the schedule's one second
+    assert loop.achieved_rate() == pytest.approx(1000)
+    loop.last_sent = loop.start + 2.0  # the last send ended a second late: half the rate
+    assert loop.achieved_rate() == pytest.approx(500)
+
+
+def test_a_worker_waits_for_its_chunks_time():
+    loop = OpenLoop(rate=100, chunk_rows=10, total_rows=100)  # a chunk every 0.1 s
+    loop.begin()
+    stop = threading.Event()
+    intended = loop.wait(3, stop)
+    assert time.perf_counter() >= intended == pytest.approx(loop.start + 0.3)
+    stop.set()  # a stopped phase does not wait
+    before = time.perf_counter()
+    loop.wait(50, stop)
+    assert time.perf_counter() - before < 1
+
+
+def test_latencies_are_an_hdr_histogram_kept_whole():
+    latencies = Latencies()
+    for milliseconds in range(1, 101):
+        latencies.record(milliseconds / 1000)
+    summary = latencies.summary()
+    assert summary.count == 100
+    assert summary.p50 == pytest.approx(0.050, rel=0.01) and summary.p99 == pytest.approx(0.099, rel=0.01)
+    assert summary.max == pytest.approx(0.100, rel=0.01)
+    assert decoded(summary).get_total_count() == 100
+    assert Latencies().summary() == LatencySummary(0)
+
+
+# --- thresholds -----------------------------------------------------------------------------------------------
+
+
+def step(**figures) -> RateStep:
+    values = dict(target_rows_per_second=1000, achieved_rows_per_second=1000, sustained=True, rows=1000, chunks=10,
+                  late_chunks=0, max_backlog_rows=0, schedule_delay=LatencySummary(10, 0.001, 0.002, 0.003, 0.004,
+                                                                                   0.005),
+                  freshness=LatencySummary(10, 0.1, 0.2, 0.8, 0.9, 1.5))
+    values.update(figures)
+    return RateStep(**values)
+
+
+def test_thresholds_are_judged_on_the_figures():
+    assert Threshold.parse("freshness_p99<1s").judge([step()]).passed
+    assert not Threshold.parse("freshness_max < 1s").judge([step()]).passed
+    assert Threshold.parse("schedule_delay_p99<=3ms").judge([step()]).passed
+    assert Threshold.parse("max_backlog<1").judge([step()]).passed
+    assert not Threshold.parse("rate_sustained").judge([step(sustained=False)]).passed
+    # Every step must hold it; a figure the run lacks fails it.
+    assert not Threshold.parse("freshness_p99<1s").judge([step(), step(freshness=LatencySummary(5, 2, 2, 2, 2, 2))]
+                                                         ).passed
+    outcome = Threshold.parse("ack_p99<200ms").judge([step()])
+    assert not outcome.passed and outcome.value is None
+    assert failed_lines([outcome]) == ["threshold failed: ack_p99<200ms (the run has no such figure)"]
+    lines = failed_lines([Threshold.parse("freshness_max<1s").judge([step()]),
+                          Threshold.parse("rate_sustained").judge([step(sustained=False)])])
+    assert lines == ["threshold failed: freshness_max<1s (freshness_max was 1.500s)",
+                     "threshold failed: rate_sustained (rate_sustained was no)"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("freshness_p99", "needs a comparison"),
+    ("freshness_p99<1", "is a time"),
+    ("freshness_p99<fast", "is a time"),
+    ("p99<1s", "unknown figure 'p99'"),
+    ("rate_sustained<1", "yes or no"),
+    ("max_backlog<many", "is a number"),
+    ("freshness_p99 = 1s", "write FIGURE<VALUE"),
+])
+def test_a_threshold_that_does_not_parse_is_refused(text, message):
+    with pytest.raises(UsageError, match=message):
+        Threshold.parse(text)
+
+
+# --- bad input ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(rate="0"), "--rate must be a positive number"),
+    (dict(rate="-5"), "--rate must be a positive number"),
+    (dict(rate="nan"), "--rate must be a positive number"),
+    (dict(rate="fast"), "--rate must be a positive number"),
+    (dict(rate="1000", duration="soon"), "--duration must be a duration"),
+    (dict(rate="1000", duration="0s"), "--duration must be longer than zero"),
+    (dict(rate="1000", probe_interval="often"), "--probe-interval must be a duration"),
+    (dict(rate="1000", threshold=["latency<1s"]), "unknown figure"),
+    (dict(duration="10s"), "--duration belongs to an open-loop run"),
+    (dict(threshold=["rate_sustained"]), "--threshold belongs to an open-loop run"),
+    (dict(rate="1000", send=False), "--rate schedules the send: add --send"),
+    (dict(rate="1000", clients=2), "--rate runs as one client"),
+    (dict(rate="1000", target="sink", threshold=["freshness_p99<1s"]), "freshness is measured into QuestDB"),
+    (dict(rate="1000", threshold=["ack_p99<1s"]), "ILP over TCP has no acknowledgement"),
+])
+def test_bad_open_loop_options_are_refused(options, message):
+    values = dict(send=True, row_count=1000)
+    values.update(options)
+    with pytest.raises(UsageError, match=message):
+        BenchOptions(**values).check_values()
+
+
+def test_an_open_loop_run_cannot_be_resumed(tmp_path):
+    from harness.run.bench_options import resumed_options
+
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"schema_version": 4, "kind": "bench", "mode": "send", "status": "failed",
+                                "acknowledged_chunks": 3, "seed": 1,
+                                "parameters": {"exactly_once": True, "rate": "1000"}, "phases": {}}))
+    with pytest.raises(UsageError, match="open loop"):
+        resumed_options(str(path))
+
+
+def test_bad_input_on_the_command_line_is_one_line():
+    result = run_cli("bench", "--send", "--rate", "0", "--row-count", "1000")
+    assert_one_line_error(result, 2, "--rate must be a positive number")
+
+
+# --- against QuestDB ------------------------------------------------------------------------------------------
+
+
+def server_args(server) -> list[str]:
+    return ["--host", server.host, "--http-port", str(server.http_port), "--ilp-port", str(server.ilp_port),
+            "--server-metrics-port", str(server.server.min_port), "--reporting-period", "0"]
+
+
+@pytest.mark.slow
+def test_a_rate_far_below_capacity_is_sustained_with_freshness_percentiles(questdb, tmp_path):
+    # 20,000 rows/s in chunks of 5,000 (a chunk every 250 ms) for 3 s: a few per cent of what this machine sends.
+    result = run_cli("bench", "--send", "--rate", "20000", "--duration", "3s", "--worker-chunk-row-count", "5000",
+                     "--transport", "http", "--scale", "100", "--seed", "1", *server_args(questdb),
+                     "--threshold", "rate_sustained", "--threshold", "freshness_p99<30s",
+                     "--results", str(tmp_path / "r.json"))
+    assert result.returncode == 0, result.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    (step,) = record["open_loop"]["steps"]
+    assert step["sustained"] and step["rows"] == 60_000 and step["chunks"] == 12
+    assert step["achieved_rows_per_second"] == pytest.approx(20_000, rel=0.01)
+    assert step["freshness"]["count"] == 12 and step["acknowledged"]["count"] == 12
+    assert 0 < step["freshness"]["p50"] <= step["freshness"]["p99"] <= step["freshness"]["max"]
+    # Visible no sooner than the server took the rows.
+    assert step["freshness"]["p50"] >= step["acknowledged"]["p50"] * 0.5
+    assert step["unseen_chunks"] == 0 and step["max_backlog_rows"] <= 5000
+    probe = record["open_loop"]["probe"]
+    assert probe["queries"] > 0 and probe["failures"] == 0
+    assert [outcome["passed"] for outcome in record["open_loop"]["thresholds"]] == [True, True]
+    assert record["validation"]["visible_rows"] == 60_000
+    assert "freshness:" in result.stdout and "Threshold rate_sustained: passed" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_rate_far_above_capacity_is_not_sustained_and_fails_its_threshold(questdb, tmp_path):
+    # 50 million rows/s: far beyond what 2 cores send; the backlog grows and the run says so.
+    result = run_cli("bench", "--send", "--rate", "50000000", "--row-count", "300000", "--scale", "100", "--seed",
+                     "1", *server_args(questdb), "--threshold", "rate_sustained", "--threshold", "max_backlog<1000000",
+                     "--results", str(tmp_path / "r.json"))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == "error: threshold failed: rate_sustained (rate_sustained was no)\n", result.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["status"] == "ok" and record["validation"]["visible_rows"] == 300_000
+    (step,) = record["open_loop"]["steps"]
+    assert not step["sustained"] and step["late_chunks"] > 0 and step["max_backlog_rows"] > 0
+    assert step["achieved_rows_per_second"] < 50_000_000 * 0.99
+    assert "NOT sustained" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_paused_server_shows_in_the_freshness_of_the_chunks_it_delayed(killable_questdb, tmp_path):
+    server = killable_questdb
+    command = [sys.executable, "-m", "harness", "bench", "--send", "--rate", "20000", "--duration", "8s",
+               "--worker-chunk-row-count", "2000", "--transport", "http", "--scale", "100", "--seed", "2",
+               *server_args(server), "--results", str(tmp_path / "r.json")]
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = server.server.pid()
+    try:
+        wait_for_rows(server.client, "cpu")
+        time.sleep(1)
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(2)
+        os.kill(pid, signal.SIGCONT)
+        stdout, stderr = run.communicate(timeout=120)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, stderr
+    (step,) = json.loads((tmp_path / "r.json").read_text())["open_loop"]["steps"]
+    # The chunk due as the pause began waited it out; timed from when it really went out, it would not show.
+    assert step["freshness"]["max"] >= 2.0 and step["freshness"]["p99"] >= 2.0, step["freshness"]
+    assert step["acknowledged"]["max"] >= 2.0
+    assert step["freshness"]["count"] == 80 and step["late_chunks"] > 0
+
+
+@pytest.mark.slow
+def test_a_ramp_names_its_knee_beside_the_closed_loop_rate(questdb, tmp_path):
+    # The closed-loop rate first, on its own, to place the ramp's rates around it.
+    closed = run_cli("bench", "--send", "--stream", "--transport", "http", "--row-count", "300000", "--scale", "100",
+                     "--seed", "3", *server_args(questdb), "--results", str(tmp_path / "closed.json"))
+    assert closed.returncode == 0, closed.stderr
+    capacity = json.loads((tmp_path / "closed.json").read_text())["phases"]["send"]
+    capacity = capacity["rows"] / capacity["seconds"]
+    step = round(capacity * 0.25, -3)
+    rates = f"{step:.0f}:{step * 6:.0f}:{step:.0f}"  # 25 % to 150 % of it
+    result = run_cli("bench", "--send", "--rate", rates, "--duration", "2s", "--transport", "http", "--scale", "100",
+                     "--seed", "3", "--slo", "2s", *server_args(questdb), "--results", str(tmp_path / "ramp.json"))
+    assert result.returncode == 0, result.stderr
+    figures = json.loads((tmp_path / "ramp.json").read_text())["open_loop"]
+    assert [step_["target_rows_per_second"] for step_ in figures["steps"]] == [step * n for n in range(1, 7)]
+    assert figures["steps"][0]["sustained"] and not figures["steps"][-1]["sustained"]
+    knee, closed_loop = figures["knee_rows_per_second"], figures["closed_loop_rows_per_second"]
+    assert knee is not None and closed_loop is not None
+    assert 0.75 <= knee / closed_loop <= 1.25, (knee, closed_loop)
+    assert f"Knee: {knee:,.0f} rows/s" in result.stdout and "closed loop" in result.stdout
+
+
+@pytest.mark.slow
+def test_an_open_loop_into_the_sink_keeps_its_schedule(socat_sink, tmp_path):
+    result = run_cli("bench", "--send", "--target", "sink", "--ilp-port", str(socat_sink.port), "--rate", "40000",
+                     "--duration", "2s", "--worker-chunk-row-count", "4000", "--scale", "100", "--workers", "2",
+                     "--reporting-period", "0", "--results", str(tmp_path / "r.json"))
+    assert result.returncode == 0, result.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    (step,) = record["open_loop"]["steps"]
+    assert step["sustained"] and step["rows"] == 80_000 and step["freshness"] is None
+    assert step["acknowledged"] is None and record["open_loop"]["probe"] is None
