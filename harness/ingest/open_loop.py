@@ -55,6 +55,7 @@ class OpenLoop:
     sent_rows: int = 0
     sent_chunks: int = 0
     last_sent: float | None = None
+    last_started: float | None = None
     backlog: list[tuple[float, int]] = field(default_factory=list)  # (seconds since start, rows behind)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_sample: float = 0.0
@@ -97,6 +98,7 @@ class OpenLoop:
             self.sent_rows += sum(rows.values())
             self.sent_chunks += 1
             self.last_sent = max(self.last_sent or ended, ended)
+            self.last_started = max(self.last_started or started, started)
             if self.on_sent is not None:
                 self.on_sent(SentChunk(number, intended, rows))
         self.sample_backlog(ended)
@@ -129,9 +131,10 @@ class OpenLoop:
                 self._sample_every *= 2
 
     def achieved_rate(self) -> float | None:
-        """Rows sent per second over the schedule: the rows over the longer of the scheduled time (every
-        chunk's interval) and the time to the last send's end."""
-        if not self.sent_rows or self.last_sent is None:
+        """The rate the chunks went out at: the rows over the longer of the scheduled time (every chunk's
+        interval) and the time to the last chunk's start and its interval. A slow answer to the last chunk
+        is its acknowledgement's latency, not a rate missed; a chunk that could not start on time is."""
+        if not self.sent_rows or self.last_started is None:
             return None
         scheduled = math.ceil(self.total_rows / self.chunk_rows) * self.interval
-        return self.sent_rows / max(scheduled, self.last_sent - self.start)
+        return self.sent_rows / max(scheduled, self.last_started - self.start + self.interval)

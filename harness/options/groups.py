@@ -244,6 +244,13 @@ class OpenLoopOptions:
                             "held, a Go duration.")
     probe_interval: str = option("10ms", "With --rate into QuestDB: time between the freshness probe's counts (one "
                                          "count() per table each), a Go duration.")
+    queries: str | None = option(None, "With --rate: run this query file's queries (as `queries generate` writes "
+                                       "them) beside the ingest, at --query-rate, each timed from its intended "
+                                       "start.")
+    query_rate: float | None = option(None, "With --queries: queries per second (the file's queries in turn, again "
+                                            "from the first when they run out).", min=0, min_open=True)
+    query_protocol: str = option("pgwire", "With --queries: pgwire or http.")
+    query_connections: int = option(2, "With --queries: connections the queries share.", min=1)
     threshold: list[str] | None = option(None, "With --rate: a figure the run must meet, k6-style: "
                                                "'freshness_p99<1s', 'ack_p99<200ms', 'max_backlog<50000', "
                                                "'rate_sustained' (repeat the flag for several). The run exits 1, a "
@@ -289,8 +296,8 @@ class OpenLoopOptions:
     def check_open_loop(self) -> None:
         """--rate's values, and its companions only with it; each a UsageError naming the flag."""
         if not self.open_loop:
-            given = [flag for flag, value in (("--duration", self.duration), ("--threshold", self.threshold))
-                     if value]
+            given = [flag for flag, value in (("--duration", self.duration), ("--threshold", self.threshold),
+                                              ("--queries", self.queries), ("--query-rate", self.query_rate)) if value]
             if given:
                 raise UsageError(f"{given[0]} belongs to an open-loop run: add --rate ROWS_PER_SECOND")
             return
@@ -298,6 +305,11 @@ class OpenLoopOptions:
         self.slo_seconds()
         self.probe_seconds()
         self.thresholds()
+        if (self.queries is None) != (self.query_rate is None):
+            raise UsageError("--queries FILE and --query-rate Q go together: the queries beside the ingest, and how "
+                             "many a second")
+        if self.query_protocol not in ("pgwire", "http"):
+            raise UsageError(f"--query-protocol must be pgwire or http, got {self.query_protocol!r}")
         if self.ramp and self.duration is None:
             raise UsageError("--rate A:B:STEP holds each rate for --duration: give one (e.g. --duration 30s)")
         self.duration_seconds()

@@ -207,6 +207,23 @@ class ThresholdOutcome:
 
 
 @dataclass
+class PacedQueryFigures:
+    """Queries run beside an open loop at a fixed rate (``harness.queries.paced``), each timed from its
+    intended start."""
+
+    file: str
+    rate: float
+    protocol: str
+    connections: int
+    done: int
+    late: int  # started a query interval or more after their time
+    latency: LatencySummary
+    by_type: dict[str, LatencySummary] = field(default_factory=dict)
+    failures: dict[str, dict[str, int]] = field(default_factory=dict)  # query type -> kind -> count
+    failure_sample: str | None = None
+
+
+@dataclass
 class OpenLoopFigures:
     """An open-loop run: each rate it held (one; a ramp's every step), its probe, and the thresholds judged; a
     ramp's SLO, the closed-loop rate it measured first and its knee (the highest rate held)."""
@@ -217,6 +234,7 @@ class OpenLoopFigures:
     slo_seconds: float | None = None
     closed_loop_rows_per_second: float | None = None
     knee_rows_per_second: float | None = None
+    queries: PacedQueryFigures | None = None
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Pass/fail thresholds over an open-loop run's figures (``bench --threshold``), as k6 writes them:
-``freshness_p99<1s``, ``ack_p99<=200ms``, ``max_backlog<10000``, ``rate_sustained``.
+``freshness_p99<1s``, ``ack_p99<=200ms``, ``query_p99<200ms``, ``max_backlog<10000``, ``rate_sustained``.
 
 A threshold names one figure of the record (``FIGURES``) and, unless the figure is a yes/no one, compares it
 with a value: a time for latencies (a Go duration: ``250ms``, ``1.5s``), a number otherwise. The run exits
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from harness.errors import ParameterError, UsageError
 from harness.records.run_record import RateStep, ThresholdOutcome
+from harness.telemetry.latency import LatencySummary
 from harness.tsbs.params import parse_go_duration_ns
 
 LATENCIES = {"freshness": "freshness", "ack": "acknowledged", "schedule_delay": "schedule_delay"}
@@ -38,6 +39,8 @@ FIGURES: dict[str, tuple[Callable[[RateStep], float | bool | None], str]] = {
     "late_chunks": (lambda step: step.late_chunks, "number"),
     "rate_sustained": (lambda step: step.sustained, "yes/no"),
 }
+# The queries beside the ingest (--queries): over the whole run, not per rate.
+QUERY_FIGURES = {f"query_{quantile}": quantile for quantile in QUANTILES}
 OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _EXPRESSION = re.compile(r"^\s*([a-z0-9_]+)\s*(?:(<=|>=|<|>)\s*(\S+))?\s*$")
 
@@ -57,9 +60,10 @@ class Threshold:
             raise UsageError(f"--threshold {text!r}: write FIGURE<VALUE (<, <=, >, >=), e.g. 'freshness_p99<1s', or "
                              f"a yes/no figure alone ('rate_sustained')")
         name, relation, value = match.groups()
-        if name not in FIGURES:
-            raise UsageError(f"--threshold {text!r}: unknown figure {name!r}; the figures: {', '.join(FIGURES)}")
-        kind = FIGURES[name][1]
+        if name not in FIGURES and name not in QUERY_FIGURES:
+            raise UsageError(f"--threshold {text!r}: unknown figure {name!r}; the figures: "
+                             f"{', '.join([*FIGURES, *QUERY_FIGURES])}")
+        kind = FIGURES[name][1] if name in FIGURES else "time"
         if kind == "yes/no":
             if relation is not None:
                 raise UsageError(f"--threshold {text!r}: {name} is yes or no: write it alone")
@@ -68,8 +72,12 @@ class Threshold:
             raise UsageError(f"--threshold {text!r}: {name} needs a comparison, e.g. '{name}<{_example(kind)}'")
         return cls(text.strip(), name, relation, _bound(text, name, kind, value))
 
-    def judge(self, steps: list[RateStep]) -> ThresholdOutcome:
-        """Whether it holds at every step; the value kept is the worst step's (the first that fails)."""
+    def judge(self, steps: list[RateStep], queries: LatencySummary | None = None) -> ThresholdOutcome:
+        """Whether it holds at every step (a query figure: over the queries beside them); the value kept is
+        the first failing step's."""
+        if self.figure in QUERY_FIGURES:
+            value = queries.figure(QUERY_FIGURES[self.figure]) if queries is not None and queries.count else None
+            return ThresholdOutcome(self.expression, value, value is not None and self._holds(value))
         read, _ = FIGURES[self.figure]
         value = None
         for step in steps:
@@ -108,7 +116,7 @@ def failed_lines(outcomes: list[ThresholdOutcome]) -> list[str]:
         if outcome.passed:
             continue
         figure = _EXPRESSION.match(outcome.expression).group(1)
-        kind = FIGURES[figure][1]
+        kind = FIGURES[figure][1] if figure in FIGURES else "time"
         if outcome.value is None:
             seen = "the run has no such figure"
         elif kind == "time":

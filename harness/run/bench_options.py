@@ -27,6 +27,7 @@ from harness.options.groups import (
     MetricsOptions,
     OpenLoopOptions,
     OwnDataOptions,
+    PgwireOptions,
     ProgressOptions,
     RecordOptions,
     SendOptions,
@@ -48,8 +49,8 @@ CLIENT_RETRY_TIMEOUT_MS = 2_000
 
 @dataclass
 class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptions, SendOptions, OwnDataOptions,
-                   FrameOptions, GroupedDataSetOptions, DataSetRowsOptions, RecordOptions, ServerOptions,
-                   CommandOptions):
+                   FrameOptions, GroupedDataSetOptions, DataSetRowsOptions, RecordOptions, PgwireOptions,
+                   ServerOptions, CommandOptions):
     """Every option of a benchmark run; the defaults are the original benchmark's."""
 
     send: bool = option(False, "After serializing, send to the target.", flags=("--send",))
@@ -188,6 +189,8 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
             raise UsageError("--rate runs as one client (--workers N send on its schedule); --clients/--barrier "
                              "split a closed-loop run")
         figures = {threshold.figure.partition("_")[0] for threshold in self.thresholds()}
+        if "query" in figures and self.queries is None:
+            raise UsageError("--threshold query_*: the queries are those of --queries FILE --query-rate Q")
         if "freshness" in figures and self.target != Target.questdb:
             raise UsageError("--threshold freshness_*: freshness is measured into QuestDB (the sink shows no rows)")
         if "ack" in figures and not self.sender_transport.startswith("http"):

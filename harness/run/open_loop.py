@@ -5,6 +5,7 @@ and the thresholds judged on them (``harness.records.thresholds``).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import time
@@ -14,9 +15,12 @@ from typing import TYPE_CHECKING
 from harness.ingest.freshness import FreshnessProbe
 from harness.ingest.open_loop import OpenLoop
 from harness.ingest.phase_loop import ChunkStream
-from harness.records.run_record import OpenLoopFigures, ProbeFigures, RateStep
+from harness.errors import UsageError
+from harness.queries.paced import PacedQueries
+from harness.records.run_record import OpenLoopFigures, PacedQueryFigures, ProbeFigures, RateStep
 from harness.records.thresholds import failed_lines
 from harness.telemetry.latency import LatencySummary
+from harness.tsbs.query_file import read_jsonl
 
 if TYPE_CHECKING:
     from harness.ingest.senders import SenderSettings
@@ -41,11 +45,25 @@ def open_loop_send(options: BenchOptions, target: SenderSettings, chunks: Iterat
     (or until the data set ends), or a ramp: a closed-loop step first (the rate this machine reaches when
     nothing waits), then each rate for ``--duration``, and the knee named. Records the figures; returns the rows
     sent per table and when the last flush ended."""
-    rates, duration = options.rates(), options.duration_seconds()
-    tables = [schema.table for schema in options.schemas()]
-    chunk_rows = options.worker_chunk_row_count
     figures = run.record.open_loop = OpenLoopFigures([], slo_seconds=options.slo_seconds() if options.ramp else None)
-    sent = dict.fromkeys(tables, 0)
+    sent = dict.fromkeys((schema.table for schema in options.schemas()), 0)
+    with queries_beside(options, run, metrics):
+        last_flush = _rates(options, target, chunks, total_rows, questdb, rows_before, run, metrics, send, sent)
+    if options.ramp:
+        figures.knee_rows_per_second = knee(figures.steps, figures.slo_seconds)
+        say_ramp(run, figures)
+    return sent, last_flush
+
+
+def _rates(options: BenchOptions, target: SenderSettings, chunks: Iterator[Chunk], total_rows: int,
+           questdb: QuestDBSql | None, rows_before: dict[str, int], run: Run, metrics: RunMetrics,
+           send: SendPhase, sent: dict[str, int]) -> float:
+    """Each rate in turn (a ramp: after its closed-loop step); adds the rows sent to ``sent``; returns when the
+    last flush ended."""
+    rates, duration = options.rates(), options.duration_seconds()
+    tables = list(sent)
+    chunk_rows = options.worker_chunk_row_count
+    figures = run.record.open_loop
     left, next_chunk = total_rows, options.first_chunk
 
     def rows_for(rate: float) -> int:
@@ -76,10 +94,49 @@ def open_loop_send(options: BenchOptions, target: SenderSettings, chunks: Iterat
         next_chunk += math.ceil(rows / chunk_rows)
         _add(sent, record.rows_by_table(tables))
         left -= record.rows
-    if options.ramp:
-        figures.knee_rows_per_second = knee(figures.steps, figures.slo_seconds)
-        say_ramp(run, figures)
-    return sent, last_flush
+    return last_flush
+
+
+@contextlib.contextmanager
+def queries_beside(options: BenchOptions, run: Run, metrics: RunMetrics) -> Iterator[None]:
+    """``--queries`` at ``--query-rate`` over the block (nothing without them); their figures into the record."""
+    if options.queries is None:
+        yield
+        return
+    queries = read_jsonl(options.queries)
+    if not queries:
+        raise UsageError(f"query file {options.queries} holds no queries")
+    pgwire = options.query_protocol == "pgwire"
+    paced = PacedQueries(queries, options.query_rate, options.query_protocol, options.host,
+                         options.pg_port if pgwire else options.http_port,
+                         options.pg_login() if pgwire else options.http_login(), options.query_connections,
+                         observer=metrics.query_observer())
+    paced.start()
+    run.say(f"Queries beside: {options.query_rate:g}/s over {options.query_connections} {options.query_protocol} "
+            f"connection(s), {len(queries)} queries in turn from {options.queries}")
+    try:
+        yield
+    finally:
+        paced.stop()
+        figures = run.record.open_loop.queries = PacedQueryFigures(
+            options.queries, options.query_rate, options.query_protocol, options.query_connections, paced.done,
+            paced.late, paced.latency.summary(),
+            {query_type: latencies.summary() for query_type, latencies in sorted(paced.by_type.items())},
+            _failures(paced), paced.failure_sample)
+    if paced.error is not None:
+        raise paced.error
+    run.say(f"Queries beside the ingest: {figures.done} done, {figures.late} late; latency from the intended "
+            f"start: {latency_line(figures.latency).replace(' chunks)', ' queries)')}")
+    if figures.failures:
+        run.say(f"  failed: {sum(sum(kinds.values()) for kinds in figures.failures.values())} "
+                f"({figures.failure_sample})")
+
+
+def _failures(paced: PacedQueries) -> dict[str, dict[str, int]]:
+    failures: dict[str, dict[str, int]] = {}
+    for (query_type, kind), count in paced.failures.items():
+        failures.setdefault(query_type, {})[kind] = count
+    return failures
 
 
 def _add(totals: dict[str, int], more: dict[str, int]) -> None:
@@ -217,7 +274,8 @@ def judge_thresholds(options: BenchOptions, run: Run) -> None:
     figures = run.record.open_loop
     if figures is None:
         return
-    figures.thresholds = [threshold.judge(figures.steps) for threshold in options.thresholds()]
+    queries = figures.queries.latency if figures.queries is not None else None
+    figures.thresholds = [threshold.judge(figures.steps, queries) for threshold in options.thresholds()]
     for outcome in figures.thresholds:
         run.say(f"Threshold {outcome.expression}: {'passed' if outcome.passed else 'FAILED'}")
 

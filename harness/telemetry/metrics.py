@@ -64,6 +64,7 @@ class RunMetrics:
         self._server = None
         self._progress: dict[str, PhaseProgress] = {}
         self._open_loop: tuple | None = None  # its series, made by ``open_loop``
+        self._paced_queries: Histogram | None = None  # made by ``query_observer``
         registry.register(_PhaseCounters(self))
 
         self.flush_seconds = Histogram("harness_flush_duration_seconds", "Time of one sender flush.",
@@ -117,6 +118,14 @@ class RunMetrics:
 
     def error(self, kind: str) -> None:
         self.errors_total.labels(self.run_id, kind).inc()
+
+    def query_observer(self) -> Callable[[float], None]:
+        """Observes one latency of the queries beside an open loop (from each query's intended start)."""
+        if self._paced_queries is None:
+            self._paced_queries = Histogram("harness_open_loop_query_latency_seconds", "A query beside an open "
+                                            "loop: its latency from its intended start.", ("run_id",),
+                                            buckets=LATENCY_BUCKETS, registry=self.registry)
+        return self._paced_queries.labels(self.run_id).observe
 
     def open_loop(self, rate: float, behind: Callable[[], int]) -> Callable[[str], Callable[[float], None]]:
         """Export an open loop's rate and backlog (``behind``: rows due that have not gone out, read at each
