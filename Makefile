@@ -78,7 +78,7 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 	$(WORKERS_OPTION) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
 .PHONY: bench-native bench-generate bench-groups bench-generate-startup bench-table bench-overhead bench-exactly-once \
-	bench-own-data \
+	bench-own-data bench-open-loop \
 	bench-scale bench-parity bench-replay-parity bench-query-parity bench-serialize-parity ab
 
 # What bench-native runs, and (the native input checks, below) checks first.
@@ -112,6 +112,12 @@ bench-scale: setup ## CLIENTS 1, 2, 4 (SCALE_CLIENTS) natively, into the sink an
 	@$(PY) -m harness native up
 	$(PY) benchmarks/clients_scaling.py --row-count $(ROWS) --scale $(SCALE) $(if $(strip $(WORKERS)),--workers $(WORKERS)) \
 		$(foreach count,$(subst $(comma), ,$(SCALE_CLIENTS)),--clients $(count))
+
+bench-open-loop: setup ## The open loop: 20 % of the closed-loop rate held (schedule, freshness, memory), the probe's cost (alternated), a ramp's knee
+	@$(PY) -m harness native up --questdb-only
+	$(PY) benchmarks/open_loop.py schedule --seconds 60 --json results/open-loop/schedule.json
+	$(PY) benchmarks/open_loop.py probe-cost --rows 1000000 --rounds 5 --json results/open-loop/probe-cost.json
+	$(PY) benchmarks/open_loop.py knee --seconds 10 --json results/open-loop/knee.json
 
 bench-own-data: setup ## Your data: Parquet streamed vs in memory into the sink (1 and 2 workers), peak RSS 1x vs 20x, tune's default grid on 2M rows
 	@$(PY) -m harness native up

@@ -28,6 +28,8 @@ from harness.telemetry.latency import Latencies
 # A probe's count that fails (the server paused, restarting) is asked again at the next interval; the reason
 # of the last failure is kept for the record.
 PROBE_TIMEOUT_SECONDS = 5.0
+# While the last chunks become visible after the send, they are counted at least this often.
+DRAIN_SECONDS = 0.01
 
 
 class FreshnessProbe:
@@ -71,12 +73,14 @@ class FreshnessProbe:
         self._thread.start()
 
     def stop(self, drain_seconds: float = 0.0) -> None:
-        """Stop probing, after up to ``drain_seconds`` more for the chunks sent and not yet seen."""
-        deadline = self._clock() + drain_seconds
-        while self.unresolved and self._clock() < deadline and self._thread.is_alive():
-            time.sleep(self.interval)
+        """Stop probing, after up to ``drain_seconds`` more for the chunks sent and not yet seen (counted here
+        every interval, at most every ``DRAIN_SECONDS``)."""
         self._stop.set()
         self._thread.join(timeout=PROBE_TIMEOUT_SECONDS + 1)
+        deadline = self._clock() + drain_seconds
+        while self.unresolved and self._clock() < deadline:
+            self.probe()
+            time.sleep(min(self.interval, DRAIN_SECONDS))
         self.seconds = self._clock() - self._started
 
     def probe(self) -> None:

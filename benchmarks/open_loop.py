@@ -1,0 +1,136 @@
+"""The open loop, measured (a script, not a test), against a running QuestDB (``harness native up``):
+
+    .venv/bin/python benchmarks/open_loop.py schedule --seconds 30 [--share 0.2] [--json PATH]
+    .venv/bin/python benchmarks/open_loop.py probe-cost --rows 1000000 --rounds 5 [--json PATH]
+    .venv/bin/python benchmarks/open_loop.py knee --seconds 10 [--json PATH]
+
+``schedule`` measures the closed-loop rate (``bench --send --stream``, ILP over HTTP, one worker), then holds
+``--share`` of it for ``--seconds``: the achieved rate against the target, the client's scheduling delay p99,
+freshness and acknowledgement percentiles, what the probe asked, and the client's memory over the run (its
+time series: the first minute's peak against the whole run's). ``probe-cost`` alternates two sends of the same
+rows as fast as they go (an open loop at a rate far above capacity, so nothing waits), one with the freshness
+probe counting every 10 ms, one whose probe counts once an hour: the probe's cost to the send rate, as a paired
+interval. ``knee`` measures the closed-loop rate and ramps from a quarter of it to one and a half times it, in
+quarters: the knee beside the closed-loop rate of the same run.
+
+Each ``bench`` runs as a process of its own; its record is kept beside the benchmark record. On 2 shared cores
+the server is the bottleneck end to end, and the client's CPU is taken from it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import typer
+
+from benchmarks.alternate import alternate, write_record
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
+
+app = typer.Typer(add_completion=False)
+SERVER = ["--host", "127.0.0.1", "--transport", "http", "--reporting-period", "0"]
+
+
+def bench(folder: Path, name: str, *flags: str) -> dict:
+    """One ``bench --send`` as a process of its own; its record."""
+    folder.mkdir(parents=True, exist_ok=True)
+    results = folder / f"{name}.json"
+    command = [sys.executable, "-m", "harness", "bench", "--send", *SERVER, *flags, "--results", str(results)]
+    finished = subprocess.run(command, capture_output=True, text=True)
+    (folder / f"{name}.txt").write_text(finished.stdout + finished.stderr)
+    if finished.returncode not in (0, 1) or not results.exists():
+        raise SystemExit(f"{name}: {finished.stderr.strip()}")
+    return json.loads(results.read_text())
+
+
+def closed_loop_rate(folder: Path, rows: int) -> float:
+    record = bench(folder, "closed-loop", "--stream", "--row-count", str(rows), "--sample-interval", "0")
+    send = record["phases"]["send"]
+    rate = send["rows"] / send["seconds"]
+    print(f"closed loop: {rate:,.0f} rows/s ({rows} rows, ILP over HTTP, 1 worker)")
+    return rate
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1e3:.1f} ms"
+
+
+@app.command()
+def schedule(seconds: float = typer.Option(30.0, min=1), share: float = typer.Option(0.2, min=0.01, max=1),
+             rows: int = typer.Option(2_000_000, min=1), folder: Path = typer.Option(Path("results/open-loop")),
+             json_path: Path | None = typer.Option(None, "--json")) -> None:
+    """A share of the closed-loop rate, held: the schedule kept, the figures, memory over the run."""
+    capacity = closed_loop_rate(folder, rows)
+    rate = round(capacity * share, -3)
+    record = bench(folder, f"open-loop-{share:g}", "--rate", f"{rate:.0f}", "--duration", f"{seconds:g}s",
+                   "--row-count", str(int(rate * seconds) + 10_000), "--threshold", "rate_sustained")
+    (step,) = record["open_loop"]["steps"]
+    probe = record["open_loop"]["probe"]
+    print(f"open loop at {share:.0%} of it: target {rate:,.0f} rows/s, achieved "
+          f"{step['achieved_rows_per_second']:,.1f} ({step['achieved_rows_per_second'] / rate - 1:+.2%}); "
+          f"sustained: {step['sustained']}; {step['late_chunks']} of {step['chunks']} chunks late; backlog at most "
+          f"{step['max_backlog_rows']} rows")
+    for name in ("schedule_delay", "acknowledged", "freshness"):
+        figures = step[name]
+        print(f"  {name}: p50 {_ms(figures['p50'])}, p90 {_ms(figures['p90'])}, p99 {_ms(figures['p99'])}, "
+              f"p99.9 {_ms(figures['p999'])}, max {_ms(figures['max'])} ({figures['count']} chunks)")
+    print(f"  probe: {probe['queries']} counts, {probe['queries_per_second']:g}/s, {probe['failures']} failed")
+    samples = [sample for sample in record["timeseries"]["samples"] if sample["client_rss_bytes"]]
+    first = max((sample["client_rss_bytes"] for sample in samples if sample["t"] <= 60), default=0)
+    whole = max((sample["client_rss_bytes"] for sample in samples), default=0)
+    print(f"  client RSS: first minute's peak {first / 2**20:.0f} MiB, whole run's {whole / 2**20:.0f} MiB")
+    summary = BenchmarkRecord("open-loop-schedule", parameters=dict(seconds=seconds, share=share, rate=rate,
+                                                                    closed_loop_rows_per_second=capacity))
+    summary.parameters["figures"] = {"step": step, "probe": probe, "rss_first_minute": first, "rss_peak": whole}
+    write_record(summary, json_path)
+
+
+@app.command("probe-cost")
+def probe_cost(rows: int = typer.Option(1_000_000, min=1), rounds: int = typer.Option(5, min=1),
+               folder: Path = typer.Option(Path("results/open-loop")),
+               json_path: Path | None = typer.Option(None, "--json")) -> None:
+    """The same rows as fast as they go, the probe counting every 10 ms or once an hour, alternated."""
+    record = BenchmarkRecord("open-loop-probe-cost", parameters=dict(rows=rows, rounds=rounds))
+
+    def variant(interval: str):
+        def measure(round_number: int) -> Measurement:
+            run = bench(folder, f"probe-{interval}-{round_number}", "--rate", "1e9", "--row-count", str(rows),
+                        "--probe-interval", interval, "--sample-interval", "0")
+            send = run["phases"]["send"]
+            probe = run["open_loop"]["probe"]
+            print(f"round {round_number} probe every {interval:>4}: {send['rows'] / send['seconds']:,.0f} rows/s, "
+                  f"{probe['queries']} counts")
+            return Measurement(seconds=send["seconds"], rows=send["rows"], run_record=str(folder / f"probe-{interval}"
+                                                                                             f"-{round_number}.json"))
+        return measure
+
+    comparison = alternate({"probe off": variant("1h"), "probe 10ms": variant("10ms")}, rounds, warm_up=True,
+                           baseline="probe off")
+    record.comparisons.append(comparison)
+    print(f"rows/s with the probe vs without: {comparison.summary['probe 10ms']['rows_per_second'].paired_text()}")
+    write_record(record, json_path)
+
+
+@app.command()
+def knee(seconds: float = typer.Option(10.0, min=1), rows: int = typer.Option(2_000_000, min=1),
+         slo: str = "1s", folder: Path = typer.Option(Path("results/open-loop")),
+         json_path: Path | None = typer.Option(None, "--json")) -> None:
+    """A ramp from a quarter of the closed-loop rate to one and a half times it: the knee beside it."""
+    capacity = closed_loop_rate(folder, rows)
+    step = round(capacity / 4, -3)
+    record = bench(folder, "ramp", "--rate", f"{step:.0f}:{step * 6:.0f}:{step:.0f}", "--duration", f"{seconds:g}s",
+                   "--slo", slo, "--row-count", str(int(step * 6 * seconds * 7) + 10_000))
+    figures = record["open_loop"]
+    print((folder / "ramp.txt").read_text().split("Ramp:", 1)[-1].split("Validated:", 1)[0].rstrip())
+    knee_rate, closed = figures["knee_rows_per_second"], figures["closed_loop_rows_per_second"]
+    ratio = f"{knee_rate / closed:.2f}x" if knee_rate and closed else "-"
+    print(f"knee {knee_rate} rows/s, closed loop in the same run {closed:,.0f} rows/s: {ratio}")
+    summary = BenchmarkRecord("open-loop-knee", parameters=dict(seconds=seconds, slo=slo, knee=knee_rate,
+                                                                closed_loop_rows_per_second=closed))
+    write_record(summary, json_path)
+
+
+if __name__ == "__main__":
+    app()
