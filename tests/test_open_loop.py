@@ -303,3 +303,40 @@ def test_an_open_loop_into_the_sink_keeps_its_schedule(socat_sink, tmp_path):
     (step,) = record["open_loop"]["steps"]
     assert step["sustained"] and step["rows"] == 80_000 and step["freshness"] is None
     assert step["acknowledged"] is None and record["open_loop"]["probe"] is None
+
+
+# --- the record, the report, compare ---------------------------------------------------------------------------
+
+
+def test_a_long_runs_series_stays_bounded():
+    from harness.telemetry.latency import BoundedSeries
+
+    series = BoundedSeries(limit=100)
+    for index in range(10_000):
+        series.add(index, index / 1000)
+    assert 50 <= len(series.points) <= 100
+    assert series.points[0] == [0, 0] and series.points[-1][0] > 9000  # the whole run, coarser
+
+
+def test_an_open_loop_record_reads_back_and_shows_in_the_report_and_compare(tmp_path):
+    from harness.records.run_record import OpenLoopFigures, ProbeFigures, RunRecord, ThresholdOutcome
+    from harness.records.store import load_results, write_results
+    from harness.report.html import write_report
+    from harness.report.tables import comparison_table
+
+    steps = [step(target_rows_per_second=rate, backlog=[[0.0, 0], [1.0, 1000]],
+                  freshness_series=[[0.1, 0.2], [0.9, 0.4]], acknowledged=LatencySummary(9, 0.1, 0.1, 0.2, 0.2, 0.3),
+                  acknowledged_series=[[0.1, 0.1]]) for rate in (1000, 2000)]
+    record = RunRecord(kind="bench", mode="send", parameters={"rate": "1000:2000:1000"})
+    record.open_loop = OpenLoopFigures(steps, ProbeFigures(0.01, 300, 99.0, 1), [ThresholdOutcome("rate_sustained",
+                                                                                                   1.0, True)],
+                                       slo_seconds=1.0, closed_loop_rows_per_second=2500.0, knee_rows_per_second=2000)
+    record.status = "ok"
+    record.path = tmp_path / "r.json"
+    write_results(record)
+    (loaded,) = load_results([str(tmp_path / "r.json")])
+    assert loaded.open_loop == record.open_loop
+    page = write_report([loaded], tmp_path / "r.html").read_text()
+    assert "open loop at 2,000 rows/s" in page and "latency against rate" in page and "knee" in page
+    table = comparison_table([loaded])
+    assert "freshness p50" in table and "2,000" in table.splitlines()[-1]

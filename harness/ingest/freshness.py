@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from harness.ingest.open_loop import SentChunk
 from harness.questdb.http import QuestDBSql, checked_table_name
-from harness.telemetry.latency import Latencies
+from harness.telemetry.latency import BoundedSeries, Latencies
 
 # A probe's count that fails (the server paused, restarting) is asked again at the next interval; the reason
 # of the last failure is kept for the record.
@@ -42,6 +42,8 @@ class FreshnessProbe:
         self.before = dict(before)
         self.interval = interval
         self.freshness = Latencies()
+        # Each chunk's freshness by its intended time, in seconds since the schedule's start.
+        self.series = BoundedSeries()
         self.queries = 0
         self.failures = 0
         self.last_error: str | None = None
@@ -49,7 +51,7 @@ class FreshnessProbe:
         self._clock = clock
         self._sql = " union all ".join(f"select '{checked_table_name(table)}' t, count() n from "
                                        f"'{checked_table_name(table)}'" for table in self.tables)
-        self._pending: deque[tuple[dict[str, int], float]] = deque()  # (running totals, intended)
+        self._pending: deque[tuple[dict[str, int], float, float]] = deque()  # (running totals, intended, start)
         self._totals = {table: 0 for table in self.tables}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -60,7 +62,7 @@ class FreshnessProbe:
         with self._lock:
             for table, rows in chunk.rows.items():
                 self._totals[table] = self._totals.get(table, 0) + rows
-            self._pending.append((dict(self._totals), chunk.intended))
+            self._pending.append((dict(self._totals), chunk.intended, chunk.start))
 
     @property
     def unresolved(self) -> int:
@@ -98,8 +100,9 @@ class FreshnessProbe:
         with self._lock:
             while self._pending and all(visible.get(table, 0) >= total
                                         for table, total in self._pending[0][0].items()):
-                _, intended = self._pending.popleft()
+                _, intended, start = self._pending.popleft()
                 self.freshness.record(seen - intended)
+                self.series.add(intended - start, seen - intended)
 
     def _run(self) -> None:
         next_at = self._clock()

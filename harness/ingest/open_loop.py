@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from harness.telemetry.latency import Latencies
+from harness.telemetry.latency import BoundedSeries, Latencies
 
 # How often the backlog is sampled into the record (and at most how many samples it keeps, halving).
 BACKLOG_SAMPLE_SECONDS = 0.25
@@ -34,6 +34,7 @@ class SentChunk:
     number: int
     intended: float
     rows: dict[str, int]
+    start: float  # the schedule's start, which the chunk's series times count from
 
 
 @dataclass
@@ -57,6 +58,8 @@ class OpenLoop:
     last_sent: float | None = None
     last_started: float | None = None
     backlog: list[tuple[float, int]] = field(default_factory=list)  # (seconds since start, rows behind)
+    # Each chunk's acknowledgement latency by its intended time (seconds since the start), bounded.
+    ack_series: BoundedSeries = field(default_factory=BoundedSeries)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_sample: float = 0.0
     _sample_every: float = BACKLOG_SAMPLE_SECONDS
@@ -92,6 +95,7 @@ class OpenLoop:
         self.schedule_delay.record(started - intended)
         if self.acknowledged:
             self.ack_latency.record(ended - intended)
+            self.ack_series.add(intended - self.start, ended - intended)
         with self._lock:
             # Late: it started a chunk interval or more after its time (its worker was still busy).
             self.late_chunks += started - intended >= self.interval
@@ -100,7 +104,7 @@ class OpenLoop:
             self.last_sent = max(self.last_sent or ended, ended)
             self.last_started = max(self.last_started or started, started)
             if self.on_sent is not None:
-                self.on_sent(SentChunk(number, intended, rows))
+                self.on_sent(SentChunk(number, intended, rows, self.start))
         self.sample_backlog(ended)
 
     def due_chunks(self, now: float) -> int:

@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from harness.errors import UsageError
 from harness.output_file import whole_file
 from harness.records.benchmark_record import BenchmarkRecord
-from harness.records.run_record import RunRecord
+from harness.records.run_record import OpenLoopFigures, RunRecord
 from harness.report.tables import MIB, benchmark_table, comparison_table
 from harness.telemetry.timeseries import TimeSeries
 
@@ -110,6 +110,8 @@ def _summary(record: RunRecord) -> str:
         if o3 is not None:
             phases.append(("  server, out of order", f"{o3:.0f} O3 commits"
                            + (f", {disk:.2f} rows written to disk per row applied" if disk is not None else "")))
+    if record.open_loop is not None:
+        phases.extend(_open_loop_rows(record.open_loop))
     read = record.read
     if read is not None:
         phase = record.phases.get("read")
@@ -137,9 +139,44 @@ def _summary(record: RunRecord) -> str:
     ])
 
 
+def _percentiles(summary) -> str:
+    if summary is None or not summary.count:
+        return "no samples"
+    return ", ".join(f"{name} {summary.figure(name) * 1e3:.1f} ms" for name in ("p50", "p90", "p99", "p999", "max")
+                     ) + f" ({summary.count})"
+
+
+def _open_loop_rows(figures: OpenLoopFigures) -> list[tuple[str, str]]:
+    """The open loop's figures, rate by rate, for the summary table."""
+    rows = []
+    for step in figures.steps:
+        achieved = step.achieved_rows_per_second or 0
+        rows.append((f"open loop at {step.target_rows_per_second:,.0f} rows/s",
+                     f"{achieved:,.0f} rows/s achieved, {'sustained' if step.sustained else 'NOT sustained'}; "
+                     f"{step.late_chunks} of {step.chunks} chunks late; backlog at most {step.max_backlog_rows} rows"))
+        rows.extend((f"  {name}", _percentiles(summary)) for name, summary in (
+            ("schedule delay", step.schedule_delay), ("acknowledged", step.acknowledged),
+            ("freshness", step.freshness)) if summary is not None)
+    if figures.probe is not None:
+        rows.append(("  freshness probe", f"every {figures.probe.interval_seconds * 1e3:g} ms: {figures.probe.queries} "
+                                          f"counts ({figures.probe.queries_per_second:g}/s), {figures.probe.failures} "
+                                          f"failed"))
+    if figures.closed_loop_rows_per_second is not None:
+        knee = figures.knee_rows_per_second
+        rows.append(("knee", f"{knee:,.0f} rows/s" if knee is not None else "no rate held")
+                    )
+        rows.append(("closed loop (same run)", f"{figures.closed_loop_rows_per_second:,.0f} rows/s"))
+    if figures.queries is not None:
+        rows.append((f"queries beside ({figures.queries.rate:g}/s)", _percentiles(figures.queries.latency)))
+    rows.extend((f"threshold {outcome.expression}", "passed" if outcome.passed else "FAILED")
+                for outcome in figures.thresholds)
+    return rows
+
+
 def _rates(series: TimeSeries, phase: str, counts: str) -> tuple[list[float], list[float], list[list[float]]]:
     """Times, the phase's total rate and each worker's rate between consecutive samples (``counts``: rows
-    or bytes)."""
+    or bytes). A count that fell started again from zero (a ramp's next rate), as Prometheus reads a counter
+    reset."""
     times, totals, per_worker = [], [], []
     previous = None
     for sample in series.samples:
@@ -149,7 +186,7 @@ def _rates(series: TimeSeries, phase: str, counts: str) -> tuple[list[float], li
         if previous is not None and sample.t > previous[0]:
             span = sample.t - previous[0]
             old = previous[1] + [0] * (len(values) - len(previous[1]))
-            rates = [(new - before) / span for new, before in zip(values, old)]
+            rates = [(new - before if new >= before else new) / span for new, before in zip(values, old)]
             times.append(sample.t)
             totals.append(sum(rates))
             per_worker.append(rates)
@@ -223,6 +260,8 @@ class _Charts:
             parts.extend(self._throughput(record, series))
             parts.append(self._cores(series))
             parts.append(self._server(series))
+        if record.open_loop is not None and record.open_loop.steps:
+            parts.extend(self._open_loop(record.open_loop))
         if record.kind == "queries":
             parts.append(self._latency(record))
             if record.queries is not None and record.queries.at_rest is not None:
@@ -297,6 +336,50 @@ class _Charts:
         lag.set_ylabel("apply lag (txns)")
         lag.set_title("WAL apply lag: sequencer txn minus writer txn")
         return self._svg(figure, "server WAL")
+
+    def _open_loop(self, figures: OpenLoopFigures) -> list[str]:
+        """An open loop: each chunk's latency and the backlog over time (a ramp's rates one after another, on
+        one time axis), and for a ramp its latency percentiles against the rate."""
+        figure, (latency, backlog) = self._figure("open loop: each chunk's latency from its intended time",
+                                                  "seconds", rows=2)
+        offset = 0.0
+        for index, step in enumerate(figures.steps):
+            label = f" at {step.target_rows_per_second:,.0f} rows/s" if len(figures.steps) > 1 else ""
+            for name, points, marker in (("freshness", step.freshness_series, "o"),
+                                         ("acknowledged", step.acknowledged_series, "x")):
+                if points:
+                    latency.plot([offset + t for t, _ in points], [value for _, value in points], marker,
+                                 markersize=3, linestyle="none", label=f"{name}{label}" if index == 0 or label else None,
+                                 color="tab:blue" if name == "freshness" else "tab:orange", alpha=0.7)
+            if step.backlog:
+                backlog.plot([offset + t for t, _ in step.backlog], [rows for _, rows in step.backlog],
+                             color="tab:red")
+                if len(figures.steps) > 1:
+                    backlog.axvline(offset, color="gray", linewidth=0.5)
+            offset += max((t for t, _ in step.backlog), default=0.0)
+        if figures.slo_seconds is not None:
+            latency.axhline(figures.slo_seconds, color="gray", linestyle="--", label=f"SLO {figures.slo_seconds:g}s")
+        latency.legend(loc="upper left")
+        backlog.set_ylabel("backlog (rows)")
+        backlog.set_title("rows due that have not gone out")
+        charts = [self._svg(figure, "open loop latency and backlog")]
+        if len(figures.steps) > 1:
+            figure, (ax,) = self._figure("latency against rate (the ramp)", "seconds")
+            rates = [step.target_rows_per_second for step in figures.steps]
+            for name in ("freshness", "acknowledged"):
+                for quantile, style in (("p50", "-o"), ("p99", "--o")):
+                    values = [getattr(step, name).figure(quantile) if getattr(step, name) is not None
+                              and getattr(step, name).count else None for step in figures.steps]
+                    if any(value is not None for value in values):
+                        ax.plot(rates, values, style, label=f"{name} {quantile}")
+            if figures.knee_rows_per_second is not None:
+                ax.axvline(figures.knee_rows_per_second, color="green", label="knee")
+            if figures.slo_seconds is not None:
+                ax.axhline(figures.slo_seconds, color="gray", linestyle="--", label="SLO")
+            ax.set_xlabel("target rate (rows/s)")
+            ax.legend(loc="upper left")
+            charts.append(self._svg(figure, "latency against rate"))
+        return charts
 
     def _latency(self, record: RunRecord) -> str:
         types = record.queries.statistics if record.queries is not None else {}

@@ -64,10 +64,44 @@ def comparison_table(records: list[RunRecord]) -> str:
     if query_runs:
         others = [record for record in records if record.kind != "queries"]
         return "\n\n".join(([comparison_table(others)] if others else []) + [query_comparison_table(query_runs)])
+    tables = [_ingest_table(records)]
     # Out-of-order figures where they say something: a run that sent late rows or sorted its data.
     if any(record.shows_arrival for record in records):
-        return _ingest_table(records) + "\n\n" + arrival_table(records)
-    return _ingest_table(records)
+        tables.append(arrival_table(records))
+    if any(record.open_loop is not None for record in records):
+        tables.append(open_loop_table(records))
+    return "\n\n".join(tables)
+
+
+def open_loop_table(records: list[RunRecord]) -> str:
+    """Open-loop runs, a row per rate held: the target and achieved rates, whether it was sustained, late
+    chunks, the largest backlog, and the latencies from the intended times (ms); a ramp's knee on its last row."""
+    header = ("file", "target rows/s", "achieved", "held", "late", "backlog max", "freshness p50", "p99", "max",
+              "ack p50", "p99", "sched p99", "knee")
+    table = []
+    for record in records:
+        figures = record.open_loop
+        if figures is None:
+            continue
+        for index, step in enumerate(figures.steps):
+            last = index == len(figures.steps) - 1
+            knee = figures.knee_rows_per_second if last and figures.closed_loop_rows_per_second else None
+            table.append((
+                record.path.name if record.path and index == 0 else "",
+                f"{step.target_rows_per_second:,.0f}",
+                f"{step.achieved_rows_per_second:,.0f}" if step.achieved_rows_per_second else "-",
+                "yes" if step.sustained else "no", str(step.late_chunks), str(step.max_backlog_rows),
+                _milliseconds(step.freshness, "p50"), _milliseconds(step.freshness, "p99"),
+                _milliseconds(step.freshness, "max"), _milliseconds(step.acknowledged, "p50"),
+                _milliseconds(step.acknowledged, "p99"), _milliseconds(step.schedule_delay, "p99"),
+                f"{knee:,.0f}" if knee else ("none held" if last and figures.closed_loop_rows_per_second else ""),
+            ))
+    return plain_table(header, table)
+
+
+def _milliseconds(summary, quantile: str) -> str:
+    value = summary.figure(quantile) if summary is not None and summary.count else None
+    return "-" if value is None else f"{value * 1e3:.1f}"
 
 
 def _ingest_table(records: list[RunRecord]) -> str:

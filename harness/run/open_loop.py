@@ -210,7 +210,9 @@ def rate_step(schedule: OpenLoop, probe: FreshnessProbe | None) -> RateStep:
         acknowledged=schedule.ack_latency.summary() if schedule.acknowledged else None,
         freshness=probe.freshness.summary() if probe is not None else None,
         unseen_chunks=probe.unresolved if probe is not None else 0,
-        backlog=[[seconds, rows] for seconds, rows in schedule.backlog])
+        backlog=[[seconds, rows] for seconds, rows in schedule.backlog],
+        acknowledged_series=schedule.ack_series.points if schedule.acknowledged else [],
+        freshness_series=probe.series.points if probe is not None else [])
 
 
 def probe_figures(probe: FreshnessProbe | None) -> ProbeFigures | None:

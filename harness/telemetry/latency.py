@@ -81,3 +81,25 @@ def decoded(summary: LatencySummary) -> HdrHistogram | None:
     from hdrh.histogram import HdrHistogram
 
     return HdrHistogram.decode(summary.histogram.encode("ascii")) if summary.histogram else None
+
+
+class BoundedSeries:
+    """Points ``(seconds, value)`` kept at most ``limit`` at a time: when full, every other point goes and from
+    then on only every other point is kept (a long run's series coarser, its memory the same)."""
+
+    def __init__(self, limit: int = 2000):
+        self.limit = limit
+        self.points: list[list[float]] = []
+        self._stride = 1
+        self._seen = 0
+        self._lock = threading.Lock()
+
+    def add(self, seconds: float, value: float) -> None:
+        with self._lock:
+            self._seen += 1
+            if (self._seen - 1) % self._stride:
+                return
+            self.points.append([round(seconds, 3), round(value, 6)])
+            if len(self.points) > self.limit:
+                self.points = self.points[::2]
+                self._stride *= 2
