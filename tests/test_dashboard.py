@@ -67,6 +67,7 @@ def panel_expressions(dashboard: dict, panels: list[dict] | None = None) -> list
 # The row of the query benchmark's panels (a `queries run`'s metrics; the other rows show a `bench` run's).
 QUERIES_ROW = "Queries (harness queries run)"
 READ_ROW = "Read (harness read)"
+OPEN_LOOP_ROW = "Open loop (bench --rate)"
 
 
 def panels_by_row(dashboard: dict) -> dict[str, list[dict]]:
@@ -369,9 +370,28 @@ def test_the_dashboard_covers_the_read_benchmark():
         assert any(word in title for title in titles), word
 
 
+def test_the_dashboard_covers_the_open_loop():
+    """Issue 39's row: each latency from the intended time (p50, p99 by figure), the backlog, target against sent
+    rows/s, and the queries beside the ingest; every harness_open_loop_ series is in that row and nowhere else
+    (tests/test_prometheus_panels.py evaluates it against an open-loop run)."""
+    dashboard = load_dashboard()
+    rows = panels_by_row(dashboard)
+    loop = panel_expressions(dashboard, rows[OPEN_LOOP_ROW])
+    expressions = " ".join(expr for _, _, expr in loop)
+    for metric in ("harness_open_loop_latency_seconds_bucket", "harness_open_loop_backlog_rows",
+                   "harness_open_loop_target_rows_per_second", "harness_open_loop_query_latency_seconds_bucket"):
+        assert metric in expressions, metric
+    for title, _, expr in panel_expressions(dashboard):
+        assert ("harness_open_loop_" in expr) == (title in {title for title, _, _ in loop}) or \
+            "harness_open_loop_" not in expr, (title, expr)
+    from harness.telemetry.metrics import OPEN_LOOP_FIGURES
+
+    assert "sum by (le, figure)" in expressions and len(OPEN_LOOP_FIGURES) == 3
+
+
 def test_panels_by_row_follows_the_layout():
     rows = panels_by_row(load_dashboard())
-    assert list(rows) == ["Run", "Client (harness)", "QuestDB", QUERIES_ROW, READ_ROW]
+    assert list(rows) == ["Run", "Client (harness)", "QuestDB", QUERIES_ROW, READ_ROW, OPEN_LOOP_ROW]
     assert [panel["title"] for panel in rows["Run"]] == ["Run phase", "Run parameters"]
     assert sum(map(len, rows.values())) == len(query_panels(load_dashboard()))
 

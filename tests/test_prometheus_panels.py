@@ -36,13 +36,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import CLIENT_METRICS_PORT, PROMETHEUS_PORT, QUERY_METRICS_PORT, READ_METRICS_PORT
+from helpers import CLIENT_METRICS_PORT, OPEN_LOOP_METRICS_PORT, PROMETHEUS_PORT, QUERY_METRICS_PORT, READ_METRICS_PORT
 from helpers import PANELS_QUESTDB_PORTS as QUESTDB_PORTS
 
 from harness.servers.process import port_in_use
 
 from harness.servers.questdb import NativeQuestDB
-from test_dashboard import (PROMETHEUS_CONF, QUERIES_ROW, READ_ROW, ROOT, load_dashboard, load_yaml,
+from test_dashboard import (OPEN_LOOP_ROW, PROMETHEUS_CONF, QUERIES_ROW, READ_ROW, ROOT, load_dashboard, load_yaml,
                             panel_expressions, panels_by_row, substitute)
 
 # The read's DataFrames are this small so that it lasts seconds (Prometheus scrapes it while it reads).
@@ -66,7 +66,8 @@ MOVING_METRICS = ("harness_rows_total", "harness_ilp_bytes_total", "harness_flus
                   "harness_flush_duration_seconds_bucket", "harness_flush_duration_seconds_count",
                   "harness_query_duration_seconds_bucket", "harness_query_duration_seconds_count",
                   "questdb_line_tcp_recv_bytes", "questdb_wal_written_rows_total", "questdb_committed_rows_total",
-                  "questdb_wal_apply_written_rows_total", "process_cpu_seconds_total", "questdb_memory_rss")
+                  "questdb_wal_apply_written_rows_total", "process_cpu_seconds_total", "questdb_memory_rss",
+                  "harness_open_loop_latency_seconds_bucket", "harness_open_loop_query_latency_seconds_bucket")
 
 
 class Prometheus:
@@ -212,6 +213,8 @@ class Stack:
     query_started: float  # Unix time just before the queries run process started
     read_record: dict     # the read run's results JSON
     read_started: float   # Unix time just before the read process started
+    open_loop_record: dict  # the open-loop bench run's results JSON
+    open_loop_started: float
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +223,7 @@ def stack(tmp_path_factory, request):
     # Prometheus first: it takes seconds to start scraping a target, during which QuestDB starts.
     prometheus = Prometheus(workdir, PROMETHEUS_PORT,
                             {"client:9464": [f"127.0.0.1:{CLIENT_METRICS_PORT}", f"127.0.0.1:{QUERY_METRICS_PORT}",
-                                             f"127.0.0.1:{READ_METRICS_PORT}"],
+                                             f"127.0.0.1:{READ_METRICS_PORT}", f"127.0.0.1:{OPEN_LOOP_METRICS_PORT}"],
                              "questdb:9003": [f"127.0.0.1:{QUESTDB_PORTS['min_port']}"]})
     request.addfinalizer(prometheus.stop)
     questdb = NativeQuestDB(workdir / "questdb-root", **QUESTDB_PORTS)
@@ -263,8 +266,36 @@ def stack(tmp_path_factory, request):
              lambda: any(value >= sent for value in scalar_values(prometheus.query(applied))))
     query_record, query_started = _query_run(workdir, prometheus, target_up, request)
     read_record, read_started = _read_run(workdir, prometheus, target_up, request)
+    open_loop_record, open_loop_started = _open_loop_run(workdir, prometheus, target_up, request)
     yield Stack(prometheus, questdb, record, bench.started, output, query_record, query_started, read_record,
-                read_started)
+                read_started, open_loop_record, open_loop_started)
+
+
+def _open_loop_run(workdir: Path, prometheus: Prometheus, target_up, request) -> tuple[dict, float]:
+    """A real open-loop `bench --rate` with --metrics-port into a table of its own, over HTTP (acknowledged),
+    the freshness probe counting, the query run's queries beside it: it sends for seconds on its schedule, so
+    Prometheus scrapes its latencies and backlog while they move."""
+    output, results = workdir / "open-loop.out", workdir / "open-loop.json"
+    run = LingeringRun("the open-loop run",
+                       [sys.executable, "-m", "harness", "bench", "--send", "--rate", "20000", "--duration", "6s",
+                        "--worker-chunk-row-count", "2000", "--transport", "http", "--table", "open_loop",
+                        "--scale", str(SCALE), "--seed", str(SEED), "--host", "127.0.0.1",
+                        "--ilp-port", str(QUESTDB_PORTS["ilp_port"]), "--http-port", str(QUESTDB_PORTS["http_port"]),
+                        "--pg-port", str(QUESTDB_PORTS["pg_port"]), "--server-metrics-port",
+                        str(QUESTDB_PORTS["min_port"]), "--queries", str(workdir / "queries.jsonl"), "--query-rate",
+                        "5", "--reporting-period", "0", "--results", str(results),
+                        "--metrics-port", str(OPEN_LOOP_METRICS_PORT), "--metrics-linger", str(LINGER_SECONDS)],
+                       output, OPEN_LOOP_METRICS_PORT, request)
+    wait_for("Prometheus to scrape the open-loop run (job client up)", target_up("client", OPEN_LOOP_METRICS_PORT),
+             explain=run.tail)
+    run.wait_finished()
+    record = json.loads(results.read_text())
+    assert record["status"] == "ok" and record["open_loop"]["steps"][0]["rows"] == 120_000, record["error"]
+    chunks = record["open_loop"]["steps"][0]["chunks"]
+    wait_scraped(prometheus, "the open-loop run", f'sum(harness_open_loop_latency_seconds_count{{run_id='
+                 f'"{record["run_id"]}", figure="freshness"}})', chunks)
+    time.sleep(2)  # as for the query run: a range query shows the last rate only after the final scrape
+    return record, run.started
 
 
 def _read_run(workdir: Path, prometheus: Prometheus, target_up, request) -> tuple[dict, float]:
@@ -384,7 +415,7 @@ def evaluate(prometheus: Prometheus, expressions: list[tuple[str, str, str]], ru
 def test_prometheus_scrapes_every_target(stack):
     targets = stack.prometheus.targets()
     expected = (("client", CLIENT_METRICS_PORT), ("client", QUERY_METRICS_PORT), ("client", READ_METRICS_PORT),
-                ("questdb", QUESTDB_PORTS["min_port"]))
+                ("client", OPEN_LOOP_METRICS_PORT), ("questdb", QUESTDB_PORTS["min_port"]))
     assert set(targets) == {(job, f"127.0.0.1:{port}") for job, port in expected}
     for job, port in expected:
         target = targets[(job, f"127.0.0.1:{port}")]
@@ -440,12 +471,15 @@ def test_a_run_exports_only_what_it_does(stack):
     assert series(f'harness_rows_total{{run_id="{read}", phase="read"}}')
     assert series(f'harness_flushes_total{{run_id="{bench}"}}')
     assert series(f'harness_query_duration_seconds_count{{run_id="{bench}"}}') == []
+    # A closed-loop run has no open-loop series; an open-loop run has them.
+    assert series(f'harness_open_loop_latency_seconds_count{{run_id="{bench}"}}') == []
+    assert series(f'harness_open_loop_latency_seconds_count{{run_id="{stack.open_loop_record["run_id"]}"}}')
 
 
 def test_run_variable_lists_the_runs_newest_first(stack):
     """The dashboard's `run` variable, as Grafana asks it (query_result's PromQL, the run id taken by its
-    regex): every run of the stack, newest first, so the dashboard opens on the latest (the read run, started
-    last)."""
+    regex): every run of the stack, newest first, so the dashboard opens on the latest (the open-loop run,
+    started last)."""
     variable = next(v for v in load_dashboard()["templating"]["list"] if v["name"] == "run")
     promql = substitute(variable["definition"].removeprefix("query_result(").removesuffix(")"), "unused")
     answer = stack.prometheus.get("/api/v1/query", query=promql)
@@ -456,20 +490,22 @@ def test_run_variable_lists_the_runs_newest_first(stack):
                              + "}").group(1) for result in answer["data"]["result"]]
     starts = [float(result["value"][1]) for result in answer["data"]["result"]]
     assert starts == sorted(starts, reverse=True)
-    runs = [stack.record["run_id"], stack.query_record["run_id"], stack.read_record["run_id"]]
+    runs = [stack.record["run_id"], stack.query_record["run_id"], stack.read_record["run_id"],
+            stack.open_loop_record["run_id"]]
     assert set(runs) <= set(listed)
-    assert [run for run in listed if run in runs] == runs[::-1]  # started bench, queries, read: read first
+    assert [run for run in listed if run in runs] == runs[::-1]  # started bench, queries, read, open loop
 
 
 def test_every_panel_query_returns_data(stack):
-    """Every panel but the query and read benchmarks' against the bench run; the query benchmark's row, and
+    """Every panel but the query, read and open-loop rows' against the bench run; the query benchmark's row, and
     the Run row (a query run is listed in the run variable too), against the query run; the read row, and the
-    Run row, against the read run."""
+    Run row, against the read run; the open-loop row, and the Run row, against the open-loop run."""
     dashboard = load_dashboard()
     assert len(panel_expressions(dashboard)) >= 20
     rows = panels_by_row(dashboard)
     query_panels = rows.pop(QUERIES_ROW)
     read_panels = rows.pop(READ_ROW)
+    open_loop_panels = rows.pop(OPEN_LOOP_ROW)
     bench = panel_expressions(dashboard, [panel for panels in rows.values() for panel in panels])
     queries = panel_expressions(dashboard, rows["Run"] + query_panels)
     now = time.time()
@@ -477,6 +513,8 @@ def test_every_panel_query_returns_data(stack):
     problems += evaluate(stack.prometheus, queries, stack.query_record["run_id"], stack.query_started - 2, now)
     reads = panel_expressions(dashboard, rows["Run"] + read_panels)
     problems += evaluate(stack.prometheus, reads, stack.read_record["run_id"], stack.read_started - 2, now)
+    loop = panel_expressions(dashboard, rows["Run"] + open_loop_panels)
+    problems += evaluate(stack.prometheus, loop, stack.open_loop_record["run_id"], stack.open_loop_started - 2, now)
     assert not problems, "\n".join(problems)
 
 
