@@ -340,3 +340,22 @@ def test_an_open_loop_record_reads_back_and_shows_in_the_report_and_compare(tmp_
     assert "open loop at 2,000 rows/s" in page and "latency against rate" in page and "knee" in page
     table = comparison_table([loaded])
     assert "freshness p50" in table and "2,000" in table.splitlines()[-1]
+
+
+@pytest.mark.slow
+def test_the_users_own_file_goes_out_on_the_schedule(questdb, tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    path = tmp_path / "readings.parquet"
+    rows = 20_000
+    pd.DataFrame({"ts": pd.date_range("2024-01-01", periods=rows, freq="s"),
+                  "sensor": np.random.default_rng(1).choice(["a", "b"], rows),
+                  "value": np.arange(rows, dtype="float64")}).to_parquet(path)
+    result = run_cli("bench", "--send", "--data", str(path), "--rate", "20000", "--worker-chunk-row-count", "5000",
+                     "--transport", "http", *server_args(questdb), "--results", str(tmp_path / "r.json"))
+    assert result.returncode == 0, result.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    (step,) = record["open_loop"]["steps"]
+    assert step["rows"] == rows and step["freshness"]["count"] == 4
+    assert record["validation"]["visible_rows"] == rows
