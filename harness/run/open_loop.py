@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from harness.errors import UsageError
 from harness.ingest.freshness import FreshnessProbe
 from harness.ingest.open_loop import OpenLoop
 from harness.ingest.phase_loop import ChunkStream
-from harness.errors import UsageError
 from harness.queries.paced import PacedQueries
 from harness.records.run_record import OpenLoopFigures, PacedQueryFigures, ProbeFigures, RateStep
 from harness.records.thresholds import failed_lines
