@@ -26,7 +26,8 @@ import typer
 from benchmarks.alternate import alternate_groups, write_record
 from harness.queries.clients import PgwireConnection, WireQuery
 from harness.questdb.credentials import pg_login
-from harness.questdb.pgwire import SSLMODE
+from harness.questdb.pgwire import libpq_tls
+from harness.questdb.tls import pg_tls
 from harness.records.benchmark_record import BenchmarkRecord, Measurement
 from harness.tsbs.queries import generate_queries
 
@@ -42,7 +43,7 @@ def drawn(query_type: str, scale: int, queries: int, seed: int) -> list[WireQuer
 
 async def asyncpg_run(host: str, port: int, work: list[WireQuery]) -> tuple[float, float]:
     """``queries run``'s own PGWire connection: each new text prepared (a named statement), then executed."""
-    connection = await PgwireConnection.open(host, port, pg_login(host, port))
+    connection = await PgwireConnection.open(host, port, pg_login(host, port), pg_tls())
     try:
         started, cpu_started = time.perf_counter(), time.process_time()
         for wire in work:
@@ -59,8 +60,8 @@ async def psycopg_run(host: str, port: int, work: list[WireQuery]) -> tuple[floa
                   for wire in work]
     login = pg_login(host, port)
     connection = await psycopg.AsyncConnection.connect(host=host, port=port, user=login.user, password=login.password,
-                                                       dbname=login.database, sslmode=SSLMODE, autocommit=True,
-                                                       prepare_threshold=None)
+                                                       dbname=login.database, autocommit=True,
+                                                       prepare_threshold=None, **libpq_tls(pg_tls()))
     try:
         started, cpu_started = time.perf_counter(), time.process_time()
         async with connection.cursor(binary=True) as cursor:

@@ -47,13 +47,14 @@ async def _records_only(host: str, pg_port: int, chunk_rows: int) -> tuple[float
     import asyncpg
 
     from harness.questdb.credentials import pg_login
-    from harness.questdb.pgwire import SSLMODE
+    from harness.questdb.pgwire import asyncpg_tls
+    from harness.questdb.tls import pg_tls
     from harness.read.pgwire_asyncpg import _micros, _unused
 
     cpu_started, started = time.process_time(), time.perf_counter()
     login = pg_login(host, pg_port)
     connection = await asyncpg.connect(host=host, port=pg_port, user=login.user, password=login.password,
-                                       database=login.database, ssl=SSLMODE, statement_cache_size=0)
+                                       database=login.database, statement_cache_size=0, **asyncpg_tls(pg_tls()))
     await connection.set_type_codec("timestamp", schema="pg_catalog", encoder=_unused, decoder=_micros,
                                     format="tuple")
     rows = 0

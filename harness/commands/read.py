@@ -31,12 +31,13 @@ from harness.options.groups import (
 from harness.own_data.files import DataFile
 from harness.own_data.source import default_table
 from harness.questdb.http import QuestDBSql
+from harness.questdb.tls import PgTls
 from harness.read.check import CheckFailed, DataSetCheck, OrderedCheck
 from harness.read.check_against import open_check
 from harness.read.connection import Endpoint
 from harness.read.loop import PeakRss, read_frames
 from harness.read.plan import ReadPlan, plan_sql, plan_table
-from harness.read.protocols import ReadProtocol, reader_class
+from harness.read.protocols import PGWIRE_PROTOCOLS, ReadProtocol, prepare_reader
 from harness.records.run_record import ReadFigures, RunRecord
 from harness.report.tables import MIB
 from harness.run.session import Run, metered, recorded_if_interrupted, sampled
@@ -194,12 +195,12 @@ def _read_phase(options: ReadOptions, run: Run, metrics: ReadRunMetrics) -> None
     run.record.server = {"questdb_version": questdb.server_version()}
     plan = _plan(options, questdb)
     checker = _checker(options, run) if options.check else _file_checker(options, run, plan)
-    endpoint = Endpoint(options.host, options.http_port, options.pg_port, options.pg_login(),
-                        options.http_login())
+    endpoint = Endpoint(options.host, options.http_port, options.pg_port, options.pg_login(), options.http_login(),
+                        options.pg_tls() if options.protocol in PGWIRE_PROTOCOLS else PgTls(), questdb.tls)
     count = f" ({plan.expected_rows} rows)" if plan.expected_rows is not None else ""
     run.say(f"Reading {plan.what}{count} over {options.protocol} with {options.workers} worker(s), chunks of "
             f"{options.chunk_rows} rows")
-    reader_class(options.protocol)  # its driver's import is not the read's time
+    prepare_reader(options.protocol, endpoint)  # its driver's import (and a check) is not the read's time
     progress = metrics.new_phase("read", options.workers)
     rows = chunks = 0
     first_rows = None

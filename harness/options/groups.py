@@ -18,6 +18,7 @@ from harness.options.declare import option
 from harness.questdb.conf import parse_conf
 from harness.questdb.credentials import CLIENT_CONF_VARIABLE, HttpLogin, PgLogin, http_login, pg_login
 from harness.questdb.http import QuestDBSql
+from harness.questdb.tls import HttpTls, PgTls, http_tls, pg_tls
 from harness.records.thresholds import Threshold
 from harness.tsbs import params, use_cases
 from harness.tsbs.choices import FieldType, SymbolDtype
@@ -38,9 +39,14 @@ class EndpointOptions:
         takes one) or QDB_CLIENT_CONF's (``harness.questdb.credentials``)."""
         return http_login(getattr(self, "conf", None))
 
+    def http_tls(self) -> HttpTls:
+        """The TLS of the harness's own HTTP requests: that configuration string's scheme (https:: means TLS) and
+        trust (``harness.questdb.tls``)."""
+        return http_tls(getattr(self, "conf", None))
+
     def questdb_sql(self) -> QuestDBSql:
-        """The server's HTTP API, logged in."""
-        return QuestDBSql(self.host, self.http_port, login=self.http_login())
+        """The server's HTTP API, logged in, over TLS where the configuration string says."""
+        return QuestDBSql(self.host, self.http_port, login=self.http_login(), tls=self.http_tls())
 
 
 @dataclass
@@ -88,6 +94,10 @@ class PgwireOptions:
     def pg_login(self) -> PgLogin:
         """The PGWire login (libpq's environment and password file), at the command's --host."""
         return pg_login(getattr(self, "host", "localhost"), self.pg_port)
+
+    def pg_tls(self) -> PgTls:
+        """The PGWire TLS settings (libpq's PGSSLMODE, PGSSLROOTCERT, PGSSLNEGOTIATION; none by default)."""
+        return pg_tls()
 
 
 @dataclass

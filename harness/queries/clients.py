@@ -29,7 +29,8 @@ from harness.errors import RunError, UsageError
 from harness.queries.answer import Answer, from_exec, from_records
 from harness.queries.wire_sql import http_sql, pgwire_sql
 from harness.questdb.credentials import HttpLogin, PgLogin, refused_http_login
-from harness.questdb.pgwire import SSLMODE, refused_login, refused_text
+from harness.questdb.pgwire import NO_TLS, asyncpg_tls, connect_failure
+from harness.questdb.tls import HttpTls, PgTls, http_failure
 from harness.tsbs.params import parse_rfc3339_ns
 
 # Statements kept prepared per connection; TSBS's host lists make most statement texts distinct, and the
@@ -81,9 +82,9 @@ def _bind_values(wire: WireQuery, parameters) -> list:
 class PgwireConnection:
     """One asyncpg connection; each distinct SQL text is prepared once and then only bound."""
 
-    def __init__(self, connection: asyncpg.Connection, host: str, port: int, login: PgLogin):
+    def __init__(self, connection: asyncpg.Connection, host: str, port: int, login: PgLogin, tls: PgTls = NO_TLS):
         self.connection = connection
-        self.host, self.port, self.login = host, port, login
+        self.host, self.port, self.login, self.tls = host, port, login, tls
         self._statements: OrderedDict[str, asyncpg.prepared_stmt.PreparedStatement] = OrderedDict()
 
     @staticmethod
@@ -92,26 +93,24 @@ class PgwireConnection:
         return WireQuery(sql, tuple(values), tuple(_as_datetime(value) for value in values))
 
     @classmethod
-    async def open(cls, host: str, port: int, login: PgLogin) -> PgwireConnection:
-        return cls(await cls._connect(host, port, login), host, port, login)
+    async def open(cls, host: str, port: int, login: PgLogin, tls: PgTls = NO_TLS) -> PgwireConnection:
+        return cls(await cls._connect(host, port, login, tls), host, port, login, tls)
 
     @staticmethod
-    async def _connect(host: str, port: int, login: PgLogin) -> asyncpg.Connection:
+    async def _connect(host: str, port: int, login: PgLogin, tls: PgTls) -> asyncpg.Connection:
         try:
             return await asyncpg.connect(host=host, port=port, user=login.user, password=login.password,
-                                         database=login.database, ssl=SSLMODE, timeout=CONNECT_TIMEOUT_SECONDS,
-                                         statement_cache_size=0)
-        except asyncpg.PostgresError as exc:
-            if refused_login(exc):
-                raise RunError(f"{refused_text(host, port, login)}: {_one_line(exc)}") from None
-            raise RunError(f"cannot connect to QuestDB over PGWire at {host}:{port}: {_one_line(exc)}") from None
-        except (OSError, asyncio.TimeoutError) as exc:
-            raise RunError(f"cannot connect to QuestDB over PGWire at {host}:{port}: {_one_line(exc)}") from None
+                                         database=login.database, timeout=CONNECT_TIMEOUT_SECONDS,
+                                         statement_cache_size=0, **asyncpg_tls(tls))
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+            # The probes of connect_failure block: they run on a thread, the other workers' loop going on.
+            line = await asyncio.to_thread(connect_failure, host, port, login, tls, exc)
+            raise RunError(line) from None
 
     async def run(self, wire: WireQuery, timeout: float, want_answer: bool) -> tuple[float, Answer | None]:
         if self.connection is None:
             # The last query timed out: its connection was dropped (below), this one is new and untimed.
-            self.connection = await self._connect(self.host, self.port, self.login)
+            self.connection = await self._connect(self.host, self.port, self.login, self.tls)
         started = time.perf_counter()
         try:
             for attempt in range(1, REPREPARE_ATTEMPTS + 1):
@@ -183,13 +182,16 @@ class PgwireConnection:
 
 
 class HttpConnection:
-    """One keep-alive HTTP connection to ``/exec``, used from its own thread (http.client blocks)."""
+    """One keep-alive HTTP connection to ``/exec`` (HTTPS where ``tls`` says), used from its own thread
+    (http.client blocks)."""
 
-    def __init__(self, host: str, port: int, executor: ThreadPoolExecutor, login: HttpLogin | None = None):
+    def __init__(self, host: str, port: int, executor: ThreadPoolExecutor, login: HttpLogin | None = None,
+                 tls: HttpTls | None = None):
         self.host, self.port = host, port
         self.executor = executor
         self.headers = {"Authorization": login.header()} if login is not None else {}
         self.login = login
+        self.tls = tls or HttpTls()
         self._connection: http.client.HTTPConnection | None = None
 
     @staticmethod
@@ -197,19 +199,19 @@ class HttpConnection:
         return WireQuery("/exec?" + urllib.parse.urlencode({"query": http_sql(query)}))
 
     @classmethod
-    async def open(cls, host: str, port: int, executor: ThreadPoolExecutor,
-                   login: HttpLogin | None = None) -> HttpConnection:
-        connection = cls(host, port, executor, login)
+    async def open(cls, host: str, port: int, executor: ThreadPoolExecutor, login: HttpLogin | None = None,
+                   tls: HttpTls | None = None) -> HttpConnection:
+        connection = cls(host, port, executor, login, tls)
         await asyncio.get_running_loop().run_in_executor(executor, connection._connect, CONNECT_TIMEOUT_SECONDS)
         return connection
 
     def _connect(self, timeout: float) -> None:
-        self._connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        self._connection = self.tls.connection(self.host, self.port, timeout)
         try:
             self._connection.connect()
         except OSError as exc:
-            raise RunError(f"cannot connect to QuestDB over HTTP at {self.host}:{self.port}: "
-                           f"{_one_line(exc)}") from None
+            raise RunError(http_failure(self.host, self.port, self.tls, exc) or f"cannot connect to QuestDB over HTTP "
+                           f"at {self.host}:{self.port}: {_one_line(exc)}") from None
         self._connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def _get(self, path: str, timeout: float) -> tuple[float, int, bytes]:
@@ -226,7 +228,8 @@ class HttpConnection:
             raise QueryFailed(TIMEOUT, f"no answer within {timeout:g}s") from None
         except (OSError, http.client.HTTPException) as exc:
             self._drop()
-            raise RunError(f"the HTTP connection to {self.host}:{self.port} was lost: {_one_line(exc)}") from None
+            raise RunError(http_failure(self.host, self.port, self.tls, exc) or
+                           f"the HTTP connection to {self.host}:{self.port} was lost: {_one_line(exc)}") from None
         seconds = time.perf_counter() - started
         if response.will_close:
             self._drop()

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from harness.queries.clients import HttpConnection, PgwireConnection, QueryFailed
 from harness.questdb.credentials import HttpLogin, PgLogin
+from harness.questdb.tls import HttpTls, PgTls
 from harness.telemetry.latency import Latencies
 from harness.tsbs.query_file import Query
 
@@ -31,12 +32,12 @@ class PacedQueries:
     """``queries`` at ``rate`` per second over ``connections`` connections, from ``start()`` to ``stop()``."""
 
     def __init__(self, queries: list[Query], rate: float, protocol: str, host: str, port: int,
-                 login: PgLogin | HttpLogin | None, connections: int = 2, timeout: float = QUERY_TIMEOUT_SECONDS,
-                 observer: Callable[[float], None] | None = None):
+                 login: PgLogin | HttpLogin | None, tls: PgTls | HttpTls | None, connections: int = 2,
+                 timeout: float = QUERY_TIMEOUT_SECONDS, observer: Callable[[float], None] | None = None):
         self.queries = queries
         self.rate = rate
         self.protocol = protocol
-        self.host, self.port, self.login = host, port, login
+        self.host, self.port, self.login, self.tls = host, port, login, tls
         self.connections = connections
         self.timeout = timeout
         self.latency = Latencies(observer)
@@ -91,8 +92,8 @@ class PacedQueries:
 
     async def _open(self, executor):
         if self.protocol == "pgwire":
-            return await PgwireConnection.open(self.host, self.port, self.login)
-        return await HttpConnection.open(self.host, self.port, executor, self.login)
+            return await PgwireConnection.open(self.host, self.port, self.login, self.tls)
+        return await HttpConnection.open(self.host, self.port, executor, self.login, self.tls)
 
     async def _worker(self, connection) -> None:
         wire_form = connection.wire

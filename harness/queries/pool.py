@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from harness.queries.answer import Answer
 from harness.questdb.credentials import HttpLogin, PgLogin
+from harness.questdb.tls import HttpTls, PgTls
 from harness.queries.clients import HttpConnection, PgwireConnection, QueryFailed, WireQuery
 from harness.queries.stats import QueryProgress, QueryStats
 from harness.tsbs.query_types import Query
@@ -40,7 +41,11 @@ class PoolOptions(typing.Protocol):
 
     def http_login(self) -> HttpLogin | None: ...
 
+    def http_tls(self) -> HttpTls: ...
+
     def pg_login(self) -> PgLogin: ...
+
+    def pg_tls(self) -> PgTls: ...
 
 
 def wire_form(protocol: Protocol) -> Callable[[Query], WireQuery]:
@@ -57,8 +62,9 @@ def run_queries_on_workers(options: PoolOptions, work: list[QueryWork], stats: Q
 
 async def _open(options: PoolOptions, executor: ThreadPoolExecutor | None):
     if options.protocol == Protocol.pgwire:
-        return await PgwireConnection.open(options.host, options.pg_port, options.pg_login())
-    return await HttpConnection.open(options.host, options.http_port, executor, options.http_login())
+        return await PgwireConnection.open(options.host, options.pg_port, options.pg_login(), options.pg_tls())
+    return await HttpConnection.open(options.host, options.http_port, executor, options.http_login(),
+                                     options.http_tls())
 
 
 async def _run_all(options: PoolOptions, work: list[QueryWork], stats: QueryStats,

@@ -1,1 +1,2 @@
-"""QuestDB as the harness reaches it: SQL over HTTP ``/exec``, table schemas, the WAL, run claims, PGWire login."""
+"""QuestDB as the harness reaches it: SQL over HTTP ``/exec``, table schemas, the WAL, run claims, PGWire login,
+credentials and TLS."""

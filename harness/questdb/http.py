@@ -1,5 +1,6 @@
-"""The HTTP ``/exec`` client: QuestDB's SQL over its HTTP endpoint (``QuestDBSql``), with the catalogue's
-plain questions: a table's columns and layout, its row count, the server's version.
+"""The HTTP ``/exec`` client: QuestDB's SQL over its HTTP endpoint (``QuestDBSql``, over TLS where
+``harness.questdb.tls`` says), with the catalogue's plain questions: a table's columns and layout, its row
+count, the server's version.
 
 What the harness asks beyond these lives by job beside it: table schemas (``harness.questdb.schema``), the
 WAL (``harness.questdb.wal``), run claims (``harness.questdb.claims``). Uses only the standard library, so it
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 
 from harness.errors import RunError, UsageError
 from harness.questdb.credentials import HttpLogin, refused_http_login
+from harness.questdb.tls import HttpTls, http_failure
 
 PING_TIMEOUT_SECONDS = 5.0
 DEFAULT_TIMEOUT_SECONDS = 60.0
@@ -39,14 +41,15 @@ WRITE_REFUSED = "Write permission denied"
 
 class QuestDBSql:
     """A QuestDB server's HTTP API at host:http_port, logged in as ``login`` says (``harness.questdb.credentials``;
-    None: without credentials)."""
+    None: without credentials), over TLS where ``tls`` says (``harness.questdb.tls``; None: plain HTTP)."""
 
     def __init__(self, host: str = "localhost", http_port: int = 9000, timeout: float = DEFAULT_TIMEOUT_SECONDS,
-                 login: HttpLogin | None = None):
+                 login: HttpLogin | None = None, tls: HttpTls | None = None):
         self.host = host
         self.http_port = http_port
         self.timeout = timeout
         self.login = login
+        self.tls = tls or HttpTls()
         # When set (``bounded``): the monotonic time by which every request must have answered.
         self.deadline: float | None = None
 
@@ -63,7 +66,7 @@ class QuestDBSql:
         A query answers ``{"query", "columns": [{"name", "type"}], "timestamp", "dataset": [[...]], "count"}``;
         DDL answers ``{"ddl": "OK"}`` and INSERT ``{"dml": "OK"}``. A SQL error (HTTP 400,
         ``{"query", "error", "position"}``) raises QuestDBQueryError with the server's text."""
-        url = f"http://{self.address}/exec?" + urllib.parse.urlencode({"query": sql})
+        url = f"{self.tls.scheme}://{self.address}/exec?" + urllib.parse.urlencode({"query": sql})
         timeout = timeout or self.timeout
         if self.deadline is not None:
             left = self.deadline - time.monotonic()
@@ -73,12 +76,13 @@ class QuestDBSql:
             timeout = min(timeout, left)
         # Imported at the first statement: a run that never asks QuestDB (into the sink) starts without
         # urllib.request's HTTP and email modules (a tenth of replay's start-up into the sink).
+        from http.client import HTTPException
         from urllib.error import HTTPError, URLError
         from urllib.request import Request, urlopen
 
         request = Request(url, headers={"Authorization": self.login.header()} if self.login is not None else {})
         try:
-            with urlopen(request, timeout=timeout) as response:
+            with urlopen(request, timeout=timeout, context=self.tls.context) as response:
                 body = response.read()
         except HTTPError as exc:
             body = exc.read()
@@ -86,9 +90,10 @@ class QuestDBSql:
                 raise RunError(refused_http_login(self.address, exc.code, self.login)) from None
             if not body.lstrip().startswith(b"{"):
                 raise RunError(f"QuestDB HTTP at {self.address} answered HTTP {exc.code} to {sql!r}") from None
-        except (URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise RunError(f"QuestDB HTTP at {self.address} did not answer: {reason}") from None
+        except (URLError, OSError, HTTPException) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise RunError(http_failure(self.host, self.http_port, self.tls, exc)
+                           or f"QuestDB HTTP at {self.address} did not answer: {reason}") from None
         try:
             answer = json.loads(body)
         except ValueError:
@@ -105,7 +110,8 @@ class QuestDBSql:
 
     def copy(self, timeout: float | None = None) -> QuestDBSql:
         """The same server and login, with its own timeout and no deadline."""
-        return QuestDBSql(self.host, self.http_port, self.timeout if timeout is None else timeout, self.login)
+        return QuestDBSql(self.host, self.http_port, self.timeout if timeout is None else timeout, self.login,
+                          self.tls)
 
     @contextlib.contextmanager
     def bounded(self, seconds: float) -> Iterator[None]:

@@ -1,5 +1,6 @@
-"""Where the readers connect and what they share: the server's address and credentials, and the kernel's
-count of the bytes a TCP connection received (``TCP_INFO``), which measures a PGWire answer on the wire."""
+"""Where the readers connect and what they share: the server's address, credentials and TLS, and the kernel's
+count of the bytes a TCP connection received (``TCP_INFO``), which measures a PGWire answer on the wire (over
+TLS: with its records' overhead)."""
 
 from __future__ import annotations
 
@@ -9,24 +10,28 @@ from dataclasses import dataclass, field
 
 from harness.questdb.credentials import HttpLogin, PgLogin
 from harness.questdb.pgwire import pg_url
+from harness.questdb.tls import HttpTls, PgTls
 
 CONNECT_TIMEOUT_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where the readers connect and how they log in: PGWire at ``pg_port`` as ``pg``, HTTP at ``http_port``
-    as ``http`` (``harness.questdb.credentials``)."""
+    """Where the readers connect, how they log in and over what: PGWire at ``pg_port`` as ``pg`` with
+    ``pg_tls``, HTTP at ``http_port`` as ``http`` with ``http_tls`` (``harness.questdb.credentials``,
+    ``harness.questdb.tls``)."""
 
     host: str
     http_port: int
     pg_port: int
     pg: PgLogin = field(default_factory=PgLogin)
     http: HttpLogin | None = None
+    pg_tls: PgTls = field(default_factory=PgTls)
+    http_tls: HttpTls = field(default_factory=HttpTls)
 
     @property
     def pg_url(self) -> str:
-        return pg_url(self.host, self.pg_port, self.pg)
+        return pg_url(self.host, self.pg_port, self.pg, self.pg_tls)
 
     def http_headers(self) -> dict[str, str]:
         return {"Authorization": self.http.header()} if self.http is not None else {}

@@ -1,6 +1,7 @@
-"""HTTP ``/exp``: QuestDB's export endpoint, as CSV parsed by pyarrow while it streams in, or as Parquet
-(``fmt=parquet``, which QuestDB 9.3.4 serves) written to a temporary file and read back row group by row
-group: a Parquet file's footer comes last, so nothing can be read before the whole file has arrived.
+"""HTTP ``/exp`` (over TLS where the endpoint says): QuestDB's export endpoint, as CSV parsed by pyarrow while
+it streams in, or as Parquet (``fmt=parquet``, which QuestDB 9.3.4 serves) written to a temporary file and read
+back row group by row group: a Parquet file's footer comes last, so nothing can be read before the whole file
+has arrived.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from harness.errors import RunError
+from harness.questdb.credentials import refused_http_login
+from harness.questdb.tls import http_failure
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint
 from harness.read.frames import BOOLEAN, DOUBLE, LONG, STRING, TIMESTAMP, TIMESTAMP_NS, ArrowChunks, Column, arrow_frame
 
@@ -53,22 +56,32 @@ class _Export:
     def __init__(self, endpoint: Endpoint):
         self._headers = endpoint.http_headers()
         self._endpoint = endpoint
-        self._connection = http.client.HTTPConnection(endpoint.host, endpoint.http_port, timeout=CONNECT_TIMEOUT_SECONDS)
+        self._connection = endpoint.http_tls.connection(endpoint.host, endpoint.http_port, CONNECT_TIMEOUT_SECONDS)
         self._received = 0
         self._body: _Body | None = None
 
     def _open(self, sql: str, **parameters: str) -> _Body:
+        endpoint = self._endpoint
         path = "/exp?" + urllib.parse.urlencode({"query": sql, **parameters})
-        self._connection.request("GET", path, headers=self._headers)
-        self._connection.sock.settimeout(READ_TIMEOUT_SECONDS)
-        response = self._connection.getresponse()
+        try:
+            self._connection.request("GET", path, headers=self._headers)
+            self._connection.sock.settimeout(READ_TIMEOUT_SECONDS)
+            response = self._connection.getresponse()
+        except (OSError, http.client.HTTPException) as exc:
+            line = http_failure(endpoint.host, endpoint.http_port, endpoint.http_tls, exc)
+            if line is None:
+                raise
+            raise RunError(line) from None
+        if response.status in (401, 403):  # as /exec says it
+            raise RunError(refused_http_login(f"{endpoint.host}:{endpoint.http_port}", response.status,
+                                              endpoint.http))
         if response.status != 200:
             body = response.read()
             try:
                 message = json.loads(body).get("error") or body[:200].decode(errors="replace")
             except ValueError:
                 message = body[:200].decode(errors="replace")
-            raise RunError(f"QuestDB's /exp at {self._endpoint.host}:{self._endpoint.http_port} answered HTTP "
+            raise RunError(f"QuestDB's /exp at {endpoint.host}:{endpoint.http_port} answered HTTP "
                            f"{response.status}: {' '.join(str(message).split())}")
         self._body = _Body(response)
         return self._body

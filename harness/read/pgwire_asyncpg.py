@@ -13,7 +13,8 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 import asyncpg
 import pandas as pd
 
-from harness.questdb.pgwire import SSLMODE
+from harness.errors import RunError
+from harness.questdb.pgwire import asyncpg_tls, connect_failure
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint, tcp_bytes_received
 from harness.read.frames import Column, rows_frame
 
@@ -26,12 +27,25 @@ def _unused(value):
     raise TypeError("read binds no timestamps")
 
 
+async def connect(endpoint: Endpoint) -> asyncpg.Connection:
+    """A connection to the endpoint's PGWire, logged in, over TLS where it says; its failure in one line."""
+    try:
+        return await asyncpg.connect(host=endpoint.host, port=endpoint.pg_port, user=endpoint.pg.user,
+                                     password=endpoint.pg.password, database=endpoint.pg.database,
+                                     timeout=CONNECT_TIMEOUT_SECONDS, statement_cache_size=0,
+                                     **asyncpg_tls(endpoint.pg_tls))
+    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+        raise RunError(connect_failure(endpoint.host, endpoint.pg_port, endpoint.pg, endpoint.pg_tls, exc)) from None
+
+
 class AsyncpgReader:
     def __init__(self, endpoint: Endpoint):
         self._loop = asyncio.new_event_loop()
-        self._connection = self._loop.run_until_complete(asyncpg.connect(
-            host=endpoint.host, port=endpoint.pg_port, user=endpoint.pg.user, password=endpoint.pg.password, database=endpoint.pg.database,
-            ssl=SSLMODE, timeout=CONNECT_TIMEOUT_SECONDS, statement_cache_size=0))
+        try:
+            self._connection = self._loop.run_until_complete(connect(endpoint))
+        except BaseException:
+            self._loop.close()
+            raise
         # TIMESTAMP as its wire integer (frames.PG_EPOCH_US): no datetime objects.
         self._loop.run_until_complete(self._connection.set_type_codec(
             "timestamp", schema="pg_catalog", encoder=_unused, decoder=_micros, format="tuple"))

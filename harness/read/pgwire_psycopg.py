@@ -12,7 +12,8 @@ import psycopg
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
-from harness.questdb.pgwire import SSLMODE
+from harness.errors import RunError
+from harness.questdb.pgwire import connect_failure, libpq_tls
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint, tcp_bytes_received
 from harness.read.frames import Column, rows_frame
 
@@ -28,9 +29,14 @@ class _Micros(Loader):
 
 class PsycopgReader:
     def __init__(self, endpoint: Endpoint):
-        self._connection = psycopg.connect(host=endpoint.host, port=endpoint.pg_port, user=endpoint.pg.user,
-                                           password=endpoint.pg.password, dbname=endpoint.pg.database, sslmode=SSLMODE,
-                                           connect_timeout=int(CONNECT_TIMEOUT_SECONDS), autocommit=True)
+        try:
+            self._connection = psycopg.connect(host=endpoint.host, port=endpoint.pg_port, user=endpoint.pg.user,
+                                               password=endpoint.pg.password, dbname=endpoint.pg.database,
+                                               connect_timeout=int(CONNECT_TIMEOUT_SECONDS), autocommit=True,
+                                               **libpq_tls(endpoint.pg_tls))
+        except psycopg.Error as exc:
+            raise RunError(connect_failure(endpoint.host, endpoint.pg_port, endpoint.pg, endpoint.pg_tls,
+                                           exc)) from None
         self._connection.adapters.register_loader("timestamp", _Micros)
 
     def frames(self, sql: str, columns: Sequence[Column], chunk_rows: int) -> Iterator[pd.DataFrame]:

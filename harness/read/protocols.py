@@ -65,6 +65,15 @@ def reader_class(protocol: ReadProtocol) -> type:
     return getattr(importlib.import_module(module), name)
 
 
+def prepare_reader(protocol: ReadProtocol, endpoint: Endpoint) -> None:
+    """Before a read's timed part: the reader class of ``protocol`` imported, and the endpoint checked where its
+    driver would be slow to say what is wrong (the reader's ``check``: connectorx's pool retries a failed
+    connection for ~30 s)."""
+    check = getattr(reader_class(protocol), "check", None)
+    if check is not None:
+        check(endpoint)
+
+
 def open_reader(protocol: ReadProtocol, endpoint: Endpoint) -> Reader:
     """A connected reader of ``protocol``."""
     return reader_class(protocol)(endpoint)

@@ -109,7 +109,8 @@ def queries_beside(options: BenchOptions, run: Run, metrics: RunMetrics) -> Iter
     pgwire = options.query_protocol == "pgwire"
     paced = PacedQueries(queries, options.query_rate, options.query_protocol, options.host,
                          options.pg_port if pgwire else options.http_port,
-                         options.pg_login() if pgwire else options.http_login(), options.query_connections,
+                         options.pg_login() if pgwire else options.http_login(),
+                         options.pg_tls() if pgwire else options.http_tls(), options.query_connections,
                          observer=metrics.query_observer())
     paced.start()
     run.say(f"Queries beside: {options.query_rate:g}/s over {options.query_connections} {options.query_protocol} "

@@ -115,14 +115,19 @@ def sampled(options: SamplingOptions, run: Run, phases: dict[str, PhaseProgress]
         yield lambda: None
         return
     target = getattr(options, "target", Target.questdb)  # a read run has no sink
-    url = (None if target == Target.sink
-           else f"http://{options.host}:{options.server_metrics_port}/metrics")
-    # The server's CPU and memory where it is a process of this machine (not the sink: nothing to learn).
-    local = target != Target.sink and options.host in ("localhost", "127.0.0.1", "::1")
+    # /metrics follows the harness's own HTTP requests: their login, and TLS where their string is https::
+    # (a login never crosses in plain where the user asked for TLS).
+    tls = options.http_tls() if target != Target.sink else None
+    url = (None if tls is None
+           else f"{tls.scheme}://{options.host}:{options.server_metrics_port}/metrics")
+    # The server's CPU and memory where it is a process of this machine (not the sink: nothing to learn; not
+    # behind TLS: what listens there is the proxy, QuestDB speaking none).
+    local = tls is not None and tls.context is None and options.host in ("localhost", "127.0.0.1", "::1")
     login = options.http_login() if url is not None else None
     sampler = Sampler(phases, options.sample_interval, url,
                       find_server_process=(lambda: listening_process(options.http_port)) if local else None,
-                      server_metrics_headers={"Authorization": login.header()} if login is not None else None)
+                      server_metrics_headers={"Authorization": login.header()} if login is not None else None,
+                      server_metrics_context=tls.context if tls is not None else None)
     run.record.timeseries = sampler.series
     sampler.start()
     try:

@@ -16,10 +16,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import psutil
 
 from harness.telemetry.phase import PhaseProgress
+
+if TYPE_CHECKING:
+    import ssl
 
 DEFAULT_INTERVAL_SECONDS = 1.0
 DEFAULT_MAX_SAMPLES = 3600
@@ -82,17 +86,23 @@ class TimeSeries:
         return max(lags) if lags else None
 
 
-def server_metrics(url: str, headers: Mapping[str, str] | None = None) -> dict[str, float]:
-    """The WAL counters from QuestDB's Prometheus endpoint (``headers``: its login, where it asks for one);
-    OSError when it does not answer."""
+def server_metrics(url: str, headers: Mapping[str, str] | None = None,
+                   context: ssl.SSLContext | None = None) -> dict[str, float]:
+    """The WAL counters from QuestDB's Prometheus endpoint (``headers``: its login, where it asks for one;
+    ``context``: the TLS of an https:// URL); OSError when it does not answer."""
     # Imported here: a tenth of a second of every command's start-up (the parser, and urllib.request's HTTP
     # and email modules), needed only where a server is sampled.
+    from http.client import HTTPException
     from urllib.request import Request, urlopen
 
     from prometheus_client.parser import text_string_to_metric_families
 
-    with urlopen(Request(url, headers=dict(headers or {})), timeout=SERVER_TIMEOUT_SECONDS) as response:
-        text = response.read().decode()
+    try:
+        with urlopen(Request(url, headers=dict(headers or {})), timeout=SERVER_TIMEOUT_SECONDS,
+                     context=context) as response:
+            text = response.read().decode()
+    except HTTPException as exc:  # not HTTP at all (a TLS port asked in plain): as a port that does not answer
+        raise OSError(f"no HTTP answer ({type(exc).__name__}: {exc})") from None
     values = {}
     # Line by line, the series kept only: QuestDB (9.3.4) may answer ``null`` for a value while a table is
     # made, which fails the parser on the whole text; such a series is left out of this sample alone.
@@ -132,10 +142,13 @@ class Sampler:
     def __init__(self, phases: Mapping[str, PhaseProgress], interval: float = DEFAULT_INTERVAL_SECONDS,
                  server_metrics_url: str | None = None, max_samples: int = DEFAULT_MAX_SAMPLES,
                  find_server_process: Callable[[], psutil.Process | None] | None = None,
-                 server_metrics_headers: Mapping[str, str] | None = None):
+                 server_metrics_headers: Mapping[str, str] | None = None,
+                 server_metrics_context: ssl.SSLContext | None = None):
         self.phases = phases
-        # The login of a protected /metrics: kept here, never in the series (which the record holds).
+        # The login of a protected /metrics: kept here, never in the series (which the record holds); the TLS
+        # of an https:// one.
         self._server_metrics_headers = server_metrics_headers
+        self._server_metrics_context = server_metrics_context
         self.server_process: psutil.Process | None = None  # found by ``find_server_process`` on the thread
         self.series = TimeSeries(interval, server_metrics_url=server_metrics_url)
         self.max_samples = max_samples
@@ -212,7 +225,7 @@ class Sampler:
         if url is None or (self._server_failures >= 3 and len(self.series.samples) % 10):
             return None
         try:
-            values = server_metrics(url, self._server_metrics_headers)
+            values = server_metrics(url, self._server_metrics_headers, self._server_metrics_context)
         except (OSError, ValueError) as exc:
             self._server_failures += 1
             self.series.server_error = f"{url}: {getattr(exc, 'reason', None) or exc}"
