@@ -268,8 +268,7 @@ def test_a_wrong_password_is_named_by_its_endpoint(secured, tmp_path):
 
     QuestDBSql(secured.host, secured.http_port, login=HttpLogin(HTTP_USER, HTTP_PASSWORD)).exec(
         "create table t as (select x, timestamp_sequence(0, 1000000) ts from long_sequence(10)) timestamp(ts)")
-    # connectorx names it alike, after its pool's own retries (about 25 s): left out here for the suite's time.
-    for protocol in ("asyncpg", "psycopg"):
+    for protocol in ("asyncpg", "psycopg", "connectorx"):
         read = run_cli("read", "--protocol", protocol, "--host", secured.host, "--http-port", str(secured.http_port),
                        "--pg-port", str(secured.server.pg_port), "--table", "t",
                        "--results", str(tmp_path / f"r-{protocol}.json"),

@@ -1,7 +1,7 @@
 """Freshness: how long after its intended time a chunk's rows are visible to a query.
 
 The probe is a thread that asks the server what any reader would ask: ``count()`` of each table the run
-writes (one statement, ``union all``), every ``interval`` seconds, over its own HTTP connection. The chunks
+writes (one statement, ``union all``), every ``interval`` seconds, over an HTTP connection of its own kept open. The chunks
 sent (``harness.ingest.open_loop.SentChunk``) are kept in the order their sends ended, with each table's
 running total; a chunk is visible once every table's count, less what the table held before the run, has
 reached its total. QuestDB applies a table's WAL transactions in the order they were committed, so rows
@@ -37,7 +37,8 @@ class FreshnessProbe:
 
     def __init__(self, questdb: QuestDBSql, tables: list[str], before: dict[str, int], interval: float,
                  clock: Callable[[], float] = time.perf_counter):
-        self.questdb = questdb.copy(timeout=PROBE_TIMEOUT_SECONDS)
+        # Its own connection, kept open: a new one for each count would cost the server more than the count.
+        self.questdb = questdb.copy(timeout=PROBE_TIMEOUT_SECONDS, keep_alive=True)
         self.tables = list(tables)
         self.before = dict(before)
         self.interval = interval
@@ -84,6 +85,7 @@ class FreshnessProbe:
             self.probe()
             time.sleep(min(self.interval, DRAIN_SECONDS))
         self.seconds = self._clock() - self._started
+        self.questdb.close()
 
     def probe(self) -> None:
         """One count of every table; the chunks it shows are resolved."""

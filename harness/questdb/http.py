@@ -41,15 +41,20 @@ WRITE_REFUSED = "Write permission denied"
 
 class QuestDBSql:
     """A QuestDB server's HTTP API at host:http_port, logged in as ``login`` says (``harness.questdb.credentials``;
-    None: without credentials), over TLS where ``tls`` says (``harness.questdb.tls``; None: plain HTTP)."""
+    None: without credentials), over TLS where ``tls`` says (``harness.questdb.tls``; None: plain HTTP). With
+    ``keep_alive``, its requests share one connection: one thread's client."""
 
     def __init__(self, host: str = "localhost", http_port: int = 9000, timeout: float = DEFAULT_TIMEOUT_SECONDS,
-                 login: HttpLogin | None = None, tls: HttpTls | None = None):
+                 login: HttpLogin | None = None, tls: HttpTls | None = None, keep_alive: bool = False):
         self.host = host
         self.http_port = http_port
         self.timeout = timeout
         self.login = login
         self.tls = tls or HttpTls()
+        # One connection for every request (a caller asking many times a second: the freshness probe), else
+        # one each (safe from any thread).
+        self.keep_alive = keep_alive
+        self._connection = None
         # When set (``bounded``): the monotonic time by which every request must have answered.
         self.deadline: float | None = None
 
@@ -66,7 +71,7 @@ class QuestDBSql:
         A query answers ``{"query", "columns": [{"name", "type"}], "timestamp", "dataset": [[...]], "count"}``;
         DDL answers ``{"ddl": "OK"}`` and INSERT ``{"dml": "OK"}``. A SQL error (HTTP 400,
         ``{"query", "error", "position"}``) raises QuestDBQueryError with the server's text."""
-        url = f"{self.tls.scheme}://{self.address}/exec?" + urllib.parse.urlencode({"query": sql})
+        query = "/exec?" + urllib.parse.urlencode({"query": sql})
         timeout = timeout or self.timeout
         if self.deadline is not None:
             left = self.deadline - time.monotonic()
@@ -77,23 +82,18 @@ class QuestDBSql:
         # Imported at the first statement: a run that never asks QuestDB (into the sink) starts without
         # urllib.request's HTTP and email modules (a tenth of replay's start-up into the sink).
         from http.client import HTTPException
-        from urllib.error import HTTPError, URLError
-        from urllib.request import Request, urlopen
+        from urllib.error import URLError
 
-        request = Request(url, headers={"Authorization": self.login.header()} if self.login is not None else {})
         try:
-            with urlopen(request, timeout=timeout, context=self.tls.context) as response:
-                body = response.read()
-        except HTTPError as exc:
-            body = exc.read()
-            if exc.code in (401, 403):
-                raise RunError(refused_http_login(self.address, exc.code, self.login)) from None
-            if not body.lstrip().startswith(b"{"):
-                raise RunError(f"QuestDB HTTP at {self.address} answered HTTP {exc.code} to {sql!r}") from None
+            status, body = self._get(query, timeout)
         except (URLError, OSError, HTTPException) as exc:
             reason = getattr(exc, "reason", None) or exc
             raise RunError(http_failure(self.host, self.http_port, self.tls, exc)
                            or f"QuestDB HTTP at {self.address} did not answer: {reason}") from None
+        if status in (401, 403):
+            raise RunError(refused_http_login(self.address, status, self.login))
+        if status >= 400 and not body.lstrip().startswith(b"{"):
+            raise RunError(f"QuestDB HTTP at {self.address} answered HTTP {status} to {sql!r}")
         try:
             answer = json.loads(body)
         except ValueError:
@@ -108,10 +108,51 @@ class QuestDBSql:
             raise QuestDBQueryError(f"QuestDB at {self.address} rejected {sql!r}: {answer['error']}")
         return answer
 
-    def copy(self, timeout: float | None = None) -> QuestDBSql:
-        """The same server and login, with its own timeout and no deadline."""
+    def _get(self, path: str, timeout: float) -> tuple[int, bytes]:
+        """The status and body of ``GET path``: on a connection of its own, or (``keep_alive``) on the one
+        kept open between requests, made again after a failure."""
+        headers = {"Authorization": self.login.header()} if self.login is not None else {}
+        if not self.keep_alive:
+            from urllib.error import HTTPError
+            from urllib.request import Request, urlopen
+
+            try:
+                with urlopen(Request(f"{self.tls.scheme}://{self.address}{path}", headers=headers), timeout=timeout,
+                             context=self.tls.context) as response:
+                    return response.status, response.read()
+            except HTTPError as exc:
+                return exc.code, exc.read()
+        import http.client
+
+        if self._connection is None:
+            self._connection = (http.client.HTTPSConnection(self.host, self.http_port, timeout=timeout,
+                                                            context=self.tls.context)
+                                if self.tls.context is not None else
+                                http.client.HTTPConnection(self.host, self.http_port, timeout=timeout))
+        connection = self._connection
+        connection.timeout = timeout
+        if connection.sock is not None:
+            connection.sock.settimeout(timeout)
+        try:
+            connection.request("GET", path, headers=headers)
+            response = connection.getresponse()
+            return response.status, response.read()
+        except BaseException:
+            connection.close()
+            self._connection = None
+            raise
+
+    def close(self) -> None:
+        """Close the connection kept open (``keep_alive``), if any."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def copy(self, timeout: float | None = None, keep_alive: bool = False) -> QuestDBSql:
+        """The same server and login, with its own timeout, no deadline, and (``keep_alive``) a connection of
+        its own kept open."""
         return QuestDBSql(self.host, self.http_port, self.timeout if timeout is None else timeout, self.login,
-                          self.tls)
+                          self.tls, keep_alive)
 
     @contextlib.contextmanager
     def bounded(self, seconds: float) -> Iterator[None]:
