@@ -25,7 +25,6 @@ import re
 import shutil
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 import urllib.error
@@ -51,14 +50,13 @@ CLIENT_ROWS = 60_000
 # native tests' 19xxx and the metrics tests' 29xxx, and below Linux's ephemeral range (tests/helpers.py).
 PUBLISHED = DOCKER_PUBLISHED_PORTS
 
-# Recognisable secrets, given as a user would (in the environment); kept in a SECRETS_DIR of the test's own, so
-# a developer's .cache/ is left alone.
+# Recognisable secrets, given as a user would (in the environment); kept in a SECRETS_DIR of the test's own (the
+# runs fixture sets it), so a developer's .cache/ is left alone.
 QUESTDB_PASSWORD = "S3cret-auth-6612"
 GRAFANA_PASSWORD = "Graf-S3cret-0817"
 SECRETS = (QUESTDB_PASSWORD, GRAFANA_PASSWORD)
-SECRETS_DIR = tempfile.mkdtemp(prefix="tsbs-e2e-secrets-")
 ENV = {**os.environ, "GRAFANA_ADMIN_PASSWORD": GRAFANA_PASSWORD, "QUESTDB_USER": "e2e-bencher",
-       "QUESTDB_PASSWORD": QUESTDB_PASSWORD, "SECRETS_DIR": SECRETS_DIR, "COMPOSE_PROJECT_NAME": PROJECT,
+       "QUESTDB_PASSWORD": QUESTDB_PASSWORD, "COMPOSE_PROJECT_NAME": PROJECT,
        **{name: str(port) for name, port in PUBLISHED.items()}}
 ENV.pop("COMPOSE_FILE", None)
 
@@ -118,7 +116,7 @@ class ProcessList(threading.Thread):
 
 
 @pytest.fixture(scope="module")
-def runs():
+def runs(tmp_path_factory):
     """The make runs, once for the module (the queries fixture below adds the last); the stack is removed
     afterwards, volumes included."""
     require("docker", "compose")
@@ -128,6 +126,7 @@ def runs():
     tag = uuid.uuid4().hex[:8]
     paths = {mode: ROOT / "results" / f"pytest-docker-{mode}-{tag}.json"
              for mode in ("bench", "noop-sink", "iot", "clients", "queries")}
+    ENV["SECRETS_DIR"] = str(tmp_path_factory.mktemp("secrets"))
     processes = ProcessList()
     processes.start()
     try:
@@ -153,7 +152,6 @@ def runs():
         compose("--profile", "*", "down", "--volumes", "--remove-orphans", timeout=180)
         for path in (ROOT / "results").glob(f"pytest-docker-*-{tag}*"):  # records, -load.json, reports, folders
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
-        shutil.rmtree(SECRETS_DIR, ignore_errors=True)
 
 
 def record(runs, mode: str) -> dict:

@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import uuid
 from pathlib import Path
 
@@ -32,9 +31,8 @@ STACK = "tsbs-pandas-questdb-swarm-test"
 ROWS = 200_000
 MARKER = ROOT / ".cache" / "swarm-made"
 QUESTDB_PASSWORD = "S3cret-auth-6612"  # recognisable: it must show nowhere
-SECRETS_DIR = tempfile.mkdtemp(prefix="tsbs-swarm-secrets-")  # a developer's .cache/ is left alone
-ENV = {**os.environ, "GRAFANA_ADMIN_PASSWORD": "Graf-S3cret-0817", "QUESTDB_PASSWORD": QUESTDB_PASSWORD,
-       "SECRETS_DIR": SECRETS_DIR}
+# SECRETS_DIR: one of the test's own (the fixture sets it), so a developer's .cache/ is left alone.
+ENV = {**os.environ, "GRAFANA_ADMIN_PASSWORD": "Graf-S3cret-0817", "QUESTDB_PASSWORD": QUESTDB_PASSWORD}
 
 
 def make(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -69,7 +67,7 @@ def left_of_the_stack() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def swarm():
+def swarm(tmp_path_factory):
     """swarm-bench, QuestDB's answers while the stack is up, then swarm-down and what it left; everything the
     run made is removed afterwards, even when a step failed."""
     require("docker", "compose")
@@ -78,6 +76,7 @@ def swarm():
         pytest.skip(f"this engine's swarm is {state}: the test makes its own one-node swarm and leaves alone any "
                     f"it did not make")
     path = ROOT / "results" / f"pytest-swarm-{uuid.uuid4().hex[:8]}.json"
+    ENV["SECRETS_DIR"] = str(tmp_path_factory.mktemp("secrets"))
     seen: dict = {"path": path, "networks_before": before}
     try:
         seen["bench"] = make("swarm-bench", "CLIENTS=2", "WORKERS=1", f"ROWS={ROWS}", "OFFLINE=1", "AUTH=1",
@@ -102,7 +101,6 @@ def swarm():
             subprocess.run(["docker", "volume", "rm", *volumes], capture_output=True, timeout=60)
         for made in (ROOT / "results").glob(f"{path.stem}*"):  # the record, its report, the clients' folder
             shutil.rmtree(made) if made.is_dir() else made.unlink(missing_ok=True)
-        shutil.rmtree(SECRETS_DIR, ignore_errors=True)
 
 
 def merged(swarm) -> dict:
