@@ -271,13 +271,17 @@ SWARM_STACK ?= tsbs-pandas-questdb-swarm## Name of the Swarm stack (swarm-bench,
 SWARM_TIMEOUT ?= 3600## Seconds swarm-bench's clients may take before they are stopped
 QUESTDB_CPU_LIMIT ?= ## swarm-bench: CPUs QuestDB may use (a CFS quota, e.g. 12; empty: no limit)
 CLIENT_CPU_LIMIT ?= ## swarm-bench: CPUs each client replica may use (e.g. 1.5; empty: no limit)
+AUTH ?= 0## 1: QuestDB asks for logins on HTTP and PGWire, the client and Prometheus log in (docs/security.md)
+QUESTDB_USER ?= ## AUTH=1: QuestDB's user (empty: the one kept in SECRETS_DIR/questdb-auth/, made on first use)
+QUESTDB_PASSWORD ?= ## AUTH=1: its password, likewise; given (best in the environment: ps shows make's arguments), it is kept
+SECRETS_DIR ?= .cache## Where the Docker targets keep the passwords they make (Grafana's, QuestDB's), as 0600 files
 
 DOCKER_GOALS := bench noop-sink queries up down logs clean offline-images swarm-bench swarm-down
 ifneq ($(filter $(DOCKER_GOALS),$(MAKECMDGOALS)),)
 DOCKER_PROBLEM := $(shell WORKERS='$(WORKERS)' ROWS='$(ROWS)' CLIENTS='$(CLIENTS)' QDB_CPUS='$(QDB_CPUS)' CLIENT_CPUS='$(CLIENT_CPUS)' \
 	RESULTS='$(RESULTS)' OFFLINE='$(OFFLINE)' QSCALE='$(QSCALE)' QUERIES='$(QUERIES)' QWORKERS='$(QWORKERS)' \
 	QPROTOCOL='$(QPROTOCOL)' QLOAD='$(QLOAD)' QUESTDB_CPU_LIMIT='$(QUESTDB_CPU_LIMIT)' CLIENT_CPU_LIMIT='$(CLIENT_CPU_LIMIT)' \
-	SWARM_TIMEOUT='$(SWARM_TIMEOUT)' scripts/docker-check.sh check $(filter $(DOCKER_GOALS),$(MAKECMDGOALS)))
+	SWARM_TIMEOUT='$(SWARM_TIMEOUT)' AUTH='$(AUTH)' QUESTDB_USER='$(QUESTDB_USER)' scripts/docker-check.sh check $(filter $(DOCKER_GOALS),$(MAKECMDGOALS)))
 ifneq ($(DOCKER_PROBLEM),)
 $(error $(DOCKER_PROBLEM))
 endif
@@ -293,33 +297,42 @@ HOST_UID := $(shell id -u)
 CLIENT_UID := $(if $(filter 0,$(HOST_UID)),10001,$(HOST_UID))
 CLIENT_GID := $(if $(filter 0,$(HOST_UID)),10001,$(shell id -g))
 DOCKER_STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
-COMPOSE_FILES ?= -f compose.yaml $(if $(filter 1,$(OFFLINE)),-f compose.offline.yaml)
-# Grafana's admin password: GRAFANA_ADMIN_PASSWORD, else one generated on first use and kept in .cache/
-# (out of git, readable by its owner only); never Grafana's default.
-GRAFANA_PASSWORD_FILE := .cache/grafana-admin-password
-GRAFANA_ADMIN_PASSWORD ?= $(shell test -s $(GRAFANA_PASSWORD_FILE) || { mkdir -p .cache && umask 077 && \
-	python3 -c 'import secrets; print(secrets.token_urlsafe(18))' > $(GRAFANA_PASSWORD_FILE); }; \
-	cat $(GRAFANA_PASSWORD_FILE))
+COMPOSE_FILES ?= -f compose.yaml $(if $(filter 1,$(OFFLINE)),-f compose.offline.yaml) $(if $(filter 1,$(AUTH)),-f compose.auth.yaml)
+# Secrets never pass a command line (make's echo of it, ps): scripts/docker-secrets.sh, in front of every docker
+# command below, reads them from their 0600 files in SECRETS_DIR (making them on first use) into that command's
+# environment. Grafana's admin password: GRAFANA_ADMIN_PASSWORD as the environment or make's command line gives
+# it, else the one kept in SECRETS_DIR; never Grafana's default. AUTH=1: QuestDB's user and password
+# (QUESTDB_USER, QUESTDB_PASSWORD, else the kept ones) for QuestDB, the client and Prometheus (compose.auth.yaml).
+GRAFANA_PASSWORD_FILE = $(SECRETS_DIR)/grafana-admin-password
+WITH_SECRETS = scripts/docker-secrets.sh
+# AUTH=1: the client's configuration string without its login (the script adds it), as QDB_CLIENT_CONF. Over
+# HTTP it is what the senders use, so it says what the harness's own would (no auto flush, the protocol
+# version); ILP over TCP has no password login, so --conf says how to send (AUTH_SEND, for bench) and
+# QDB_CLIENT_CONF only logs /exec in.
+SEND_SETTINGS = auto_flush=off;$(if $(filter-out auto,$(PROTOCOL)),protocol_version=$(PROTOCOL);)
+CLIENT_CONF = http::addr=questdb:9000;$(if $(filter http,$(TRANSPORT)),$(SEND_SETTINGS),auto_flush=off;)
+AUTH_SEND = $(if $(and $(filter 1,$(AUTH)),$(filter tcp,$(TRANSPORT))),--conf 'tcp::addr=questdb:9009;$(SEND_SETTINGS)')
 # Variables are handed to compose on its command line only: exported, QDB_CPUS would also reach a native
 # QuestDB, which reads every QDB_* variable as a configuration key.
 COMPOSE_ENV = QUESTDB_VERSION='$(QUESTDB_VERSION)' QDB_CPUS='$(DOCKER_QDB_CPUS)' CLIENT_CPUS='$(DOCKER_CLIENT_CPUS)' \
-	CLIENT_UID=$(CLIENT_UID) CLIENT_GID=$(CLIENT_GID) GRAFANA_ADMIN_PASSWORD='$(GRAFANA_ADMIN_PASSWORD)'
-COMPOSE = $(COMPOSE_ENV) docker compose $(COMPOSE_FILES)
+	CLIENT_UID=$(CLIENT_UID) CLIENT_GID=$(CLIENT_GID) SECRETS_DIR='$(SECRETS_DIR)' AUTH='$(AUTH)' \
+	$(if $(filter 1,$(AUTH)),CLIENT_CONF='$(CLIENT_CONF)')
+COMPOSE = $(COMPOSE_ENV) $(WITH_SECRETS) docker compose $(COMPOSE_FILES)
 # One harness command in a fresh client container ($(1): more `run` options, $(2): the command and its
 # options; the image's entrypoint is `python -m harness`): --build picks up harness changes (cached layers
 # otherwise), --use-aliases makes it `client` on the network, where Prometheus scrapes it.
 # --log-level error: without buildx (Debian's docker.io has none) Compose warns on every build that it
 # falls back from Bake to its own builder, and COMPOSE_BAKE=false only swaps that for a deprecation warning.
-client_container = $(COMPOSE_ENV) docker --log-level error compose $(COMPOSE_FILES) run --rm --build --quiet-build \
+client_container = $(COMPOSE_ENV) $(WITH_SECRETS) docker --log-level error compose $(COMPOSE_FILES) run --rm --build --quiet-build \
 	--use-aliases $(1) client $(2)
 # Served on client:9464 (conf/prometheus.yml) during the run and METRICS_LINGER seconds after it.
 CLIENT_METRICS = --metrics-port 9464 --metrics-linger $(METRICS_LINGER)
 # One benchmark run ($(1): more `run` options); the caller adds the target's options.
 client_run = $(call client_container,$(1),bench --send --report $(BENCH_ARGS) $(CLIENT_METRICS))
 # CLIENTS > 1: that many client containers, each on its share of the client CPU set, records merged.
-clients_run = $(COMPOSE_ENV) COMPOSE='docker --log-level error compose $(COMPOSE_FILES)' scripts/docker-clients.sh \
-	$(CLIENTS) '$(DOCKER_CLIENT_CPUS)' $(call docker_results,bench-$(CLIENTS)clients) \
-	bench --send --report $(BENCH_ARGS) $(CLIENT_METRICS) --host questdb
+clients_run = $(COMPOSE_ENV) COMPOSE='docker --log-level error compose $(COMPOSE_FILES)' $(WITH_SECRETS) \
+	scripts/docker-clients.sh $(CLIENTS) '$(DOCKER_CLIENT_CPUS)' $(call docker_results,bench-$(CLIENTS)clients) \
+	bench --send --report $(BENCH_ARGS) $(AUTH_SEND) $(CLIENT_METRICS) --host questdb
 # A rebuild leaves the previous client image untagged (<none>); only those, found by the build's label, go.
 prune_client_images = docker image prune --force --filter label=tsbs-pandas-questdb.image=client >/dev/null
 docker_results = $(or $(RESULTS),results/$(DOCKER_STAMP)-docker-$(1).json)
@@ -333,7 +346,7 @@ bench: $(OFFLINE_IMAGES) ## In Docker: start QuestDB (and Prometheus), send ROWS
 	@echo "CPU sets: QuestDB $(DOCKER_QDB_CPUS), client $(DOCKER_CLIENT_CPUS)"
 	@$(results_dir)
 	$(stack_up)
-	$(if $(filter-out 1,$(CLIENTS)),$(clients_run),$(call client_run,) --host questdb --results $(call docker_results,bench))
+	$(if $(filter-out 1,$(CLIENTS)),$(clients_run),$(call client_run,) $(AUTH_SEND) --host questdb --results $(call docker_results,bench))
 	@$(prune_client_images)
 
 noop-sink: $(OFFLINE_IMAGES) ## In Docker: the same run against the socat no-op sink (client cost alone)
@@ -345,7 +358,8 @@ noop-sink: $(OFFLINE_IMAGES) ## In Docker: the same run against the socat no-op 
 
 # The query benchmark's variables (QSCALE ... QARGS) are bench-queries' (above); the servers' ports are the
 # Compose network's defaults, so QHTTP_PORT ... QMIN_PORT do not apply. The load's record goes beside the
-# queries' one: <results>-load.json.
+# queries' one: <results>-load.json. AUTH=1: the load sends over HTTP, as the harness would.
+queries: CLIENT_CONF = http::addr=questdb:9000;auto_flush=off;
 queries: $(OFFLINE_IMAGES) ## In Docker: load the query data set (QLOAD=1), run TSBS's queries (all types), record
 	@echo "CPU sets: QuestDB $(DOCKER_QDB_CPUS), client $(DOCKER_CLIENT_CPUS)"
 	@$(results_dir)
@@ -358,7 +372,7 @@ queries: $(OFFLINE_IMAGES) ## In Docker: load the query data set (QLOAD=1), run 
 
 up: $(OFFLINE_IMAGES) ## Start QuestDB, Prometheus and Grafana in Docker and wait until healthy
 	$(stack_up)
-	@echo "QuestDB http://127.0.0.1:9000  Prometheus http://127.0.0.1:9090$(if $(filter 1,$(OFFLINE)),  (no Grafana offline),  Grafana http://127.0.0.1:3000 (admin password: $(if $(filter command line environment,$(origin GRAFANA_ADMIN_PASSWORD)),GRAFANA_ADMIN_PASSWORD,$(GRAFANA_PASSWORD_FILE))))"
+	@echo "QuestDB http://127.0.0.1:9000$(if $(filter 1,$(AUTH)), (login: $(SECRETS_DIR)/questdb-auth/user and password))  Prometheus http://127.0.0.1:9090$(if $(filter 1,$(OFFLINE)),  (no Grafana offline),  Grafana http://127.0.0.1:3000 (admin password: $(if $(filter command line environment,$(origin GRAFANA_ADMIN_PASSWORD)),GRAFANA_ADMIN_PASSWORD,$(GRAFANA_PASSWORD_FILE))))"
 
 down: ## Stop and remove the stack's containers (the data volumes stay)
 	$(COMPOSE) --profile '*' down --remove-orphans
@@ -377,12 +391,12 @@ clean: ## down, plus the data volumes and the client image (offline stand-ins st
 # swarm-down leaves. Its variables (SWARM_*, *_CPU_LIMIT) are above, with the other Docker inputs.
 swarm_env = $(COMPOSE_ENV) QUESTDB_CPU_LIMIT='$(QUESTDB_CPU_LIMIT)' CLIENT_CPU_LIMIT='$(CLIENT_CPU_LIMIT)' \
 	STACK='$(SWARM_STACK)' SWARM_TIMEOUT='$(SWARM_TIMEOUT)' \
-	COMPOSE='docker --log-level error compose $(COMPOSE_FILES) -f compose.swarm.yaml'
+	COMPOSE='docker --log-level error compose $(COMPOSE_FILES) -f compose.swarm.yaml' $(WITH_SECRETS)
 
 swarm-bench: $(OFFLINE_IMAGES) ## In a Docker Swarm: QuestDB (and Prometheus), CLIENTS client replicas, records merged
 	@$(results_dir)
 	$(swarm_env) scripts/docker-swarm.sh bench $(CLIENTS) $(call docker_results,swarm-bench-$(CLIENTS)clients) \
-		bench --send --report $(BENCH_ARGS) $(CLIENT_METRICS) --host questdb
+		bench --send --report $(BENCH_ARGS) $(AUTH_SEND) $(CLIENT_METRICS) --host questdb
 	@$(prune_client_images)
 
 swarm-down: ## Remove the Swarm stack (its data volumes stay); leave the swarm if swarm-bench made it

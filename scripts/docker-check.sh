@@ -8,7 +8,8 @@
 #   scripts/docker-check.sh check GOAL...    print the first problem for these make goals (nothing: fine)
 #
 # `check` reads WORKERS, ROWS, QSCALE, QUERIES, QWORKERS, QPROTOCOL, QLOAD, QDB_CPUS, CLIENT_CPUS, RESULTS,
-# OFFLINE, SWARM_TIMEOUT, QUESTDB_CPU_LIMIT, CLIENT_CPU_LIMIT, HOST_CORES and compose.yaml's PUBLISH_* ports
+# OFFLINE, AUTH, QUESTDB_USER (never a password: it would be on this command line), SWARM_TIMEOUT,
+# QUESTDB_CPU_LIMIT, CLIENT_CPU_LIMIT, HOST_CORES and compose.yaml's PUBLISH_* ports
 # from the environment; a published port held by anything but this Compose project is named with how to stop
 # it. It always exits 0: the Makefile turns a printed problem into $(error).
 set -uo pipefail
@@ -136,6 +137,12 @@ check() {
     local goals=" $* " qdb_cpus client_cpus other_goals
     read -r qdb_cpus client_cpus <<<"$(default_cpus)"
     qdb_cpus=${QDB_CPUS:-$qdb_cpus} client_cpus=${CLIENT_CPUS:-$client_cpus}
+
+    [[ ${AUTH:-0} =~ ^[01]$ ]] || { echo "AUTH must be 0 or 1 (QuestDB asking for logins; got '${AUTH:-}')"; return; }
+    if [ -n "${QUESTDB_USER:-}" ] && [[ ! $QUESTDB_USER =~ ^[A-Za-z0-9_.-]+$ ]]; then
+        echo "QUESTDB_USER may hold letters, digits, '_', '.' and '-' only (got '$QUESTDB_USER')"
+        return
+    fi
 
     if has_goal "$goals" "bench noop-sink swarm-bench"; then
         positive_int WORKERS "${WORKERS:-}" optional || return

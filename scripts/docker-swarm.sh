@@ -113,11 +113,16 @@ bench() {
     chown "${CLIENT_UID:-10001}:${CLIENT_GID:-10001}" "$folder" 2>/dev/null || true
     # shellcheck disable=SC2086 # COMPOSE is a command line
     $COMPOSE --profile client build --quiet client >/dev/null || die "building the client image failed"
+    # The model holds the secrets Compose resolves from this environment (scripts/docker-secrets.sh's): it stays
+    # in this process. The stack files, kept beside the records, leave them to `docker stack deploy`, which takes
+    # them from this environment too (scripts/swarm-stack.py); Grafana's under the name its service reads.
+    local model
     # shellcheck disable=SC2086
-    $COMPOSE --profile client config --format json >"$folder/model.json" || die "docker compose config failed"
-    scripts/swarm-stack.py --servers-only <"$folder/model.json" >"$folder/servers.json"
-    scripts/swarm-stack.py --clients "$clients" --folder "$folder" -- "$@" --barrier "$run" \
-        --interleaved-generation-groups "$clients" <"$folder/model.json" >"$folder/stack.json"
+    model=$($COMPOSE --profile client config --format json) || die "docker compose config failed"
+    printf '%s' "$model" | scripts/swarm-stack.py --servers-only >"$folder/servers.json"
+    printf '%s' "$model" | scripts/swarm-stack.py --clients "$clients" --folder "$folder" -- "$@" --barrier "$run" \
+        --interleaved-generation-groups "$clients" >"$folder/stack.json"
+    export GF_SECURITY_ADMIN_PASSWORD=${GRAFANA_ADMIN_PASSWORD:-}
 
     # The servers first, healthy, then the clients: a stack starts every service at once, and a client
     # that finds no QuestDB fails. A client service left by an interrupted run goes first.

@@ -13,15 +13,51 @@ every service at once; the target waits for QuestDB before it adds the clients);
 string a stack wants. --servers-only leaves the
 clients out; otherwise the client service runs N replicas of the given harness command, each writing its
 record into FOLDER (compose.swarm.yaml's entrypoint adds the replica's group and record file).
+
+No secret is written to the stack file (it is kept with the run's records): the environment entries that hold
+one (Grafana's admin password; under AUTH=1, compose.auth.yaml's logins) are left empty, and `docker stack
+deploy` fills them from its own environment, which scripts/docker-secrets.sh sets. A secret Compose takes from
+an environment variable (``environment: VAR``) a stack takes from a file only: the one ``VAR_FILE`` names in
+the environment; its name changes with the file (a digest of its inode, size and time of change, never of its
+content), as a swarm's secrets cannot change (8 hex digits: a swarm's names, the stack's prefix included, hold 64
+characters at most).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import sys
+from pathlib import Path
 
 DROPPED = ("build", "cpuset", "profiles", "pull_policy", "depends_on")
+# Environment entries whose values `docker stack deploy` takes from its own environment (null in the stack).
+FROM_DEPLOY_ENVIRONMENT = frozenset({"GF_SECURITY_ADMIN_PASSWORD", "QDB_HTTP_USER", "QDB_HTTP_PASSWORD", "QDB_PG_USER",
+                                     "QDB_PG_PASSWORD", "QDB_CLIENT_CONF", "PGUSER", "PGPASSWORD"})
+
+
+def file_secrets(model: dict) -> None:
+    """Each secret Compose takes from an environment variable, taken from the file VAR_FILE names instead."""
+    renamed = {}
+    for name, secret in list((model.get("secrets") or {}).items()):
+        secret.pop("name", None)
+        variable = secret.pop("environment", None)
+        if variable is None:
+            continue
+        path = os.environ.get(f"{variable}_FILE")
+        if not path or not Path(path).is_file():
+            sys.exit(f"swarm-stack: secret {name} comes from ${variable}; a stack needs it in a file: set "
+                     f"{variable}_FILE to one (scripts/docker-secrets.sh does)")
+        secret["file"] = path
+        state = Path(path).stat()
+        version = hashlib.sha256(f"{state.st_ino}:{state.st_size}:{state.st_mtime_ns}".encode()).hexdigest()[:8]
+        renamed[name] = f"{name}_{version}"
+        model["secrets"][renamed[name]] = model["secrets"].pop(name)
+    for service in model["services"].values():
+        for mount in service.get("secrets") or []:
+            mount["source"] = renamed.get(mount["source"], mount["source"])
 
 
 def stack(model: dict, clients: int | None, folder: str | None, command: list[str]) -> dict:
@@ -29,10 +65,14 @@ def stack(model: dict, clients: int | None, folder: str | None, command: list[st
     for section in ("networks", "volumes"):
         for definition in (model.get(section) or {}).values():
             definition.pop("name", None)
+    file_secrets(model)
     services = model["services"]
     for service in services.values():
         for key in DROPPED:
             service.pop(key, None)
+        environment = service.get("environment") or {}
+        for key in FROM_DEPLOY_ENVIRONMENT & set(environment):
+            environment[key] = None
         for key in [key for key, value in service.items() if value is None]:  # entrypoint: null ...
             del service[key]
         # Compose writes a CPU limit as a number, the stack's schema wants a string.

@@ -11,10 +11,14 @@ import urllib.parse
 def questdb_sql_in(container: str, sql: str) -> dict:
     """Ask QuestDB from inside its own container, in bash alone (the image need not have curl).
 
-    QuestDB answers /exec chunked and keeps the connection open, so bash reads up to the last chunk.
+    A QuestDB that asks for a login (AUTH=1: QDB_HTTP_USER and QDB_HTTP_PASSWORD in its environment) is given
+    its own, read there: no secret passes this process's command line. QuestDB answers /exec chunked and keeps
+    the connection open, so bash reads up to the last chunk.
     """
     script = (
-        'exec 3<>/dev/tcp/127.0.0.1/9000 && printf "GET %s HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n" "$1" >&3 '
+        'login=""; [ -z "${QDB_HTTP_USER:-}" ] || login="Authorization: Basic $(printf "%s:%s" "$QDB_HTTP_USER" '
+        '"$QDB_HTTP_PASSWORD" | base64 -w 0)\\r\\n"; '
+        'exec 3<>/dev/tcp/127.0.0.1/9000 && printf "GET %s HTTP/1.1\\r\\nHost: localhost\\r\\n%b\\r\\n" "$1" "$login" >&3 '
         "&& while IFS= read -r -t 30 line <&3; do printf '%s\\n' \"$line\"; [[ $line =~ ^0+$'\\r'$ ]] && break; done")
     path = "/exec?query=" + urllib.parse.quote(sql)
     result = subprocess.run(["docker", "exec", container, "bash", "-c", script, "bash", path],

@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from prerequisites import hadolint_path, require
 
 from harness.versions import pinned, questdb_version
@@ -28,14 +29,15 @@ def compose_cli() -> None:
     require("compose")
 
 
-def compose_config(*files: str, env: dict | None = None, quiet: bool = False) -> subprocess.CompletedProcess:
+def compose_config(*files: str, env: dict | None = None, quiet: bool = False,
+                   base: dict | None = None) -> subprocess.CompletedProcess:
     # Every profile: otherwise the resolved model leaves out `sink` and `client`.
     args = ["docker", "compose", "--profile", "*"]
     for name in files:
         args += ["-f", name]
     args += ["config", "--quiet"] if quiet else ["config", "--format", "json"]
     # A developer's own COMPOSE_* settings must not change what is checked.
-    clean_env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOSE_")}
+    clean_env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith("COMPOSE_")}
     clean_env.setdefault("GRAFANA_ADMIN_PASSWORD", "a-test-password")  # the Makefile's job: generate one
     return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, env={**clean_env, **(env or {})})
 
@@ -95,20 +97,19 @@ def test_compose_model():
 
 @pytest.mark.docker
 def test_grafana_never_falls_back_to_a_default_password(tmp_path):
-    """Without GRAFANA_ADMIN_PASSWORD a bare `docker compose` refuses, naming it; make generates one."""
+    """Without GRAFANA_ADMIN_PASSWORD a bare `docker compose` refuses, naming it; make's docker commands get one
+    from scripts/docker-secrets.sh, which makes it on first use."""
     compose_cli()
     env = {key: value for key, value in os.environ.items()
            if not key.startswith("COMPOSE_") and key != "GRAFANA_ADMIN_PASSWORD"}
     result = subprocess.run(["docker", "compose", "-f", "compose.yaml", "config", "--quiet"], cwd=ROOT,
                             capture_output=True, text=True, env=env)
     assert result.returncode != 0 and "GRAFANA_ADMIN_PASSWORD" in result.stderr, result.stderr
-    printed = subprocess.run(["make", "--no-print-directory", "-s", "-f", "Makefile", "-f", "-",
-                              "print-grafana-password"], cwd=ROOT, capture_output=True, text=True, env=env,
-                             input="print-grafana-password:\n\t@echo $(GRAFANA_ADMIN_PASSWORD)\n")
-    password = printed.stdout.strip()
-    assert printed.returncode == 0 and len(password) >= 20 and password != "admin", printed
-    stored = ROOT / ".cache" / "grafana-admin-password"
-    assert stored.read_text().strip() == password and stored.stat().st_mode & 0o077 == 0
+    password = with_secrets(tmp_path, "printenv", "GRAFANA_ADMIN_PASSWORD", env=env).strip()
+    assert len(password) >= 20 and password != "admin"
+    stored = tmp_path / "grafana-admin-password"
+    assert stored.read_text() == password and stored.stat().st_mode & 0o077 == 0
+    assert with_secrets(tmp_path, "printenv", "GRAFANA_ADMIN_PASSWORD", env=env).strip() == password  # kept
 
 
 @pytest.mark.docker
@@ -134,22 +135,152 @@ def test_offline_override_uses_stand_ins_only():
     assert services["grafana"]["profiles"] == ["grafana-has-no-offline-stand-in"]
 
 
+# --- AUTH=1: compose.auth.yaml and the secrets of scripts/docker-secrets.sh ---------------------------------
+
+# Recognisable secrets: none may appear where they must not.
+QUESTDB_PASSWORD = "S3cret-auth-6612;x"  # with a ';', which a configuration string writes ';;'
+GRAFANA_PASSWORD = "Graf-S3cret-0817"
+
+
+def with_secrets(folder: Path, *command: str, env: dict | None = None, auth: bool = False,
+                 client_conf: str = "") -> str:
+    """What `command` prints when run by scripts/docker-secrets.sh with SECRETS_DIR=folder."""
+    extra = {"SECRETS_DIR": str(folder), "AUTH": "1" if auth else "0"}
+    if client_conf:
+        extra["CLIENT_CONF"] = client_conf
+    result = subprocess.run([str(ROOT / "scripts" / "docker-secrets.sh"), *command], cwd=ROOT, capture_output=True,
+                            check=False, text=True, env={**(env if env is not None else os.environ), **extra}, timeout=30)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def printed_environment(folder: Path, env: dict | None = None, **options) -> dict[str, str]:
+    text = with_secrets(folder, "env", "-0", env=env, **options)
+    return dict(entry.split("=", 1) for entry in text.split("\0") if "=" in entry)
+
+
+def test_docker_secrets_makes_kept_files(tmp_path):
+    """AUTH=1: a user and a password made on first use into 0600 files of a 0700 folder and kept; QuestDB's
+    settings, libpq's variables and the client's configuration string (with the Makefile's part first) hold
+    them; Prometheus's configuration logs in to the questdb job only."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("QUESTDB_USER", "QUESTDB_PASSWORD", "GRAFANA_ADMIN_PASSWORD")}
+    first = printed_environment(tmp_path, env, auth=True, client_conf="http::addr=questdb:9000;auto_flush=off;")
+    folder = tmp_path / "questdb-auth"
+    user, password = (folder / "user").read_text(), (folder / "password").read_text()
+    assert user.startswith("bench-") and len(password) >= 20
+    assert folder.stat().st_mode & 0o777 == 0o700
+    for name in ("user", "password"):
+        assert (folder / name).stat().st_mode & 0o777 == 0o600
+    assert {first[key] for key in ("QDB_HTTP_USER", "QDB_PG_USER", "PGUSER")} == {user}
+    assert {first[key] for key in ("QDB_HTTP_PASSWORD", "QDB_PG_PASSWORD", "PGPASSWORD")} == {password}
+    assert first["QDB_CLIENT_CONF"] == f"http::addr=questdb:9000;auto_flush=off;username={user};password={password};"
+    assert first["QUESTDB_AUTH_DIR"] == str(folder) and first["QDB_HTTP_PASSWORD_FILE"] == str(folder / "password")
+    assert printed_environment(tmp_path, env, auth=True)["QDB_HTTP_PASSWORD"] == password  # kept, not made anew
+
+    generated = yaml.safe_load((folder / "prometheus.yml").read_text())
+    original = yaml.safe_load((ROOT / "conf" / "prometheus.yml").read_text())
+    jobs = {job["job_name"]: job for job in generated["scrape_configs"]}
+    assert jobs["questdb"].pop("basic_auth") == {"username": user,
+                                                 "password_file": "/run/secrets/questdb-http-password"}
+    assert generated == original  # nothing else changed
+    assert (folder / "prometheus.yml").stat().st_mode & 0o777 == 0o644  # Prometheus runs as nobody; no secret
+
+
+def test_docker_secrets_given_values_replace_the_kept_ones(tmp_path):
+    """QUESTDB_USER and QUESTDB_PASSWORD given are used and kept (0600); a ';' in the password is written ';;' in
+    the configuration string; GRAFANA_ADMIN_PASSWORD given is used as it is and written nowhere."""
+    env = {**os.environ, "QUESTDB_USER": "tester", "QUESTDB_PASSWORD": QUESTDB_PASSWORD,
+           "GRAFANA_ADMIN_PASSWORD": GRAFANA_PASSWORD}
+    printed = printed_environment(tmp_path, env, auth=True)
+    assert printed["QDB_HTTP_USER"] == "tester" and printed["PGPASSWORD"] == QUESTDB_PASSWORD
+    assert printed["QDB_CLIENT_CONF"] == "http::addr=questdb:9000;username=tester;password=S3cret-auth-6612;;x;"
+    assert printed["GRAFANA_ADMIN_PASSWORD"] == GRAFANA_PASSWORD
+    assert (tmp_path / "questdb-auth" / "password").read_text() == QUESTDB_PASSWORD
+    assert not (tmp_path / "grafana-admin-password").exists()
+    # A digest that changes with the login (Compose then makes Prometheus anew), and does not show it.
+    digest = printed["QUESTDB_LOGIN_DIGEST"]
+    assert len(digest) == 16 and digest == printed_environment(tmp_path, env, auth=True)["QUESTDB_LOGIN_DIGEST"]
+    assert printed_environment(tmp_path, {**env, "QUESTDB_PASSWORD": "other"}, auth=True)["QUESTDB_LOGIN_DIGEST"] != digest
+    assert "QDB_HTTP_PASSWORD" not in printed_environment(tmp_path, env)  # AUTH=0: no login at all
+
+
+@pytest.mark.parametrize("variables, message", [
+    ({"AUTH": "2"}, "AUTH must be 0 or 1"),
+    ({"AUTH": "1", "QUESTDB_USER": "a:b"}, "QUESTDB_USER may hold letters, digits"),
+])
+def test_docker_secrets_refuses_bad_input(tmp_path, variables, message):
+    result = subprocess.run([str(ROOT / "scripts" / "docker-secrets.sh"), "true"], cwd=ROOT, capture_output=True,
+                            check=False, text=True, env={**os.environ, "SECRETS_DIR": str(tmp_path), **variables})
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+@pytest.mark.slow
+def test_prometheus_configuration_with_the_login_is_valid(tmp_path):
+    require("promtool")
+    with_secrets(tmp_path, "true", auth=True)
+    result = subprocess.run(["promtool", "check", "config", "--syntax-only",
+                             str(tmp_path / "questdb-auth" / "prometheus.yml")], capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def auth_environment(tmp_path: Path) -> dict:
+    """What scripts/docker-secrets.sh exports under AUTH=1, with the recognisable password."""
+    env = {**os.environ, "QUESTDB_USER": "tester", "QUESTDB_PASSWORD": QUESTDB_PASSWORD,
+           "GRAFANA_ADMIN_PASSWORD": GRAFANA_PASSWORD}
+    return {**os.environ, **printed_environment(tmp_path, env, auth=True)}
+
+
+@pytest.mark.docker
+def test_compose_auth_model(tmp_path):
+    """compose.auth.yaml: QuestDB's login settings, the client's credentials and Prometheus's secret come from the
+    environment of the docker command (none is written in the files, none in the model without it); the
+    healthcheck logs in with the container's own; Prometheus reads the configuration with the login."""
+    compose_cli()
+    files = ("compose.yaml", "compose.offline.yaml", "compose.auth.yaml")
+    env = auth_environment(tmp_path)
+    result = compose_config(*files, env=env)
+    assert result.returncode == 0, result.stderr
+    services = json.loads(result.stdout)["services"]
+    questdb, client, prometheus = services["questdb"], services["client"], services["prometheus"]
+    assert questdb["environment"]["QDB_HTTP_USER"] == questdb["environment"]["QDB_PG_USER"] == "tester"
+    assert questdb["environment"]["QDB_HTTP_PASSWORD"] == questdb["environment"]["QDB_PG_PASSWORD"] == QUESTDB_PASSWORD
+    assert client["environment"]["PGUSER"] == "tester" and client["environment"]["PGPASSWORD"] == QUESTDB_PASSWORD
+    assert client["environment"]["QDB_CLIENT_CONF"].endswith("username=tester;password=S3cret-auth-6612;;x;")
+    check = " ".join(questdb["healthcheck"]["test"])
+    assert "Authorization: Basic" in check and "$QDB_HTTP_PASSWORD" in check and QUESTDB_PASSWORD not in check
+    (config,) = [m for m in prometheus["volumes"] if m["target"] == "/etc/prometheus/prometheus.yml"]
+    assert config["source"] == str(tmp_path / "questdb-auth" / "prometheus.yml") and config["read_only"]
+    assert prometheus["secrets"] == [{"source": "questdb_password", "target": "questdb-http-password"}]
+    assert prometheus["environment"]["QUESTDB_LOGIN_DIGEST"] == env["QUESTDB_LOGIN_DIGEST"]
+    assert json.loads(result.stdout)["secrets"]["questdb_password"]["environment"] == "QDB_HTTP_PASSWORD"
+    for text in [(ROOT / name).read_text() for name in files]:
+        assert "S3cret" not in text
+    # Without those variables (a bare `docker compose config`), the model holds no value for them.
+    bare = {key: value for key, value in env.items() if not key.startswith(("QDB_", "PG"))}
+    result = compose_config(*files, env={"QUESTDB_AUTH_DIR": env["QUESTDB_AUTH_DIR"]}, base=bare)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["services"]["questdb"]["environment"]["QDB_HTTP_PASSWORD"] is None
+
+
 # --- the Swarm stack (make swarm-bench; it runs in test_docker_swarm.py) -----------------------------------
 
-def swarm_stack(*args: str) -> dict:
-    """The stack file scripts/docker-swarm.sh deploys: scripts/swarm-stack.py over the Compose model of the
-    offline files and compose.swarm.yaml, read back by `docker stack config` (the stack's own loader, which
-    refuses what a stack cannot take; it needs no engine)."""
+def swarm_stack(*args: str, files: tuple[str, ...] = ("compose.offline.yaml",), env: dict | None = None) -> dict:
+    """The stack file scripts/docker-swarm.sh deploys: scripts/swarm-stack.py over the Compose model of
+    compose.yaml, the offline files (or `files`) and compose.swarm.yaml, read back by `docker stack config` (the
+    stack's own loader, which refuses what a stack cannot take; it needs no engine)."""
     compose_cli()
-    model = subprocess.run(["docker", "compose", "-f", "compose.yaml", "-f", "compose.offline.yaml", "-f",
-                            "compose.swarm.yaml", "--profile", "client", "config", "--format", "json"], cwd=ROOT,
-                           capture_output=True, text=True, env={**os.environ, "GRAFANA_ADMIN_PASSWORD": "a-test",
-                                                                "QDB_CPUS": "0", "CLIENT_CPUS": "1",
-                                                                "CLIENT_CPU_LIMIT": "1.5"})
+    env = {**(env or os.environ), "QDB_CPUS": "0", "CLIENT_CPUS": "1", "CLIENT_CPU_LIMIT": "1.5"}
+    env.setdefault("GRAFANA_ADMIN_PASSWORD", "a-test")
+    names = [word for name in ("compose.yaml", *files, "compose.swarm.yaml") for word in ("-f", name)]
+    model = subprocess.run(["docker", "compose", *names, "--profile", "client", "config", "--format", "json"], cwd=ROOT,
+                           capture_output=True, text=True, env=env)
     assert model.returncode == 0, model.stderr
     stack = subprocess.run([str(ROOT / "scripts" / "swarm-stack.py"), *args], input=model.stdout, capture_output=True,
-                           text=True, check=True).stdout
-    loaded = subprocess.run(["docker", "stack", "config", "-c", "-"], input=stack, capture_output=True, text=True)
+                           text=True, check=True, env=env).stdout
+    loaded = subprocess.run(["docker", "stack", "config", "-c", "-"], input=stack, capture_output=True, text=True,
+                            env=env)
     assert loaded.returncode == 0, loaded.stderr
     return json.loads(stack)
 
@@ -178,6 +309,33 @@ def test_swarm_stack():
         assert not {"cpuset", "build", "profiles", "pull_policy", "depends_on"} & set(service)
     assert "name" not in services and all("name" not in volume for volume in services["volumes"].values())
     assert set(swarm_stack("--servers-only")["services"]) == {"questdb", "prometheus"}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_swarm_stack_holds_no_secret(tmp_path):
+    """The stack file, kept with the run's records, holds no secret: the logins of AUTH=1 and Grafana's password
+    are left to `docker stack deploy`'s environment, and Prometheus's secret is the password's file, under a name
+    that changes with it (a swarm's secrets cannot change)."""
+    env = auth_environment(tmp_path)
+    stack = swarm_stack("--clients", "2", "--folder", "results/run", "--", "bench", "--send",
+                        files=("compose.auth.yaml",), env=env)
+    text = json.dumps(stack)
+    assert "S3cret" not in text and GRAFANA_PASSWORD not in text
+    services = stack["services"]
+    assert services["grafana"]["environment"]["GF_SECURITY_ADMIN_PASSWORD"] is None
+    for key in ("QDB_HTTP_USER", "QDB_HTTP_PASSWORD", "QDB_PG_USER", "QDB_PG_PASSWORD"):
+        assert services["questdb"]["environment"][key] is None, key
+    for key in ("QDB_CLIENT_CONF", "PGUSER", "PGPASSWORD"):
+        assert services["client"]["environment"][key] is None, key
+    (name,) = stack["secrets"]
+    assert name.startswith("questdb_password_") and len(name) == len("questdb_password_") + 8
+    assert stack["secrets"][name] == {"file": str(tmp_path / "questdb-auth" / "password")}
+    assert services["prometheus"]["secrets"] == [{"source": name, "target": "questdb-http-password"}]
+    # What `docker stack deploy` makes of it, with the environment scripts/docker-secrets.sh sets.
+    loaded = subprocess.run(["docker", "stack", "config", "-c", "-"], input=json.dumps(stack), capture_output=True,
+                            text=True, env=env, check=False)
+    assert f"QDB_HTTP_PASSWORD: {QUESTDB_PASSWORD}" in loaded.stdout, loaded.stdout
 
 
 # --- hadolint ---------------------------------------------------------------------------------------------
@@ -233,6 +391,8 @@ def make(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     (["queries", "QPROTOCOL=grpc"], "QPROTOCOL must be pgwire or http (got 'grpc')"),
     (["queries", "QLOAD=yes"], "QLOAD must be 1 (load the data set first) or 0 (got 'yes')"),
     (["queries", "CLIENT_CPUS=3-1"], "CLIENT_CPUS must be a CPU set like 0-11 or 0,2,4 (got '3-1')"),
+    (["bench", "AUTH=yes"], "AUTH must be 0 or 1 (QuestDB asking for logins; got 'yes')"),
+    (["swarm-bench", "AUTH=1", "QUESTDB_USER=a b"], "QUESTDB_USER may hold letters, digits, '_', '.' and '-' only"),
 ])
 def test_bad_input_is_one_line(args, message):
     result = make(*args)
@@ -339,3 +499,54 @@ def test_queries_default_results_and_no_load():
     assert load[-1] == results.removesuffix(".json") + "-load.json"
     ((_, only),) = client_commands(dry_run("queries", *QUERY_VARIABLES, "QLOAD=0"))
     assert only[:2] == ["queries", "run"]
+
+
+# --- no secret on a command line: what make echoes (make -n prints the same lines) -------------------------
+
+@pytest.mark.parametrize("given", ["kept", "environment", "command line"])
+def test_make_echoes_no_secret(tmp_path, given):
+    """The commands the Docker targets run (and make echoes, and ps shows) hold no password, whether kept in
+    SECRETS_DIR, given in the environment or on make's command line: scripts/docker-secrets.sh reads them into
+    the environment of the docker command it runs."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("QUESTDB_USER", "QUESTDB_PASSWORD", "GRAFANA_ADMIN_PASSWORD")}
+    # Every goal that starts a docker command, in one make: QuestDB's and Grafana's passwords both.
+    args = ["bench", "noop-sink", "queries", "up", "swarm-bench", "swarm-down", "down", "DOCKER_PROBLEM=", "OFFLINE=1",
+            "QDB_CPUS=0", "CLIENT_CPUS=1", f"SECRETS_DIR={tmp_path}", "AUTH=1"]
+    if given == "kept":
+        with_secrets(tmp_path, "true", env={**env, "QUESTDB_PASSWORD": QUESTDB_PASSWORD,
+                                            "GRAFANA_ADMIN_PASSWORD": ""}, auth=True)
+        (tmp_path / "grafana-admin-password").write_text(GRAFANA_PASSWORD)
+    elif given == "environment":
+        env.update(QUESTDB_PASSWORD=QUESTDB_PASSWORD, GRAFANA_ADMIN_PASSWORD=GRAFANA_PASSWORD)
+    else:
+        args += [f"QUESTDB_PASSWORD={QUESTDB_PASSWORD}", f"GRAFANA_ADMIN_PASSWORD={GRAFANA_PASSWORD}"]
+    result = subprocess.run(["make", "--no-print-directory", "-n", *args], cwd=ROOT, capture_output=True, text=True,
+                            env=env, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("scripts/docker-secrets.sh") >= 8
+    for secret in ("S3cret", GRAFANA_PASSWORD):
+        assert secret not in result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_auth_sends_as_the_transport_says():
+    """AUTH=1 adds compose.auth.yaml; the client's configuration string (QDB_CLIENT_CONF, login added by
+    scripts/docker-secrets.sh) is what senders use over HTTP, with the harness's own settings; over TCP --conf
+    says how to send. AUTH=0 runs exactly what it ran before."""
+    def bench(*variables: str) -> tuple[list[str], list[str]]:
+        ((run, command),) = client_commands(dry_run("bench", "ROWS=10", *variables))
+        return run, command
+
+    run, command = bench("AUTH=1")
+    assert "compose.auth.yaml" in run and "CLIENT_CONF=http::addr=questdb:9000;auto_flush=off;" in run
+    assert command[command.index("--conf") + 1] == "tcp::addr=questdb:9009;auto_flush=off;"
+    run, command = bench("AUTH=1", "TRANSPORT=http", "PROTOCOL=2")
+    assert "CLIENT_CONF=http::addr=questdb:9000;auto_flush=off;protocol_version=2;" in run
+    assert "--conf" not in command
+    run, command = bench("AUTH=1", "TRANSPORT=tcp", "PROTOCOL=1")
+    assert command[command.index("--conf") + 1] == "tcp::addr=questdb:9009;auto_flush=off;protocol_version=1;"
+    run, command = bench()
+    assert "compose.auth.yaml" not in run and "--conf" not in command and "AUTH=0" in run
+    ((run, _), _) = client_commands(dry_run("queries", "AUTH=1", "TRANSPORT=http", "PROTOCOL=2"))
+    assert "CLIENT_CONF=http::addr=questdb:9000;auto_flush=off;" in run  # the load: HTTP, as the harness sends

@@ -1,10 +1,13 @@
 """The Compose stack end to end on a real Docker engine, with the offline stand-in images.
 
 Runs exactly what a user runs: `make bench OFFLINE=1 WORKERS=2 ROWS=200000`,
-`make noop-sink OFFLINE=1 ROWS=200000`, `make bench OFFLINE=1 USE_CASE=iot` and, last, `make queries
-OFFLINE=1` on a small data set, then asks
+`make noop-sink OFFLINE=1 ROWS=200000`, then with QuestDB asking for logins (AUTH=1) `make bench OFFLINE=1
+USE_CASE=iot` (ILP over TCP), `make bench CLIENTS=2 TRANSPORT=http` and, last, `make queries OFFLINE=1` on a
+small data set (PGWire), then asks
 the containers themselves: the rows inside QuestDB, the CPU set the client ran on (recorded in its results
-JSON), the configuration QuestDB used, and what Prometheus scraped. The stand-ins (not the pinned upstream images) because CI reaches no container
+JSON), the configuration QuestDB used, and what Prometheus scraped (QuestDB's /metrics with the login). The
+passwords are recognisable ones, looked for where none may be: make's output, every command line the runs
+started (`ps`, sampled throughout), the records and reports, the containers' logs. The stand-ins (not the pinned upstream images) because CI reaches no container
 registry; they run the same QuestDB jar, the same configuration and the same client image recipe.
 
 Without an engine or Compose the tests stop and say why (tests/prerequisites.py; `make test` sets both
@@ -22,7 +25,9 @@ import re
 import shutil
 import socket
 import subprocess
+import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
@@ -45,7 +50,13 @@ CLIENT_ROWS = 60_000
 # native tests' 19xxx and the metrics tests' 29xxx, and below Linux's ephemeral range (tests/helpers.py).
 PUBLISHED = DOCKER_PUBLISHED_PORTS
 
-ENV = {"GRAFANA_ADMIN_PASSWORD": "e2e-test-password", **os.environ, "COMPOSE_PROJECT_NAME": PROJECT,
+# Recognisable secrets, given as a user would (in the environment); kept in a SECRETS_DIR of the test's own (the
+# runs fixture sets it), so a developer's .cache/ is left alone.
+QUESTDB_PASSWORD = "S3cret-auth-6612"
+GRAFANA_PASSWORD = "Graf-S3cret-0817"
+SECRETS = (QUESTDB_PASSWORD, GRAFANA_PASSWORD)
+ENV = {**os.environ, "GRAFANA_ADMIN_PASSWORD": GRAFANA_PASSWORD, "QUESTDB_USER": "e2e-bencher",
+       "QUESTDB_PASSWORD": QUESTDB_PASSWORD, "COMPOSE_PROJECT_NAME": PROJECT,
        **{name: str(port) for name, port in PUBLISHED.items()}}
 ENV.pop("COMPOSE_FILE", None)
 
@@ -56,6 +67,7 @@ def make(*args: str, timeout: float = 420) -> subprocess.CompletedProcess:
 
 
 def compose(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    # compose.auth.yaml is not needed to find or stop the containers (its values would be).
     files = ["-f", "compose.yaml", "-f", "compose.offline.yaml"]
     return subprocess.run(["docker", "compose", *files, *args], cwd=ROOT, capture_output=True, text=True,
                           env=ENV, timeout=timeout)
@@ -87,9 +99,26 @@ def questdb_sql_in_container(sql: str) -> dict:
     return questdb_sql_in(container("questdb"), sql)
 
 
+class ProcessList(threading.Thread):
+    """Every command line on the host (`ps -eo args`: the containers' processes too), sampled while the runs go."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.seen: set[str] = set()
+        self.samples = 0
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.wait(0.2):
+            listed = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=False).stdout
+            self.seen.update(listed.splitlines())
+            self.samples += 1
+
+
 @pytest.fixture(scope="module")
-def runs():
-    """Both make runs, once for the module; the stack is removed afterwards, volumes included."""
+def runs(tmp_path_factory):
+    """The make runs, once for the module (the queries fixture below adds the last); the stack is removed
+    afterwards, volumes included."""
     require("docker", "compose")
     busy = [port for port in PUBLISHED.values() if socket.socket().connect_ex(("127.0.0.1", port)) == 0]
     if busy:
@@ -97,6 +126,9 @@ def runs():
     tag = uuid.uuid4().hex[:8]
     paths = {mode: ROOT / "results" / f"pytest-docker-{mode}-{tag}.json"
              for mode in ("bench", "noop-sink", "iot", "clients", "queries")}
+    ENV["SECRETS_DIR"] = str(tmp_path_factory.mktemp("secrets"))
+    processes = ProcessList()
+    processes.start()
     try:
         images = make("offline-images", timeout=900)
         assert images.returncode == 0, images.stdout + images.stderr
@@ -104,14 +136,19 @@ def runs():
                      f"RESULTS=results/{paths['bench'].name}")
         noop = make("noop-sink", "OFFLINE=1", f"ROWS={ROWS}", "SEED=42", "METRICS_LINGER=3",
                     f"RESULTS=results/{paths['noop-sink'].name}")
-        iot = make("bench", "OFFLINE=1", "USE_CASE=iot", f"ROWS={IOT_POINTS}", "SCALE=50", "SEED=42",
+        # From here on QuestDB asks for logins (its container made anew): ILP over TCP (open) with /exec logged
+        # in, then ILP over HTTP logged in, then (queries) PGWire.
+        iot = make("bench", "OFFLINE=1", "AUTH=1", "USE_CASE=iot", f"ROWS={IOT_POINTS}", "SCALE=50", "SEED=42",
                    "METRICS_LINGER=0", f"RESULTS=results/{paths['iot'].name}")
         # The runs that tests find in Prometheus linger 15 s: a new container is scraped ~6 s after it starts.
         # A table of its own: table cpu keeps the first run's rows, which a test below counts.
-        clients = make("bench", "OFFLINE=1", "CLIENTS=2", f"ROWS={CLIENT_ROWS}", "SCALE=100", "SEED=7",
-                       "METRICS_LINGER=15", "ARGS=--table cpu_clients", f"RESULTS=results/{paths['clients'].name}")
-        yield {"bench": bench, "noop-sink": noop, "iot": iot, "clients": clients, "paths": paths}
+        clients = make("bench", "OFFLINE=1", "AUTH=1", "CLIENTS=2", "TRANSPORT=http", f"ROWS={CLIENT_ROWS}",
+                       "SCALE=100", "SEED=7", "METRICS_LINGER=15", "ARGS=--table cpu_clients",
+                       f"RESULTS=results/{paths['clients'].name}")
+        yield {"bench": bench, "noop-sink": noop, "iot": iot, "clients": clients, "paths": paths,
+               "processes": processes, "tag": tag}
     finally:
+        processes.done.set()
         compose("--profile", "*", "down", "--volumes", "--remove-orphans", timeout=180)
         for path in (ROOT / "results").glob(f"pytest-docker-*-{tag}*"):  # records, -load.json, reports, folders
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
@@ -241,7 +278,7 @@ def queries(runs):
     """`make queries OFFLINE=1` on the stack `runs` started: the load, then TSBS's queries of every type the
     data set allows. Used only by the tests below, so it runs after the tests above (pytest's file order)."""
     started = time.monotonic()
-    result = make("queries", "OFFLINE=1", *QUERY_SET, "METRICS_LINGER=15",
+    result = make("queries", "OFFLINE=1", "AUTH=1", *QUERY_SET, "METRICS_LINGER=15",
                   f"RESULTS=results/{runs['paths']['queries'].name}")
     runs["queries"] = result
     return {"result": result, "seconds": time.monotonic() - started}
@@ -275,3 +312,54 @@ def test_queries_client_ran_on_its_cpu_set_and_prometheus_scraped_it(runs, queri
     counted = prometheus(f'sum(max_over_time(harness_query_duration_seconds_count{{run_id="{data["run_id"]}"}}[1h]))')
     assert counted and float(counted[0]["value"][1]) == data["queries"]["statistics"]["all queries"]["count"], counted
     assert questdb_sql_in_container("select count() from cpu")["dataset"] == [[QUERY_ROWS]]
+
+
+# --- AUTH=1: QuestDB asked for logins, and no secret showed -------------------------------------------------
+
+def test_runs_logged_in_to_questdb(runs, queries):
+    """The runs of AUTH=1 passed QuestDB's logins: the iot run sent over TCP (--conf, which holds no login) with
+    /exec logged in from QDB_CLIENT_CONF, the clients sent over HTTP with QDB_CLIENT_CONF's login, each
+    validated, and the queries ran over PGWire as the given user. QuestDB refuses whoever comes without one,
+    /status and /metrics included, while Prometheus still scrapes QuestDB's /metrics with its login."""
+    iot, clients = record(runs, "iot"), record(runs, "clients")
+    assert iot["parameters"]["conf_source"] == "--conf" and iot["parameters"]["transport"] == "tcp"
+    assert iot["validation"]["visible_rows"] > 0
+    folder = runs["paths"]["clients"].with_suffix("")
+    for client in range(2):
+        parameters = json.loads((folder / f"client-{client}.json").read_text())["parameters"]
+        assert parameters["conf_source"] == "QDB_CLIENT_CONF" and parameters["transport"] == "http"
+        assert parameters["conf"] == "http::addr=questdb:9000;auto_flush=off;username=e2e-bencher;password=***;"
+    assert clients["validation"]["visible_rows"] == CLIENT_ROWS
+    assert record(runs, "queries")["status"] == "ok"
+    for port, path in ((PUBLISHED["PUBLISH_HTTP_PORT"], "/exec?query=select%201"),
+                       (PUBLISHED["PUBLISH_MIN_PORT"], "/status"), (PUBLISHED["PUBLISH_MIN_PORT"], "/metrics")):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10)
+        assert refused.value.code == 401, path
+    # Every scrape of the last 20 s (QuestDB asked for logins for minutes by then) succeeded: up is 0 on a 401.
+    up = prometheus('min_over_time(up{job="questdb"}[20s])')
+    assert up and up[0]["value"][1] == "1", up
+    assert prometheus('last_over_time(questdb_memory_rss{job="questdb"}[20s])'), "no QuestDB metric scraped"
+
+
+def test_no_secret_shows(runs, queries):
+    """Neither password in make's output (its echoed commands, the clients' own output), on any command line
+    while the runs went, in a record, report or client log of results/, or in the servers' logs."""
+    results = [runs[mode] for mode in ("bench", "noop-sink", "iot", "clients", "queries")]
+    for result in results:
+        for secret in SECRETS:
+            assert secret not in result.stdout + result.stderr
+    runs["processes"].done.set()
+    runs["processes"].join(timeout=10)
+    assert runs["processes"].samples > 50 and any("docker" in line for line in runs["processes"].seen)
+    leaked = [line for line in runs["processes"].seen if any(secret in line for secret in SECRETS)]
+    assert not leaked, leaked
+    written = list((ROOT / "results").glob(f"pytest-docker-*-{runs['tag']}*"))
+    files = [path for top in written for path in ([top] if top.is_file() else top.rglob("*")) if path.is_file()]
+    assert any(path.suffix == ".html" for path in files) and any(path.suffix == ".log" for path in files)
+    for path in files:
+        content = path.read_bytes()
+        assert not any(secret.encode() in content for secret in SECRETS), path
+    logs = compose("--profile", "*", "logs", "--no-log-prefix")
+    assert logs.returncode == 0 and "questdb" in logs.stdout.lower()
+    assert not any(secret in logs.stdout + logs.stderr for secret in SECRETS)

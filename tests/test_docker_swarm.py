@@ -2,8 +2,9 @@
 the offline stand-in images (the ones tests/test_docker_e2e.py builds; a rerun finds them cached).
 
 Runs exactly what the issue's acceptance runs: `make swarm-bench CLIENTS=2 WORKERS=1 ROWS=200000 OFFLINE=1`
-(no seed: the two replicas derive the run's from its name), then asks QuestDB inside its task's container
-what it holds, and reads each replica's record; then `make swarm-down`, after which nothing of the stack is
+(no seed: the two replicas derive the run's from its name), with QuestDB asking for logins (AUTH=1, a
+recognisable password, looked for in make's output and in every file the run wrote), then asks QuestDB inside
+its task's container what it holds, and reads each replica's record; then `make swarm-down`, after which nothing of the stack is
 left and the engine's swarm state and networks are what they were before. The engine must not be in a swarm
 already: the target would use that swarm, and this test never touches one it did not make. The stack has a
 name of its own (SWARM_STACK) and publishes no port, so a developer's Compose stack can stay up.
@@ -29,7 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 STACK = "tsbs-pandas-questdb-swarm-test"
 ROWS = 200_000
 MARKER = ROOT / ".cache" / "swarm-made"
-ENV = {**os.environ, "GRAFANA_ADMIN_PASSWORD": "e2e-test-password"}
+QUESTDB_PASSWORD = "S3cret-auth-6612"  # recognisable: it must show nowhere
+# SECRETS_DIR: one of the test's own (the fixture sets it), so a developer's .cache/ is left alone.
+ENV = {**os.environ, "GRAFANA_ADMIN_PASSWORD": "Graf-S3cret-0817", "QUESTDB_PASSWORD": QUESTDB_PASSWORD}
 
 
 def make(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -64,7 +67,7 @@ def left_of_the_stack() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def swarm():
+def swarm(tmp_path_factory):
     """swarm-bench, QuestDB's answers while the stack is up, then swarm-down and what it left; everything the
     run made is removed afterwards, even when a step failed."""
     require("docker", "compose")
@@ -73,10 +76,11 @@ def swarm():
         pytest.skip(f"this engine's swarm is {state}: the test makes its own one-node swarm and leaves alone any "
                     f"it did not make")
     path = ROOT / "results" / f"pytest-swarm-{uuid.uuid4().hex[:8]}.json"
+    ENV["SECRETS_DIR"] = str(tmp_path_factory.mktemp("secrets"))
     seen: dict = {"path": path, "networks_before": before}
     try:
-        seen["bench"] = make("swarm-bench", "CLIENTS=2", "WORKERS=1", f"ROWS={ROWS}", "OFFLINE=1", "METRICS_LINGER=0",
-                             f"RESULTS=results/{path.name}", timeout=900)
+        seen["bench"] = make("swarm-bench", "CLIENTS=2", "WORKERS=1", f"ROWS={ROWS}", "OFFLINE=1", "AUTH=1",
+                             "METRICS_LINGER=0", f"RESULTS=results/{path.name}", timeout=900)
         questdb = docker("ps", "--quiet", "--filter", f"label=com.docker.swarm.service.name={STACK}_questdb").split()
         if questdb:
             seen["count"] = questdb_sql_in(questdb[0], "select count() from cpu")["dataset"]
@@ -133,6 +137,21 @@ def test_each_replica_took_its_group_from_its_task_slot(swarm):
         assert record["run_id"] == data["run_id"] and record["seed"] == data["seed"]
         assert (folder / f"client-{client}.log").read_text().strip()
     assert [client["rows"] for client in data["clients"]] == [ROWS // 2, ROWS // 2]
+
+
+def test_no_secret_in_the_output_or_the_files(swarm):
+    """The logins reached QuestDB (the run validated through /exec with them) without showing: not in make's
+    output, the merged record, the stack files or the clients' records and logs."""
+    merged(swarm)
+    assert swarm["bench"].stdout.count("Validated") >= 1
+    files = [made for top in (ROOT / "results").glob(f"{swarm['path'].stem}*")
+             for made in ([top] if top.is_file() else top.rglob("*")) if made.is_file()]
+    assert {"stack.json", "servers.json", "client-0.log"} <= {made.name for made in files}
+    for made in files:
+        assert b"S3cret" not in made.read_bytes(), made
+    for output in (swarm["bench"].stdout + swarm["bench"].stderr, swarm["down"].stdout + swarm["down"].stderr):
+        assert "S3cret" not in output
+    assert swarm["count"] == [[ROWS]]  # asked inside QuestDB's container, logged in
 
 
 def test_swarm_down_leaves_docker_as_it_was(swarm):
