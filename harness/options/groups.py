@@ -252,7 +252,7 @@ class OpenLoopOptions:
                                         "until the data set ends (--row-count).")
     slo: str = option("1s", "With a ramp (--rate A:B:STEP): the freshness p99 a rate must stay under to count as "
                             "held, a Go duration.")
-    probe_interval: str = option("10ms", "With --rate into QuestDB: time between the freshness probe's counts (one "
+    probe_interval: str = option("50ms", "With --rate into QuestDB: time between the freshness probe's counts (one "
                                          "count() per table each), a Go duration.")
     queries: str | None = option(None, "With --rate: run this query file's queries (as `queries generate` writes "
                                        "them) beside the ingest, at --query-rate, each timed from its intended "
