@@ -208,8 +208,9 @@ def test_every_endpoint_logs_in_and_no_secret_is_ever_shown(secured, tmp_path):
         cli("bench", "--send", *DATA_SET, *server_args(secured),
             "--keep-table", "--results", str(tmp_path / "tcp.json"), env=tcp_env)
         assert "14400 rows visible" in outputs[-1]
-        cli("bench", "--send", *DATA_SET, "--exactly-once",
+        cli("bench", "--send", *DATA_SET, "--exactly-once", "--verbose",
             *server_args(secured), "--results", str(tmp_path / "once.json"))
+        assert "Running with params:" in outputs[-1]
         reader = environment(secured, PGUSER=READER, pg_password=READER_PASSWORD)
         for protocol in ("asyncpg", "http-csv"):
             # Reading needs no right to write: PGWire as QuestDB's read-only user.

@@ -351,13 +351,14 @@ def test_the_users_own_file_goes_out_on_the_schedule(questdb, tmp_path):
     import numpy as np
     import pandas as pd
 
-    path = tmp_path / "readings.parquet"
+    path = tmp_path / "open_loop_readings.parquet"  # its table's name: none of the session server's other tests
     rows = 20_000
     pd.DataFrame({"ts": pd.date_range("2024-01-01", periods=rows, freq="s"),
                   "sensor": np.random.default_rng(1).choice(["a", "b"], rows),
                   "value": np.arange(rows, dtype="float64")}).to_parquet(path)
     result = run_cli("bench", "--send", "--data", str(path), "--rate", "20000", "--worker-chunk-row-count", "5000",
-                     "--transport", "http", *server_args(questdb), "--results", str(tmp_path / "r.json"))
+                     "--transport", "http", "--replace-table", *server_args(questdb),
+                     "--results", str(tmp_path / "r.json"))
     assert result.returncode == 0, result.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     (step,) = record["open_loop"]["steps"]
