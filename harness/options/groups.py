@@ -318,6 +318,8 @@ class OpenLoopOptions:
         if (self.queries is None) != (self.query_rate is None):
             raise UsageError("--queries FILE and --query-rate Q go together: the queries beside the ingest, and how "
                              "many a second")
+        if self.queries is not None and not os.path.isfile(self.queries):
+            raise UsageError(f"--queries {self.queries}: no such file")
         if self.query_protocol not in ("pgwire", "http"):
             raise UsageError(f"--query-protocol must be pgwire or http, got {self.query_protocol!r}")
         if self.ramp and self.duration is None:

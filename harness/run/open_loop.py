@@ -30,10 +30,10 @@ if TYPE_CHECKING:
     from harness.run.session import Run
     from harness.telemetry.metrics import RunMetrics
     from harness.telemetry.phase import PhaseRecord
+    from harness.tsbs.use_case import Chunk
 
     # Sends chunks as the send phase does: (chunks, rows, phase name, schedule or None) -> (phase, last flush).
     SendPhase = Callable[[Iterable, int, str, OpenLoop | None], tuple[PhaseRecord, float]]
-    from harness.tsbs.use_case import Chunk
 
 # A rate counts as sustained when the rows went out at no less than this share of it.
 SUSTAINED_SHARE = 0.99
