@@ -286,16 +286,20 @@ def _open_loop_run(workdir: Path, prometheus: Prometheus, target_up, request) ->
                         "5", "--reporting-period", "0", "--results", str(results),
                         "--metrics-port", str(OPEN_LOOP_METRICS_PORT), "--metrics-linger", str(LINGER_SECONDS)],
                        output, OPEN_LOOP_METRICS_PORT, request)
-    wait_for("Prometheus to scrape the open-loop run (job client up)", target_up("client", OPEN_LOOP_METRICS_PORT),
-             explain=run.tail)
-    run.wait_finished()
-    record = json.loads(results.read_text())
+    record = _finished(run, results, prometheus, target_up, OPEN_LOOP_METRICS_PORT)
     assert record["status"] == "ok" and record["open_loop"]["steps"][0]["rows"] == 120_000, record["error"]
     chunks = record["open_loop"]["steps"][0]["chunks"]
     wait_scraped(prometheus, "the open-loop run", f'sum(harness_open_loop_latency_seconds_count{{run_id='
                  f'"{record["run_id"]}", figure="freshness"}})', chunks)
     time.sleep(2)  # as for the query run: a range query shows the last rate only after the final scrape
     return record, run.started
+
+
+def _finished(run: LingeringRun, results: Path, prometheus: Prometheus, target_up, port: int) -> dict:
+    """Once Prometheus scrapes ``run`` (job client up on ``port``) and it has finished: its record."""
+    wait_for(f"Prometheus to scrape {run.what} (job client up)", target_up("client", port), explain=run.tail)
+    run.wait_finished()
+    return json.loads(results.read_text())
 
 
 def _read_run(workdir: Path, prometheus: Prometheus, target_up, request) -> tuple[dict, float]:
@@ -309,10 +313,7 @@ def _read_run(workdir: Path, prometheus: Prometheus, target_up, request) -> tupl
                         str(READ_CHUNK_ROWS), "--reporting-period", "0", "--results", str(results),
                         "--metrics-port", str(READ_METRICS_PORT), "--metrics-linger", str(LINGER_SECONDS)],
                        output, READ_METRICS_PORT, request)
-    wait_for("Prometheus to scrape the read run (job client up)", target_up("client", READ_METRICS_PORT),
-             explain=run.tail)
-    run.wait_finished()
-    record = json.loads(results.read_text())
+    record = _finished(run, results, prometheus, target_up, READ_METRICS_PORT)
     assert record["status"] == "ok" and record["phases"]["read"]["rows"] == ROWS, record["error"]
     wait_scraped(prometheus, "the read run", f'sum(harness_rows_total{{run_id="{record["run_id"]}", phase="read"}})',
                  ROWS)
