@@ -56,6 +56,8 @@ _SET_PER_CELL = ("host", "http_port", "ilp_port", "pg_port", "server_metrics_por
 class MatrixOptions(BenchOptions):
     """A bench run's options, and the cells it runs against."""
 
+    send: bool = option(True, "Every cell's run sends.", cli=False)
+    stream: bool = option(True, "Every cell's run makes its chunks while sending (bounded memory).", cli=False)
     versions: str = option("", "QuestDB releases, space- or comma-separated (e.g. '7.0.1 9.3.4'); the jar of each "
                                "is fetched through Maven once.")
     configs: str = option("", "server.conf overrides, one config per word, each key=value[,key=value] (short keys: "
@@ -210,9 +212,22 @@ def _turn(server: CellServer, bench: BenchOptions, runs: Path, say):
                  "server_cpu_seconds": server_cpu, "server_cpu_seconds_per_million_rows": server_cpu / (rows / 1e6) if rows else 0.0}
         if peak_rss is not None:
             extra["server_peak_rss_bytes"] = peak_rss
+        extra.update(_open_loop_figures(record))
         return Measurement(seconds=send.seconds + visible, rows=rows, client_cpu_seconds=send.client_cpu_seconds,
                            extra=extra, run_record=str(results))
     return measure
+
+
+def _open_loop_figures(record) -> dict[str, float]:
+    """An open-loop run's (``--rate``) figures of its last rate: the rate achieved, freshness p50 and p99."""
+    steps = record.open_loop.steps if record.open_loop is not None else []
+    if not steps:
+        return {}
+    step = steps[-1]
+    figures = {"achieved_rows_per_second": step.achieved_rows_per_second}
+    if step.freshness is not None:
+        figures.update(freshness_p50_seconds=step.freshness.p50, freshness_p99_seconds=step.freshness.p99)
+    return {name: value for name, value in figures.items() if value is not None}
 
 
 def _parameters(options: MatrixOptions, bench: BenchOptions, all_cells: list[Cell],
