@@ -357,7 +357,7 @@ def test_every_dockerfile_is_found():
     names = {str(path.relative_to(ROOT)) for path in DOCKERFILES}
     assert names == {"images/client/Dockerfile", "images/offline/python/Dockerfile",
                      "images/offline/questdb/Dockerfile", "images/offline/socat/Dockerfile",
-                     "images/offline/prometheus/Dockerfile"}
+                     "images/offline/prometheus/Dockerfile", "images/offline/swarm-node/Dockerfile"}
 
 
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: str(p.relative_to(ROOT)))
