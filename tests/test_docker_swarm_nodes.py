@@ -13,9 +13,9 @@ configs, and the records come back through QuestDB (harness.scaleout.delivery).
 1. The acceptance run: QuestDB's task on the manager, one client task on each worker (seen through the Swarm
    API while the run lasts), exactly the data set's rows in QuestDB with no key twice, one merged record of
    both clients' groups, written by the run in results/ here.
-2. A client node lost: the same run, slowed down (`OP=iterrows`), and the node of replica 2 killed once its
-   client has started sending: the run ends within 60 s naming the lost client in one line, its merged record
-   failed and holding client 0's figures; `make swarm-down` leaves no service, container or network of the
+2. A client node lost: the same run, row by row (`OP=iterrows`, 100,000 rows: seconds of sending), and the
+   node of replica 2 killed once its client has started sending: the run ends within 60 s naming the lost
+   client in one line, its merged record failed and holding client 0's figures; `make swarm-down` leaves no service, container or network of the
    stack.
 3. Everything removed: the nodes (their engines, swarm state and data volumes with them) and the network; the
    host engine never joined a swarm.
@@ -54,7 +54,7 @@ MANAGER_IMAGES = ["tsbs-offline/debian:bookworm", "tsbs-offline/python:3.11-book
 ROWS = 40_000
 SCALE = 100
 # The lost node's run: row by row (OP=iterrows), so that each client sends for seconds and the kill lands mid-send.
-LOST_ROWS = 200_000
+LOST_ROWS = 100_000
 LOST_BOUND = 60  # seconds from a node's loss to the end of the run (docs/scale-out.md)
 # A node runs with every capability this host has (not --privileged: a host that lacks one refuses it).
 NODE_OPTIONS = ["--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE", "--security-opt", "seccomp=unconfined",
@@ -267,7 +267,9 @@ def run_lost(swarm, run_ok):
 def test_a_lost_client_node_ends_the_run_naming_it(swarm, run_lost):
     result, node = run_lost["result"], run_lost["node"]
     assert run_lost["killed"] is not None, f"replica 2 never started sending:\n{result.stdout[-3000:]}"
-    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    # The target exits 1 (make says so, and exits 2 itself).
+    assert result.returncode == 2 and "swarm-bench] Error 1" in result.stderr, result.stdout[-3000:] + result.stderr
+    print(f"\nthe lost node's run ended {run_lost['ended'] - run_lost['killed']:.0f} s after the kill")
     assert run_lost["ended"] - run_lost["killed"] < LOST_BOUND
     output = result.stdout + result.stderr
     named = [line for line in output.splitlines() if re.search(r"client 1 \(replica 2, node \S+\): lost", line)]
