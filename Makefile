@@ -78,7 +78,7 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 	$(WORKERS_OPTION) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
 .PHONY: bench-native bench-generate bench-groups bench-generate-startup bench-table bench-overhead bench-exactly-once \
-	bench-own-data bench-open-loop \
+	bench-own-data bench-open-loop matrix \
 	bench-scale bench-parity bench-replay-parity bench-query-parity bench-serialize-parity ab
 
 # What bench-native runs, and (the native input checks, below) checks first.
@@ -118,6 +118,13 @@ bench-open-loop: setup ## The open loop: 20 % of the closed-loop rate held (sche
 	$(PY) benchmarks/open_loop.py schedule --seconds 60 --json results/open-loop/schedule.json
 	$(PY) benchmarks/open_loop.py probe-cost --rows 1000000 --rounds 5 --json results/open-loop/probe-cost.json
 	$(PY) benchmarks/open_loop.py knee --seconds 10 --json results/open-loop/knee.json
+
+VERSIONS ?= $(QUESTDB_VERSION)## matrix: QuestDB releases (space-separated), each run natively from its own jar
+CONFIGS ?= as-is## matrix: server.conf overrides, one config per word (e.g. "wal=true wal=false"; docs/matrix.md)
+ROUNDS ?= 5## matrix: counted rounds, after a warm-up round
+
+matrix: setup ## The same bench (ROWS, WORKERS, TRANSPORT ...) against every release of VERSIONS with every config of CONFIGS, alternated over ROUNDS
+	$(PY) -m harness matrix --versions "$(VERSIONS)" --configs "$(CONFIGS)" --rounds $(ROUNDS) --report $(BENCH_ARGS)
 
 bench-own-data: setup ## Your data: Parquet streamed vs in memory into the sink (1 and 2 workers), peak RSS 1x vs 20x, tune's default grid on 2M rows
 	@$(PY) -m harness native up

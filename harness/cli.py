@@ -50,6 +50,10 @@ _COMMANDS = [
                 help="Sweep workers, chunk rows, protocol, transport and dtype conversions for your data (or a TSBS "
                      "data set), alternated against your setting: ranked, with a measured recommendation and its "
                      "code."),
+    LazyCommand("matrix", "harness.commands.matrix:MatrixOptions", "harness.commands.matrix:run_matrix",
+                help="Run the same bench against several QuestDB releases and server.conf overrides (cells), each "
+                     "natively on its own root and ports, alternated over rounds: paired intervals of rows/s, time "
+                     "to visible and the server's CPU and memory per cell."),
     LazyCommand("replay", "harness.commands.replay:ReplayOptions", "harness.commands.replay:run_replay",
                 help="Send an ILP file raw over TCP in large writes (the loopback limit), then validate and "
                      "record."),

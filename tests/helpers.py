@@ -76,6 +76,8 @@ OWN_SINK_PORT = 19310 + PORT_OFFSET
 # tests/test_tls.py: a QuestDB of its own and the TLS-terminating proxies in front of it.
 TLS_QUESTDB_PORTS = shifted(http_port=19400, ilp_port=19409, pg_port=18942, min_port=19403)
 TLS_PROXY_PORTS = shifted(http=19410, metrics=19413, ilp=19419, pg=19412, pg_alpn=19414)
+# tests/test_matrix.py: the cells of its matrices (cell i at +10*i).
+MATRIX_BASE_PORT = 19500 + PORT_OFFSET
 # 29xxx, 28xxx: metrics. The client's metrics of a bench, queries and read run (tests/test_metrics.py,
 # tests/test_prometheus_panels.py); that module's Prometheus and QuestDB; tests/grafana_check.py's Grafana.
 CLIENT_METRICS_PORT = 29464 + PORT_OFFSET

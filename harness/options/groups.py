@@ -18,6 +18,7 @@ from harness.options.declare import option
 from harness.questdb.conf import parse_conf
 from harness.questdb.credentials import CLIENT_CONF_VARIABLE, HttpLogin, PgLogin, http_login, pg_login
 from harness.questdb.http import QuestDBSql
+from harness.questdb.schema import TableWal
 from harness.questdb.tls import HttpTls, PgTls, http_tls, pg_tls
 from harness.records.thresholds import Threshold
 from harness.tsbs import params, use_cases
@@ -124,6 +125,8 @@ class ServerOptions(SamplingOptions, EndpointOptions):
     replace_table: bool = option(False, "Drop an existing table even when its schema is not the benchmark's (by "
                                         "default the run refuses: such a table is not the harness's to drop).",
                                  flags=("--replace-table",))
+    table_wal: TableWal = option(TableWal.wal, "The tables the run makes: wal (WAL tables), bypass (BYPASS WAL) or "
+                                               "server-default (the server's cairo.wal.enabled.default decides).")
     validation_query_timeout: float = option(120.0, "Seconds to wait for all rows to become visible.", min=0,
                                              min_open=True)
 

@@ -142,6 +142,10 @@ class QuestDBSql:
             self._connection = None
             raise
 
+    def get(self, path: str) -> tuple[int, bytes]:
+        """The status and body of ``GET path`` (an endpoint beside /exec: /settings, /write)."""
+        return self._get(path, self.timeout)
+
     def close(self) -> None:
         """Close the connection kept open (``keep_alive``), if any."""
         if self._connection is not None:
@@ -206,9 +210,11 @@ class QuestDBSql:
     def table_layout(self, table: str) -> dict:
         """The table's row of ``tables()`` (designatedTimestamp, partitionBy, walEnabled, dedup, ...), or {}."""
         names, rows = self.query("select * from tables()")
-        # Table names are case-insensitive: matched here rather than by SQL equality.
+        # Table names are case-insensitive: matched here rather than by SQL equality. Releases before 7.3 call
+        # the column ``name``.
         layouts = (dict(zip(names, row)) for row in rows)
-        return next((layout for layout in layouts if str(layout.get("table_name")).lower() == table.lower()), {})
+        return next((layout for layout in layouts
+                     if str(layout.get("table_name", layout.get("name"))).lower() == table.lower()), {})
 
     def deduplicates(self, table: str) -> bool:
         """Whether the table has DEDUP UPSERT KEYS on."""

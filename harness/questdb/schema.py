@@ -5,21 +5,37 @@ drop; any difference means it is not ours to drop)?"""
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from harness.errors import UsageError
 from harness.questdb.http import QuestDBSql, checked_table_name
 from harness.tsbs.schema import TableSchema
 
 
-def create_table(questdb: QuestDBSql, schema: TableSchema, dedup: bool = False) -> None:
-    """A table exactly as the schema says: SYMBOL tags, typed fields, designated timestamp, WAL; with
-    ``dedup``, a row that arrives again (same timestamp and series) replaces itself.
+class TableWal(StrEnum):
+    """Whether the tables a run makes write through the WAL: wal (WAL), bypass (BYPASS WAL: written directly), or
+    server-default (neither keyword: the server's cairo.wal.enabled.default decides)."""
+
+    wal = "wal"
+    bypass = "bypass"
+    server_default = "server-default"
+
+
+_WAL_CLAUSE = {TableWal.wal: " WAL", TableWal.bypass: " BYPASS WAL", TableWal.server_default: ""}
+
+
+def create_table(questdb: QuestDBSql, schema: TableSchema, dedup: bool = False,
+                 wal: TableWal = TableWal.wal) -> None:
+    """A table exactly as the schema says: SYMBOL tags, typed fields, designated timestamp, WAL as ``wal`` says;
+    with ``dedup``, a row that arrives again (same timestamp and series) replaces itself.
 
     Created explicitly so that ILP never picks the types (a nanosecond ``at`` under protocol 2 would
     otherwise create a TIMESTAMP_NS column, integers sent as doubles a DOUBLE one)."""
     columns = ", ".join(f"{column_name(name)} {sql_type}" for name, sql_type in schema.columns)
     keys = f" DEDUP UPSERT KEYS({', '.join(map(column_name, schema.dedup_keys))})" if dedup else ""
     questdb.exec(f"create table '{checked_table_name(schema.table)}' ({columns}) "
-                 f"timestamp({column_name(schema.timestamp)}) partition by {schema.partition_by} WAL{keys}")
+                 f"timestamp({column_name(schema.timestamp)}) partition by {schema.partition_by}"
+                 f"{_WAL_CLAUSE[TableWal(wal)]}{keys}")
 
 
 def column_name(name: str) -> str:
@@ -58,10 +74,11 @@ def check_schema(questdb: QuestDBSql, schema: TableSchema, dedup: bool = False) 
         )
 
 
-def schema_difference(questdb: QuestDBSql, schema: TableSchema) -> str | None:
+def schema_difference(questdb: QuestDBSql, schema: TableSchema, wal: TableWal = TableWal.wal) -> str | None:
     """The first way the existing table differs from ``schema`` as ``create_table`` makes it (a column
-    missing, of another type or extra, the designated timestamp, the partitioning, WAL), or None when
-    it is the same. Deduplication is not compared: a run sets it either way on the tables it makes."""
+    missing, of another type or extra, the designated timestamp, the partitioning, WAL unless the server's
+    default decides it), or None when it is the same. Deduplication is not compared: a run sets it either way on
+    the tables it makes."""
     columns = questdb.table_columns(schema.table)
     if columns is None:
         return None
@@ -80,6 +97,8 @@ def schema_difference(questdb: QuestDBSql, schema: TableSchema) -> str | None:
                 f"is {schema.timestamp}")
     if layout.get("partitionBy") != schema.partition_by:
         return f"it is partitioned by {layout.get('partitionBy')}, the benchmark's by {schema.partition_by}"
-    if not layout.get("walEnabled"):
+    if wal == TableWal.wal and not layout.get("walEnabled"):
         return "it is not a WAL table, the benchmark's is"
+    if wal == TableWal.bypass and layout.get("walEnabled"):
+        return "it is a WAL table, the benchmark's is not (--table-wal bypass)"
     return None

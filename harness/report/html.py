@@ -36,6 +36,16 @@ tr:nth-child(even) { background: #f4f4f4; } pre { background: #f7f7f7; padding: 
 """
 
 
+# How a comparison's chart shows a figure: (divisor, unit); any other figure as it is, under its own name.
+_CHART_UNITS = {
+    "rows_per_second": (1e6, "M rows/s"),
+    "seconds": (1.0, "seconds"),
+    "time_to_visible_seconds": (1.0, "seconds to visible"),
+    "server_cpu_seconds_per_million_rows": (1.0, "server CPU s per million rows"),
+    "server_peak_rss_bytes": (2**20, "server peak RSS MiB"),
+}
+
+
 def write_report(records: list[RunRecord], output: str | Path,
                  benchmarks: list[BenchmarkRecord] = ()) -> Path:
     """Render ``records`` (the first is the baseline) and the ``benchmarks``' medians and ratios into the HTML
@@ -61,7 +71,8 @@ def render(records: list[RunRecord], benchmarks: list[BenchmarkRecord] = ()) -> 
         parts.append("<h2>Benchmarks (medians of alternated rounds, ratios to the baseline)</h2>")
         parts.append(f"<pre>{html.escape(benchmark_table(benchmarks))}</pre>")
         for benchmark in benchmarks:
-            parts.extend(charts.comparison(benchmark, comparison) for comparison in benchmark.comparisons)
+            parts.extend(charts.comparison(benchmark, comparison, figure) for comparison in benchmark.comparisons
+                         for figure in comparison.parameters.get("charted_figures", [None]))
     if len(records) > 1:
         parts.append("<h2>Comparison (ratios to the first)</h2>")
         parts.append(f"<pre>{html.escape(comparison_table(records))}</pre>")
@@ -400,13 +411,15 @@ class _Charts:
                                   for key, label in (("median_ms", "median"), ("p99_ms", "p99"))])
         return self._svg(figure, "query latency under load and at rest")
 
-    def comparison(self, record: BenchmarkRecord, comparison) -> str:
-        """The variants of one comparison side by side: each one's median of rows/s (else seconds) over the
-        counted rounds, and its paired interval against the baseline drawn on the baseline's median (a bar
-        whose whiskers clear the baseline's line stands apart from it beyond the rounds' noise)."""
-        figure_name = "rows_per_second" if any("rows_per_second" in figures
-                                               for figures in comparison.summary.values()) else "seconds"
-        scale, unit = (1e6, "M rows/s") if figure_name == "rows_per_second" else (1.0, "seconds")
+    def comparison(self, record: BenchmarkRecord, comparison, figure_name: str | None = None) -> str:
+        """The variants of one comparison side by side in one figure (``figure_name``; default: rows/s, else
+        seconds): each one's median over the counted rounds, and its paired interval against the baseline drawn
+        on the baseline's median (a bar whose whiskers clear the baseline's line stands apart from it beyond the
+        rounds' noise)."""
+        if figure_name is None:
+            figure_name = "rows_per_second" if any("rows_per_second" in figures
+                                                   for figures in comparison.summary.values()) else "seconds"
+        scale, unit = _CHART_UNITS.get(figure_name, (1.0, figure_name.replace("_", " ")))
         variants = [variant for variant in comparison.variants if figure_name in comparison.summary.get(variant, {})]
         if not variants:
             return ""
@@ -437,9 +450,9 @@ class _Charts:
         ax.invert_yaxis()
         ax.set_xlabel(f"{unit}: median over {len(comparison.counted_rounds())} rounds; whiskers: the paired "
                       f"interval against {comparison.baseline}")
-        ax.set_title(f"{record.benchmark}: {comparison.name or 'variants'}")
+        ax.set_title(f"{record.benchmark}: {comparison.name or 'variants'}, {unit}")
         ax.grid(True, axis="x", alpha=0.3)
-        return self._svg(figure, f"{record.benchmark} {comparison.name}")
+        return self._svg(figure, f"{record.benchmark} {comparison.name} {figure_name}")
 
     def overlay(self, records: list[RunRecord]) -> list[str]:
         with_series = [record for record in records if record.timeseries and len(record.timeseries.samples) > 1]

@@ -35,6 +35,7 @@ from harness.options.groups import (
 )
 from harness.output_file import check_writable
 from harness.questdb.http import checked_table_name
+from harness.questdb.schema import TableWal
 from harness.records.store import load_results
 from harness.run.limits import check_workers
 from harness.scaleout.meeting import check_run_name
@@ -156,6 +157,9 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
             check_held_rows(self.source_rows(self.dataset()), use_case.bytes_per_held_row)
         if self.write_ilp is not None:
             check_writable(self.write_ilp, "--write-ilp")
+        if self.exactly_once and self.table_wal == TableWal.bypass:
+            raise UsageError("--exactly-once deduplicates, which QuestDB does on WAL tables only: it takes no "
+                             "--table-wal bypass")
         if self.exactly_once and not use_case.unique_keys:
             raise UsageError(f"--exactly-once deduplicates rows by their series and timestamp; {use_case.name}'s "
                              f"rows are not unique by them (TSBS clears some rows' tags)")

@@ -14,7 +14,7 @@ from harness.ingest.choices import Target
 from harness.ingest.sockets import check_listening
 from harness.questdb.claims import TableClaim
 from harness.questdb.http import QuestDBQueryError, QuestDBSql
-from harness.questdb.schema import check_schema, create_table, schema_difference
+from harness.questdb.schema import TableWal, check_schema, create_table, schema_difference
 from harness.questdb.wal import suspension, wait_for_count
 from harness.records.run_record import TableCount, Validation
 from harness.tsbs import use_cases
@@ -61,11 +61,13 @@ def prepare_tables(questdb: QuestDBSql, options: ServerOptions, run: Run, schema
             if questdb.table_columns(schema.table) is not None:
                 check_schema(questdb, schema, dedup)
         elif not options.replace_table:
-            refuse_foreign_table(questdb, schema, known_schemas)
-    return {schema.table: prepare_table(questdb, schema, options.keep_table, run, dedup) for schema in schemas}
+            refuse_foreign_table(questdb, schema, known_schemas, options.table_wal)
+    return {schema.table: prepare_table(questdb, schema, options.keep_table, run, dedup, options.table_wal)
+            for schema in schemas}
 
 
-def refuse_foreign_table(questdb: QuestDBSql, schema: TableSchema, known_schemas: bool = True) -> None:
+def refuse_foreign_table(questdb: QuestDBSql, schema: TableSchema, known_schemas: bool = True,
+                         wal: TableWal = TableWal.wal) -> None:
     """A table of the run's name whose schema is none the harness makes under that name (this run's, or
     another use case's or field type's) is someone else's (Telegraf writes ``cpu`` too): refuse, naming
     its first difference from this run's schema, rather than drop it. Without ``known_schemas`` (the user's
@@ -76,14 +78,15 @@ def refuse_foreign_table(questdb: QuestDBSql, schema: TableSchema, known_schemas
                              f"table it did not make; --keep-table appends to it (after a schema check), "
                              f"--replace-table drops it, --table names another table")
         return
-    difference = schema_difference(questdb, schema)
-    if difference is not None and all(schema_difference(questdb, other) is not None
+    difference = schema_difference(questdb, schema, wal)
+    if difference is not None and all(schema_difference(questdb, other, wal) is not None
                                       for other in use_cases.schemas_named(schema.table) if other != schema):
         raise UsageError(f"table {schema.table} exists and is not the benchmark's: {difference}; nothing was "
                          f"dropped (--replace-table drops it, --table names another table)")
 
 
-def prepare_table(questdb: QuestDBSql, schema: TableSchema, keep_table: bool, run: Run, dedup: bool = False) -> int:
+def prepare_table(questdb: QuestDBSql, schema: TableSchema, keep_table: bool, run: Run, dedup: bool = False,
+                  wal: TableWal = TableWal.wal) -> int:
     """Drop and create the table, or (``keep_table``) check the existing one; returns its row count.
     Whether an existing table may be dropped is the caller's check (``refuse_foreign_table``)."""
     table = schema.table
@@ -98,8 +101,12 @@ def prepare_table(questdb: QuestDBSql, schema: TableSchema, keep_table: bool, ru
         run.say(f"Dropped table {table}")
     elif not keep_table:
         run.say(f"Table {table} does not exist")
-    create_table(questdb, schema, dedup)
-    run.say(f"Created table {table}{' (deduplicating)' if dedup else ''}")
+    create_table(questdb, schema, dedup, wal)
+    # What the server made, read back: with --table-wal server-default its configuration decides.
+    made_wal = bool(questdb.table_layout(table).get("walEnabled"))
+    server = run.record.server = run.record.server or {}
+    server.setdefault("wal_tables", {})[table] = made_wal
+    run.say(f"Created table {table} ({'WAL' if made_wal else 'not WAL'}{', deduplicating' if dedup else ''})")
     return 0
 
 

@@ -114,3 +114,19 @@ class ServerProcess:
         """SIGTERM, then SIGKILL after ``timeout`` seconds; the pid file goes."""
         stop_process(self.process, _live_pid(self.pid_file, self._command_marker), timeout)
         self.pid_file.unlink(missing_ok=True)
+
+
+def process_cost(pid: int) -> tuple[float, int | None]:
+    """CPU seconds (user and system, of the process and its reaped children) a process has used so far, and
+    its peak resident memory in bytes (Linux's ``VmHWM``; None where the system does not say)."""
+    process = psutil.Process(pid)
+    times = process.cpu_times()
+    cpu = times.user + times.system + getattr(times, "children_user", 0.0) + getattr(times, "children_system", 0.0)
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return cpu, None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return cpu, int(line.split()[1]) * 1024  # kB
+    return cpu, None

@@ -46,7 +46,8 @@ class NativeQuestDB(ServerProcess):
     (the server's stdout and stderr), ``questdb.pid`` and ``tmp/`` (the JVM's temporary directory, where
     QuestDB extracts its native library: a killed server leaves it there, not in the system's /tmp).
     All four listeners bind ``bind_host``; ``host`` is where clients reach them. ``extra_env`` adds or
-    overrides ``QDB_*`` keys.
+    overrides ``QDB_*`` keys. ``version`` is the release to run (default: the pinned one) and ``server_conf``
+    the text of its ``server.conf`` (default: the project's).
     """
 
     root: Path = DEFAULT_ROOT
@@ -57,6 +58,8 @@ class NativeQuestDB(ServerProcess):
     host: str = "127.0.0.1"
     extra_env: dict = field(default_factory=dict)
     bind_host: str = DEFAULT_BIND_HOST
+    version: str | None = None
+    server_conf: str | None = None
 
     def __post_init__(self) -> None:
         self.root = Path(self.root)
@@ -124,9 +127,13 @@ class NativeQuestDB(ServerProcess):
         for name, port in self.ports.items():
             if port_in_use(port):
                 raise RunError(f"port {port} ({name}) is already in use; stop what holds it or choose other ports")
-        jar = jar_path()
+        jar = jar_path(self.version)
         (self.root / "conf").mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(SERVER_CONF, self.root / "conf" / "server.conf")
+        conf = self.root / "conf" / "server.conf"
+        if self.server_conf is None:
+            shutil.copyfile(SERVER_CONF, conf)
+        else:
+            conf.write_text(self.server_conf)
         # Each start extracts the native library afresh (35 MB); what a killed server left goes now.
         shutil.rmtree(self.tmp_dir, ignore_errors=True)
         self.tmp_dir.mkdir()
