@@ -76,11 +76,13 @@ def test_bad_input_ends_in_one_line_before_any_server(tmp_path, capsys, args, fr
     assert not servers_under(tmp_path / "roots")
 
 
+@pytest.mark.slow
 def test_a_release_maven_does_not_serve(tmp_path):
     result = matrix(tmp_path, "--versions", "9.3.99", "--row-count", ROWS, timeout=300)
     assert_one_line_error(result, 2, "QuestDB 9.3.99", "could not fetch org.questdb:questdb:9.3.99")
 
 
+@pytest.mark.slow
 def test_ports_past_the_last_or_in_use(tmp_path):
     result = run_cli("matrix", "--versions", f"{OLD} {PINNED}", "--base-port", "65530", "--row-count", ROWS,
                      "--roots", str(tmp_path / "roots"))
@@ -93,6 +95,7 @@ def test_ports_past_the_last_or_in_use(tmp_path):
     assert not servers_under(tmp_path / "roots")
 
 
+@pytest.mark.slow
 def test_a_client_configuration_string_is_refused(tmp_path):
     result = matrix(tmp_path, "--versions", PINNED, "--row-count", ROWS,
                     env={**os.environ, "QDB_CLIENT_CONF": "http::addr=localhost:9000;"})
@@ -219,6 +222,7 @@ def test_a_release_without_a_feature_ends_its_cell_and_ctrl_c_leaves_no_server(t
     assert not servers_under(roots)
 
 
+@pytest.mark.slow
 def test_no_cell_that_can_run_is_one_line(tmp_path):
     result = matrix(tmp_path, "--versions", OLD, "--exactly-once", "--transport", "http", "--row-count", ROWS)
     assert_one_line_error(result, 2, "no cell can run this bench", f"QuestDB {OLD} has no ILP over HTTP and no "
