@@ -276,6 +276,7 @@ METRICS_LINGER ?= 10## Seconds the client's /metrics stays up after a run (Prome
 RESULTS ?= ## Results file in results/ (empty: results/<UTC time>-docker-<target>.json)
 SWARM_STACK ?= tsbs-pandas-questdb-swarm## Name of the Swarm stack (swarm-bench, swarm-down)
 SWARM_TIMEOUT ?= 3600## Seconds swarm-bench's clients may take before they are stopped
+SWARM_ENGINES ?= ## swarm-bench: the Docker engines of the swarm's other nodes (e.g. "ssh://root@host2 ssh://root@host3"): each gets the images its labels call for
 QUESTDB_CPU_LIMIT ?= ## swarm-bench: CPUs QuestDB may use (a CFS quota, e.g. 12; empty: no limit)
 CLIENT_CPU_LIMIT ?= ## swarm-bench: CPUs each client replica may use (e.g. 1.5; empty: no limit)
 AUTH ?= 0## 1: QuestDB asks for logins on HTTP and PGWire, the client and Prometheus log in (docs/security.md)
@@ -397,7 +398,7 @@ clean: ## down, plus the data volumes and the client image (offline stand-ins st
 # on nodes labelled tsbs.client (docs/scale-out.md). Without a swarm, a one-node swarm is made for it, which
 # swarm-down leaves. Its variables (SWARM_*, *_CPU_LIMIT) are above, with the other Docker inputs.
 swarm_env = $(COMPOSE_ENV) QUESTDB_CPU_LIMIT='$(QUESTDB_CPU_LIMIT)' CLIENT_CPU_LIMIT='$(CLIENT_CPU_LIMIT)' \
-	STACK='$(SWARM_STACK)' SWARM_TIMEOUT='$(SWARM_TIMEOUT)' \
+	STACK='$(SWARM_STACK)' SWARM_TIMEOUT='$(SWARM_TIMEOUT)' SWARM_ENGINES='$(SWARM_ENGINES)' \
 	COMPOSE='docker --log-level error compose $(COMPOSE_FILES) -f compose.swarm.yaml' $(WITH_SECRETS)
 
 swarm-bench: $(OFFLINE_IMAGES) ## In a Docker Swarm: QuestDB (and Prometheus), CLIENTS client replicas, records merged

@@ -177,15 +177,48 @@ def compare(paths: list[str] = typer.Argument(..., help="Results JSON files (run
 
 
 @app.command()
-def merge(paths: list[str] = typer.Argument(..., help="The records of one scale-out run's clients (bench --barrier), "
-                                                    "one per interleaved group, from any hosts."),
+def merge(paths: list[str] = typer.Argument(None, help="The records of one scale-out run's clients (bench --barrier), "
+                                                     "one per interleaved group, from any hosts."),
           results: str | None = typer.Option(None, "--results", help="Where the merged record goes. Default: "
                                                                      "results/<UTC time>-<mode>-<N>clients.json."),
-          report: bool = typer.Option(False, "--report", help="Also write its HTML report beside it.")) -> None:
+          report: bool = typer.Option(False, "--report", help="Also write its HTML report beside it."),
+          from_server: str | None = typer.Option(None, "--from-server", metavar="RUN",
+                                                 help="Instead of files: the records run RUN's clients delivered to "
+                                                      "the QuestDB they met at (--host, --http-port; its login from "
+                                                      "QDB_CLIENT_CONF), written beside the merged record."),
+          clients: int = typer.Option(0, "--clients", min=0, help="With --from-server: the run's N clients."),
+          host: str = typer.Option("localhost", "--host", help="With --from-server: QuestDB's host."),
+          http_port: int = typer.Option(9000, "--http-port", min=1, max=65535,
+                                        help="With --from-server: QuestDB's HTTP port."),
+          lost: list[str] = typer.Option(None, "--lost", metavar="CLIENT:REASON",
+                                         help="With --from-server: client CLIENT was lost (its host is down): the "
+                                              "others are told it failed, and the merged record names it."),
+          wait: float = typer.Option(60.0, "--wait", min=0,
+                                     help="With --from-server: seconds to wait for the records not yet delivered.")
+          ) -> None:
     """Merge a scale-out run's client records into the whole run's record and print its result."""
-    from harness.scaleout.merge import run_merge
+    if from_server is None:
+        if not paths or clients or lost:
+            raise UsageError("merge: give the clients' records, or --from-server RUN --clients N")
+        from harness.scaleout.merge import run_merge
 
-    merged = run_merge(paths, results)
+        merged = run_merge(paths, results)
+    else:
+        if paths or not clients:
+            raise UsageError("merge --from-server RUN takes --clients N and no files")
+        from harness.questdb.credentials import http_login
+        from harness.questdb.http import QuestDBSql
+        from harness.questdb.tls import http_tls
+        from harness.scaleout.delivery import run_gather
+
+        told = {}
+        for given in lost or []:
+            client, _, reason = given.partition(":")
+            if not client.isdigit():
+                raise UsageError(f"merge --lost {given!r}: give CLIENT:REASON, CLIENT a number")
+            told[int(client)] = reason or "lost"
+        questdb = QuestDBSql(host, http_port, login=http_login(), tls=http_tls())
+        merged = run_gather(from_server, clients, questdb, told, wait, results, "results", sys.stdout)
     if report:
         from harness.report.html import write_report
 

@@ -5,10 +5,16 @@
 # so the only network access needed is the Debian mirror (and Maven Central for the QuestDB jar, PyPI for
 # the client later). Images get tsbs-offline/* names and never an upstream name, so nobody mistakes a
 # stand-in for questdb/questdb or prom/prometheus. Reruns are fast: the root file system tarball is kept in
-# .cache/docker/, the imported base is reused while it exists, and the rest is Docker's layer cache.
+# .cache/docker/, the imported base is reused while it exists, and an image whose inputs (its build context,
+# build arguments and base image) are those it was built from is not built again: each carries their digest
+# as a label, so an image loaded from another engine (`docker save | docker -H NODE load`) counts as built.
 #
-#   scripts/docker-offline-images.sh            # build what is missing or stale
+#   scripts/docker-offline-images.sh            # the stack's stand-ins: build what is missing or stale
+#   scripts/docker-offline-images.sh swarm-node # only those named: python questdb socat prometheus swarm-node
 #   DEBIAN_MIRROR=http://deb.debian.org/debian scripts/docker-offline-images.sh
+#
+# swarm-node (a Docker host in a container, for the multi-node swarm of tests/test_docker_swarm_nodes.py) is
+# built only when named.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -82,37 +88,63 @@ stage() {  # stage NAME: a fresh context directory holding images/offline/NAME/*
     echo "$dir"
 }
 
-build() {  # build TAG CONTEXT [docker build args...]
+INPUTS_LABEL=tsbs-offline.inputs
+
+build() {  # build TAG CONTEXT [docker build args...]: unless TAG was built from these very inputs
     local tag=$1 context=$2; shift 2
-    local log=$CACHE/build-${tag//[\/:]/-}.log
+    local log=$CACHE/build-${tag//[\/:]/-}.log inputs
+    # The context's files (names, modes and bytes, not their times), the build arguments and the base's id.
+    inputs=$({ tar -C "$context" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - . \
+        && printf '%s\n' "$@" "$(docker image inspect --format '{{.Id}}' "$BASE_IMAGE")"; } | sha256sum | cut -c 1-16)
+    if [ "$(docker image inspect --format "{{index .Config.Labels \"$INPUTS_LABEL\"}}" "$tag" 2>/dev/null)" = "$inputs" ]; then
+        step "$tag is up to date"
+        return
+    fi
     step "build $tag"
     # The engine's own output (and the CLI's note on the legacy builder) goes to a log, shown on failure.
-    if ! docker build --build-arg "BASE_IMAGE=$BASE_IMAGE" "$@" -t "$tag" "$context" >"$log" 2>&1; then
+    if ! docker build --build-arg "BASE_IMAGE=$BASE_IMAGE" --label "$INPUTS_LABEL=$inputs" "$@" -t "$tag" "$context" \
+        >"$log" 2>&1; then
         tail -n 20 "$log" >&2
         die "building $tag failed; full output in $log"
     fi
 }
 
-# Python for the client image. pip in a build needs the CA bundle this host trusts (a proxy's CA, say):
-# it is copied into the staged context at build time, never into the repository.
-ctx=$(stage python)
-if [ -r /etc/ssl/certs/ca-certificates.crt ]; then
-    cp /etc/ssl/certs/ca-certificates.crt "$ctx/host-ca-certificates.crt"
-else
-    : >"$ctx/host-ca-certificates.crt"
-fi
-build tsbs-offline/python:3.11-bookworm "$ctx"
+stand_in_python() {
+    # Python for the client image. pip in a build needs the CA bundle this host trusts (a proxy's CA, say):
+    # it is copied into the staged context at build time, never into the repository.
+    local ctx
+    ctx=$(stage python)
+    if [ -r /etc/ssl/certs/ca-certificates.crt ]; then
+        cp /etc/ssl/certs/ca-certificates.crt "$ctx/host-ca-certificates.crt"
+    else
+        : >"$ctx/host-ca-certificates.crt"
+    fi
+    build tsbs-offline/python:3.11-bookworm "$ctx"
+}
 
-if [ ! -s "$JAR" ]; then
-    # The harness's own fetch (Maven Central through mvn, one-line errors), so there is one way to get it.
-    step "fetch org.questdb:questdb:$QUESTDB_VERSION from Maven Central"
-    "$HARNESS_PYTHON" -m harness native fetch >/dev/null || die "no QuestDB jar"
-fi
-ctx=$(stage questdb)
-cp -p "$JAR" "$ctx/questdb.jar"  # one name whatever the version, so the Dockerfile need not know it
-build "tsbs-offline/questdb:$QUESTDB_VERSION" "$ctx" --build-arg "QUESTDB_VERSION=$QUESTDB_VERSION"
+stand_in_questdb() {
+    if [ ! -s "$JAR" ]; then
+        # The harness's own fetch (Maven Central through mvn, one-line errors), so there is one way to get it.
+        step "fetch org.questdb:questdb:$QUESTDB_VERSION from Maven Central"
+        "$HARNESS_PYTHON" -m harness native fetch >/dev/null || die "no QuestDB jar"
+    fi
+    local ctx
+    ctx=$(stage questdb)
+    cp -p "$JAR" "$ctx/questdb.jar"  # one name whatever the version, so the Dockerfile need not know it
+    build "tsbs-offline/questdb:$QUESTDB_VERSION" "$ctx" --build-arg "QUESTDB_VERSION=$QUESTDB_VERSION"
+}
 
-build tsbs-offline/socat:bookworm "$(stage socat)"
-build tsbs-offline/prometheus:bookworm "$(stage prometheus)"
+stand_in_socat() { build tsbs-offline/socat:bookworm "$(stage socat)"; }
+stand_in_prometheus() { build tsbs-offline/prometheus:bookworm "$(stage prometheus)"; }
+stand_in_swarm_node() { build tsbs-offline/swarm-node:bookworm "$(stage swarm-node)"; }
+
+for image in "${@:-python questdb socat prometheus}"; do
+    for name in $image; do
+        case $name in
+            python | questdb | socat | prometheus | swarm-node) "stand_in_${name//-/_}" ;;
+            *) die "no stand-in $name (python, questdb, socat, prometheus, swarm-node)" ;;
+        esac
+    done
+done
 
 step "done: $(docker image ls --format '{{.Repository}}:{{.Tag}}' 'tsbs-offline/*' | sort | tr '\n' ' ')"

@@ -5,6 +5,7 @@ takes on stdout (JSON, which is YAML).
 
     swarm-stack.py --servers-only                                     < model.json > stack.json
     swarm-stack.py --clients N --folder results/RUN -- bench ARGS...  < model.json > stack.json
+    swarm-stack.py --images                                           < model.json > images.txt
 
 It drops what a stack refuses or ignores: the project's name and the names Compose gives its networks and
 volumes (the stack namespaces its own), and each service's build (the images must be on the nodes already),
@@ -12,7 +13,14 @@ cpuset (compose.swarm.yaml sets CPU limits instead), profiles, pull_policy and d
 every service at once; the target waits for QuestDB before it adds the clients); a CPU limit becomes the
 string a stack wants. --servers-only leaves the
 clients out; otherwise the client service runs N replicas of the given harness command, each writing its
-record into FOLDER (compose.swarm.yaml's entrypoint adds the replica's group and record file).
+record into FOLDER in its container (compose.swarm.yaml's entrypoint adds the replica's group and record file;
+the record reaches the user through QuestDB: harness.scaleout.delivery). --images lists each service's image
+(``SERVICE IMAGE`` lines), for scripts/docker-swarm.sh to load them into the nodes that run them.
+
+A file bound into a service (QuestDB's server.conf, Prometheus's configuration) becomes a swarm config: the
+manager hands it to whichever node runs the service, where a bind mount would need the file at the same path
+on that node. Its name carries a digest of its content, as a swarm's configs cannot change. A bound folder
+(Grafana's provisioning, online only) stays a bind mount: its node must hold it at the same path.
 
 No secret is written to the stack file (it is kept with the run's records): the environment entries that hold
 one (Grafana's admin password; under AUTH=1, compose.auth.yaml's logins) are left empty, and `docker stack
@@ -60,12 +68,35 @@ def file_secrets(model: dict) -> None:
             mount["source"] = renamed.get(mount["source"], mount["source"])
 
 
+def file_configs(model: dict) -> None:
+    """Each file bound into a service, as a swarm config (named by its file and a digest of its content)."""
+    configs = model.setdefault("configs", {})
+    for service in model["services"].values():
+        kept = []
+        for volume in service.get("volumes") or []:
+            source = Path(volume.get("source") or "")
+            if volume.get("type") != "bind" or not source.is_file():
+                kept.append(volume)
+                continue
+            digest = hashlib.sha256(source.read_bytes()).hexdigest()[:8]
+            name = f"{source.name.replace('.', '-')}_{digest}"
+            configs[name] = {"file": str(source)}
+            service.setdefault("configs", []).append({"source": name, "target": volume["target"], "mode": 0o444})
+        if kept:
+            service["volumes"] = kept
+        else:
+            service.pop("volumes", None)
+    if not configs:
+        del model["configs"]
+
+
 def stack(model: dict, clients: int | None, folder: str | None, command: list[str]) -> dict:
     model.pop("name", None)
     for section in ("networks", "volumes"):
         for definition in (model.get(section) or {}).values():
             definition.pop("name", None)
     file_secrets(model)
+    file_configs(model)
     services = model["services"]
     for service in services.values():
         for key in DROPPED:
@@ -92,13 +123,18 @@ def stack(model: dict, clients: int | None, folder: str | None, command: list[st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--servers-only", action="store_true")
+    parser.add_argument("--images", action="store_true")
     parser.add_argument("--clients", type=int)
     parser.add_argument("--folder")
     parser.add_argument("command", nargs="*")
     options = parser.parse_args()
-    if options.servers_only == (options.clients is not None) or (options.clients and not options.folder):
-        parser.error("give --servers-only, or --clients N --folder DIR -- COMMAND...")
     model = json.load(sys.stdin)
+    if options.images:
+        for name, service in model["services"].items():
+            print(name, service["image"])
+        return
+    if options.servers_only == (options.clients is not None) or (options.clients and not options.folder):
+        parser.error("give --servers-only, --images, or --clients N --folder DIR -- COMMAND...")
     json.dump(stack(model, None if options.servers_only else options.clients, options.folder, options.command),
               sys.stdout, indent=1)
     print()

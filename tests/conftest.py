@@ -37,7 +37,7 @@ from helpers import KILLABLE_PORTS, SINK_PORT, TEST_PORTS
 # The fixtures that start (or hand out) a real QuestDB or the socat sink: a test using one is `server`.
 SERVER_FIXTURES = frozenset({"questdb_server", "questdb", "killable_questdb", "questdb_factory", "socat_sink"})
 # The modules that run the Docker engine (Compose, Swarm): every test of theirs is `docker`.
-DOCKER_MODULES = frozenset({"test_docker_e2e.py", "test_docker_swarm.py"})
+DOCKER_MODULES = frozenset({"test_docker_e2e.py", "test_docker_swarm.py", "test_docker_swarm_nodes.py"})
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks

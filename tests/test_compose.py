@@ -288,8 +288,9 @@ def swarm_stack(*args: str, files: tuple[str, ...] = ("compose.offline.yaml",), 
 @pytest.mark.docker
 def test_swarm_stack():
     """N client replicas that run once, on the nodes labelled for clients, each taking its group and record
-    file from its task slot; the servers on the node labelled for QuestDB, publishing nothing (a swarm cannot
-    publish on loopback only); CPU limits instead of cpusets; no name of the Compose project's."""
+    file from its task slot, mounting no folder of the user's; the servers on the node labelled for QuestDB,
+    publishing nothing (a swarm cannot publish on loopback only), their bound files as swarm configs (any node
+    may run them); CPU limits instead of cpusets; no name of the Compose project's."""
     services = swarm_stack("--clients", "3", "--folder", "results/run", "--", "bench", "--send", "--barrier", "r$x")
     client, questdb = services["services"]["client"], services["services"]["questdb"]
     assert set(services["services"]) == {"questdb", "prometheus", "client"}  # offline: no Grafana; no sink
@@ -308,6 +309,13 @@ def test_swarm_stack():
     for service in services["services"].values():
         assert not {"cpuset", "build", "profiles", "pull_policy", "depends_on"} & set(service)
     assert "name" not in services and all("name" not in volume for volume in services["volumes"].values())
+    assert "volumes" not in client and client["user"] == "10001:10001"
+    configs = {config["target"]: services["configs"][config["source"]]["file"]
+               for name in ("questdb", "prometheus") for config in services["services"][name]["configs"]}
+    assert configs == {"/var/lib/questdb/conf/server.conf": str(ROOT / "conf" / "server.conf"),
+                       "/etc/prometheus/prometheus.yml": str(ROOT / "conf" / "prometheus.yml")}
+    assert all(volume["type"] == "volume" for name in ("questdb", "prometheus")
+               for volume in services["services"][name]["volumes"])
     assert set(swarm_stack("--servers-only")["services"]) == {"questdb", "prometheus"}
 
 
@@ -349,7 +357,7 @@ def test_every_dockerfile_is_found():
     names = {str(path.relative_to(ROOT)) for path in DOCKERFILES}
     assert names == {"images/client/Dockerfile", "images/offline/python/Dockerfile",
                      "images/offline/questdb/Dockerfile", "images/offline/socat/Dockerfile",
-                     "images/offline/prometheus/Dockerfile"}
+                     "images/offline/prometheus/Dockerfile", "images/offline/swarm-node/Dockerfile"}
 
 
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: str(p.relative_to(ROOT)))

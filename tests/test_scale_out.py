@@ -1,6 +1,7 @@
 """Scale-out runs against a real QuestDB and the real socat sink: the clients' meeting at the server or in a
 folder (harness.scaleout.meeting), N client processes on this machine (`bench --clients N`: TSBS's interleaved
-groups, one record each, merged), and `harness merge` of records, including its refusals."""
+groups, one record each, merged), `harness merge` of records, including its refusals, and of the records the
+clients delivered to the server (`merge --from-server`, harness.scaleout.delivery), a lost client among them."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from harness.scaleout.meeting import READY, SENT, FolderPlace, Meeting, TablePla
 from harness.commands.bench import run_bench
 from harness.run.bench_options import BenchOptions
 from harness.errors import RunError, UsageError
+from harness.scaleout.delivery import PIECE_CHARS, RecordsTable
 from harness.scaleout.merge import merge_records
 from harness.records.store import load_results
 from harness.scaleout.clients import cpu_shares
@@ -144,6 +146,78 @@ def test_merge_command_and_its_refusals(questdb, tmp_path):
         merge_records(load_results([merged.path]))
     single = run_cli("merge", str(tmp_path / "launcher.txt"))
     assert single.returncode == 2 and "launcher.txt" in single.stderr
+
+
+@pytest.mark.slow
+def test_records_delivered_to_the_server_merge_as_the_files_do(questdb, tmp_path):
+    """Each client of `bench --clients 2` delivered its record to the QuestDB it met at: `merge --from-server`
+    reads them back there, writes each one byte for byte as the client wrote its file, and merges them as
+    `harness merge` of the files does."""
+    merged = clients_run(questdb, tmp_path, 2, scale=5, seed=6, row_count=5_000)
+    run = merged.parameters["barrier"]
+    gathered = run_cli("merge", "--from-server", run, "--clients", "2", "--host", questdb.host, "--http-port",
+                       str(questdb.http_port), "--results", str(tmp_path / "gathered.json"), "--wait", "10")
+    assert gathered.returncode == 0, gathered.stderr
+    assert "2 clients" in gathered.stdout and f"Results: {tmp_path / 'gathered.json'}" in gathered.stdout
+    for client in range(2):
+        delivered = (tmp_path / "gathered" / f"client-{client}.json").read_bytes()
+        assert delivered == (tmp_path / "merged" / f"client-{client}.json").read_bytes()
+    again = json.loads((tmp_path / "gathered.json").read_text())
+    assert again["status"] == "ok" and again["phases"]["send"]["rows"] == 5_000 == merged.phases["send"].rows
+    assert again["validation"] == json.loads(merged.path.read_text())["validation"]
+
+    # A record longer than a piece travels in several, and is read only once every piece is there.
+    table = RecordsTable(questdb.client)
+    big = json.dumps({"noise": [str(value) * 7 for value in range(40_000)]}).encode()
+    table.deliver("pieces-1", 3, big)
+    _, rows = questdb.client.query("select count() from harness_records where run = 'pieces-1'")
+    assert rows[0][0] > 1 and len(big) > PIECE_CHARS
+    assert table.delivered("pieces-1") == {3: big}
+
+
+@pytest.mark.slow
+def test_a_lost_client_is_told_failed_to_the_others_and_named_in_the_merged_record(questdb, tmp_path):
+    """Client 0 of a run of 2 whose client 1 never comes (its host lost): `merge --from-server --lost 1:...`
+    says client 1 failed at the meeting, so client 0 stops waiting at once (not after its 600 s barrier timeout)
+    and delivers its record, failed; the merged record is failed, names client 1 with the reason, and holds
+    client 0's own."""
+    options = BenchOptions(send=True, host=questdb.host, ilp_port=questdb.ilp_port, http_port=questdb.http_port,
+                           server_metrics_port=questdb.min_port, barrier="lost-1", interleaved_generation_groups=2,
+                           scale=5, seed=8, row_count=5_000, reporting_period=0,
+                           results=str(tmp_path / "client-0.json"))
+    ended = {}
+
+    def client_0():
+        with open(tmp_path / "client-0.log", "w") as out:
+            try:
+                run_bench(options, out=out)
+            except RunError as exc:
+                ended["error"] = str(exc)
+        ended["at"] = time.monotonic()
+
+    thread = threading.Thread(target=client_0)
+    thread.start()
+    time.sleep(3)  # client 0 waits for client 1 at the start barrier
+    started = time.monotonic()
+    gathered = run_cli("merge", "--from-server", "lost-1", "--clients", "2", "--host", questdb.host, "--http-port",
+                       str(questdb.http_port), "--lost", "1:its node node-3 is down", "--results",
+                       str(tmp_path / "merged.json"), "--wait", "30")
+    thread.join(60)
+    assert ended["at"] - started < 20 and "client 1 of run lost-1 failed: its node node-3 is down" in ended["error"]
+    assert gathered.returncode == 0, gathered.stderr
+    assert "told run lost-1's clients that client 1 failed" in gathered.stdout
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    assert merged["status"] == "failed" and merged["error"] == "client 1 lost: its node node-3 is down"
+    assert [(client["client"], client["status"]) for client in merged["clients"]] == [(0, "failed"), (1, "lost")]
+    assert "generate" in merged["phases"] and merged["phases"]["generate"]["rows"] > 0
+    assert (tmp_path / "merged" / "client-0.json").read_bytes() == (tmp_path / "client-0.json").read_bytes()
+
+    nothing = run_cli("merge", "--from-server", "nobody-1", "--clients", "2", "--host", questdb.host,
+                      "--http-port", str(questdb.http_port), "--wait", "1")
+    assert_one_line_error(nothing, 1, "run nobody-1: no client delivered its record")
+    for args in (["--clients", "2"], ["--from-server", "x", "some.json", "--clients", "2"],
+                 ["--from-server", "x", "--clients", "2", "--lost", "one:gone"]):
+        assert_one_line_error(run_cli("merge", *args), 2, "merge")
 
 
 @pytest.mark.slow

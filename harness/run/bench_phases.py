@@ -6,6 +6,7 @@ run (``harness.run.session.Run``) and feeds the run's metrics.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -27,6 +28,7 @@ from harness.questdb.http import QuestDBSql
 from harness.run.open_loop import judge_thresholds, open_loop_send
 from harness.run.session import checkpoints, recorded_if_interrupted
 from harness.run.tables import connect, server_state, validate
+from harness.scaleout.delivery import deliver
 from harness.scaleout.meeting import PREPARED, READY, SENT, FolderPlace, Meeting, TablePlace
 from harness.telemetry.phase import PhaseRecord
 from harness.telemetry.progress import ProgressPrinter
@@ -46,8 +48,11 @@ def bench_phases(options: BenchOptions, spec: DatasetSpec, target: SenderSetting
     """Every phase the options ask for, in order; with ``--barrier``, as client i of a scale-out run."""
     meeting = None
     if options.barrier is not None:
-        place = (FolderPlace(options.barrier_folder) if options.barrier_folder is not None
-                 else TablePlace(options.questdb_sql()))
+        if options.barrier_folder is not None:
+            place = FolderPlace(options.barrier_folder)
+        else:  # met at the server: the record goes there too, for whoever gathers the run's records
+            place = TablePlace(options.questdb_sql())
+            run.written.append(functools.partial(deliver, place.questdb, options.barrier, spec.group))
         meeting = Meeting(place, options.barrier, spec.group, spec.groups, options.barrier_timeout)
     try:
         _phases(options, spec, target, run, metrics, meeting)

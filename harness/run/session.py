@@ -12,6 +12,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from harness.errors import RunError, UsageError
@@ -37,6 +38,9 @@ class Run:
         self.out = out
         # What the run holds until it ends, released first however it ends (``harness.questdb.claims``).
         self.releases: list[Callable[[], None]] = []
+        # Who is handed the record once written, however the run ended (a scale-out client delivers it to its
+        # run: ``harness.scaleout.delivery``).
+        self.written: list[Callable[[Path], None]] = []
         reserve_results_path(record, options.results, options.results_dir)
 
     def say(self, text: str) -> None:
@@ -73,6 +77,11 @@ class Run:
             self.say(f"error: {failure}")  # the run's own error is the one raised
             return
         self.say(f"Results: {path}")
+        for hand_over in self.written:
+            try:
+                hand_over(path)
+            except (RunError, UsageError) as exc:
+                self.say(f"error: {exc}")  # the run's own outcome stands
         if self.options.report:
             from harness.report.html import write_report  # matplotlib: only for a run that asked for its report
 

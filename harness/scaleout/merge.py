@@ -26,8 +26,13 @@ SHARED = ("barrier", GROUPS, "use_case", "seed", "scale", "timestamp_start_ns", 
           "fields", "time_ordered", "table")
 
 
-def merge_records(records: list[RunRecord]) -> RunRecord:
-    """The whole run's record from its clients' (any order); UsageError where they are not one run's N groups."""
+LOST = "lost"
+
+
+def merge_records(records: list[RunRecord], absent: dict[int, str] | None = None) -> RunRecord:
+    """The whole run's record from its clients' (any order), the clients in ``absent`` (client -> why) left
+    none; UsageError where they are not one run's N groups."""
+    absent = absent or {}
     if not records:
         raise UsageError("merge: no records given")
     names = {id(record): record.path.name if record.path else f"record {index + 1}"
@@ -47,10 +52,20 @@ def merge_records(records: list[RunRecord]) -> RunRecord:
                                  f"({record.parameters.get(key)!r} vs {first.parameters.get(key)!r}): not one run")
     groups = first.parameters.get(GROUPS) or 1
     seen = [record.parameters.get(GROUP_ID) or 0 for record in records]
-    if seen != list(range(groups)):
+    if sorted(seen + list(absent)) != list(range(groups)):
         raise UsageError(f"merge: run {first.parameters['barrier']} has {groups} clients (groups 0 to {groups - 1}); "
-                         f"these records hold groups {', '.join(map(str, seen))}")
+                         f"these records hold groups {', '.join(map(str, seen))}"
+                         + (f", and {', '.join(map(str, sorted(absent)))} left none" if absent else ""))
     failed = [record for record in records if record.status != "ok"]
+    lost = [ClientFigures(client=client, results="", hostname=None, status=LOST, error=reason, rows=None,
+                          seconds=None, client_cpu_seconds=None, ended_at=None)
+            for client, reason in sorted(absent.items())]
+    if lost:
+        status, error = "failed", f"client {lost[0].client} {LOST}: {lost[0].error}"
+    elif failed:
+        status, error = failed[0].status, f"client {failed[0].parameters.get(GROUP_ID) or 0}: {failed[0].error}"
+    else:
+        status, error = "ok", None
     merged = RunRecord(
         kind="bench", mode=f"{first.mode}-{groups}clients", run_id=first.run_id,
         parameters={**{key: value for key, value in first.parameters.items() if key != GROUP_ID},
@@ -60,10 +75,10 @@ def merge_records(records: list[RunRecord]) -> RunRecord:
         phases={name: _merged_phase([record.phases[name] for record in records])
                 for name in first.phases if all(name in record.phases for record in records)},
         validation=first.validation,
-        clients=[_client_figures(record, names[id(record)]) for record in records],
-        status="ok" if not failed else failed[0].status,
-        error=None if not failed else f"client {failed[0].parameters.get(GROUP_ID) or 0}: {failed[0].error}")
-    if not failed and first.validation is None and first.parameters.get("target") != "sink":
+        clients=sorted([_client_figures(record, names[id(record)]) for record in records] + lost,
+                       key=lambda figures: figures.client),
+        status=status, error=error)
+    if status == "ok" and first.validation is None and first.parameters.get("target") != "sink":
         merged.status, merged.error = "failed", "client 0's record has no validation of the whole data set"
     return merged
 
