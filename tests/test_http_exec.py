@@ -82,6 +82,26 @@ def test_drop_table_is_idempotent(client):
     client.drop_table(TABLE)
 
 
+def test_drop_table_waits_for_a_writer_to_let_the_table_go(questdb, client):
+    # A non-WAL table written over ILP/TCP stays locked by the connection's writer while it is open: a DROP
+    # then answers "could not lock", and drop_table asks again until the connection has closed.
+    import socket
+    import threading
+
+    client.exec(f"create table '{TABLE}' (v long, timestamp timestamp) timestamp(timestamp) partition by day "
+                "bypass wal")
+    with socket.create_connection((questdb.host, questdb.ilp_port)) as ilp:
+        ilp.sendall(f"{TABLE} v=1i 1000000000\n".encode())
+        wait_for_count(client, TABLE, 1, timeout=30)
+        with pytest.raises(QuestDBQueryError, match="could not lock"):
+            client.exec(f"drop table '{TABLE}'")
+        closes = threading.Timer(1.0, ilp.close)
+        closes.start()
+        client.drop_table(TABLE)
+        closes.join()
+    assert client.table_columns(TABLE) is None
+
+
 def test_schema_check_refuses_the_other_field_type(client):
     create_table(client, cpu_only.schema("double", TABLE))
     with pytest.raises(UsageError) as failure:

@@ -167,6 +167,7 @@ def test_every_cell_runs_alternated_on_its_own_server(ran):
     cells_params = {cell["name"]: cell for cell in record["parameters"]["cells"]}
     assert "http.export.connection.limit" in cells_params[names[0]]["left_out_of_server_conf"]
     assert cells_params[names[1]]["left_out_of_server_conf"] == []
+    assert all(record["extra"]["cells"][name]["rest_cpu_share"] >= 0 for name in names)
     assert record["extra"]["cells"][names[0]]["features"]["ilp_over_http"] is False
     assert record["extra"]["cells"][names[1]]["features"]["ilp_over_http"] is True
     assert "Cells (2 rounds" in result.stdout and names[1] in result.stdout

@@ -6,11 +6,10 @@ intervals per figure (rows/s, time to visible, the server's CPU per million rows
 
 Before the rounds, each cell's server is started on a fresh root and asked what it offers
 (``harness.questdb.features``): a cell that lacks what the bench options need ends there, in one line, and the
-others go on. The servers then stay up, idle but for their turns (at rest 7.0.1 takes no CPU; 9.3.4 on the
-project's conf about 7.5 % of a core): a turn runs the bench (``run_bench``, in this process) and waits for its
-server to settle (WAL applied, housekeeping done), so that work is the cell's, counted in its CPU, and does not
-run into the next cell's turn. Whatever ends the
-matrix (Ctrl-C included), no server of it is left running.
+others go on; each server's CPU at rest is measured then. The servers stay up, idle but for their turns: a
+turn runs the bench (``run_bench``, in this process) and waits for its server to settle back to its rest level
+(WAL applied, housekeeping done), so that work is the cell's, counted in its CPU, and does not run into the next
+cell's turn. Whatever ends the matrix (Ctrl-C included), no server of it is left running.
 """
 
 from __future__ import annotations
@@ -177,6 +176,8 @@ def _ready_cells(servers: dict[str, CellServer], needed: list[str], record: Benc
                            f"{features.version}, not {server.cell.release.version}")
         missing = features.missing(needed)
         cells_extra[name] = {"features": dataclasses.asdict(features), "ended": None}
+        if not missing:
+            cells_extra[name]["rest_cpu_share"] = round(server.measure_rest(), 4)
         if missing:
             why = (f"QuestDB {server.cell.release.version} has no {' and no '.join(missing)}, which this bench run "
                    f"needs")

@@ -23,6 +23,10 @@ from harness.questdb.tls import HttpTls, http_failure
 
 PING_TIMEOUT_SECONDS = 5.0
 DEFAULT_TIMEOUT_SECONDS = 60.0
+# A table a writer still holds (an ILP/TCP connection's, committing after its client closed; a WAL apply) answers
+# "could not lock" to DROP for a moment: asked again, every DROP_RETRY_SECONDS, for at most DROP_LOCK_WAIT_SECONDS.
+DROP_LOCK_WAIT_SECONDS = 30.0
+DROP_RETRY_SECONDS = 0.2
 # QuestDB refuses quotes and path characters in table names; refusing them here keeps the SQL we build safe.
 _TABLE_NAME = re.compile(r"^[^'\"/\\\x00-\x1f]+$")
 
@@ -204,8 +208,18 @@ class QuestDBSql:
         return None if columns is None else [(column["column"], column["type"]) for column in columns]
 
     def drop_table(self, table: str) -> None:
-        """Drop the table if it exists."""
-        self.exec(f"drop table if exists '{checked_table_name(table)}'")
+        """Drop the table if it exists, waiting (``DROP_LOCK_WAIT_SECONDS`` at most) for a writer that still
+        holds it to let it go."""
+        sql = f"drop table if exists '{checked_table_name(table)}'"
+        gives_up = time.monotonic() + DROP_LOCK_WAIT_SECONDS
+        while True:
+            try:
+                self.exec(sql)
+                return
+            except QuestDBQueryError as exc:
+                if "could not lock" not in str(exc) or time.monotonic() >= gives_up:
+                    raise
+            time.sleep(DROP_RETRY_SECONDS)
 
     def table_layout(self, table: str) -> dict:
         """The table's row of ``tables()`` (designatedTimestamp, partitionBy, walEnabled, dedup, ...), or {}."""
