@@ -96,7 +96,9 @@ class Swarm:
             self.volumes += docker("inspect", "--format", "{{range .Mounts}}{{.Name}} {{end}}", node).split()
         for node, engine in self.engines.items():
             deadline = time.monotonic() + 60
-            while docker("info", engine=engine, check=False, timeout=10).strip() == "":
+            # `docker info` prints the client's half even when no engine answers: ask for the server's version.
+            while docker("version", "--format", "{{.Server.Version}}", engine=engine, check=False,
+                         timeout=10).strip() == "":
                 assert time.monotonic() < deadline, f"the engine of node {node} did not answer within 60 s"
                 time.sleep(1)
         address = self.manager.removeprefix("tcp://").removesuffix(":2375")

@@ -314,6 +314,29 @@ def query_progress(line: str) -> bool:
     return len(fields) == 5 and fields[0].isdigit() and int(fields[1]) > 0
 
 
+def test_a_connection_lost_after_a_signal_adds_nothing_to_the_runs_one_line(caplog):
+    # A signal mid-query may leave asyncpg a future holding the loss of its closed connection, logged when
+    # collected; only that one is kept quiet, any other unretrieved exception is still logged.
+    import asyncio
+    import gc
+
+    import asyncpg
+
+    from harness.queries.clients import quiet_orphaned_losses
+
+    async def orphan(exception: BaseException) -> None:
+        quiet_orphaned_losses(asyncio.get_running_loop())
+        asyncio.get_running_loop().create_future().set_exception(exception)
+        gc.collect()
+
+    with caplog.at_level("ERROR", logger="asyncio"):
+        asyncio.run(orphan(asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation")))
+        assert caplog.records == []
+        asyncio.run(orphan(ValueError("something else")))
+    (logged,) = caplog.records
+    assert logged.getMessage().startswith("Future exception was never retrieved") and "something else" in logged.getMessage()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])

@@ -45,6 +45,21 @@ _STATEMENT_NUMBERS = itertools.count(1)
 _EPOCH = datetime(1970, 1, 1)  # naive: QuestDB's TIMESTAMP is timestamp without time zone, in UTC
 
 
+def quiet_orphaned_losses(loop: asyncio.AbstractEventLoop) -> None:
+    """Keep asyncpg's orphaned "Future exception was never retrieved" of a closed connection off stderr.
+
+    When a signal ends a run mid-query, asyncpg may set the loss of a connection on a future whose query was
+    already abandoned; it is logged when collected, after the run's one line. A loss the run did wait for
+    ends it through ``RunError``; every other exception goes to the loop's default handler."""
+    def handler(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        if (context.get("message") == "Future exception was never retrieved"
+                and isinstance(context.get("exception"), asyncpg.ConnectionDoesNotExistError)):
+            return
+        loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+
+
 class QueryFailed(Exception):
     """One query failed without harming its connection: ``kind`` is rejected or timeout."""
 

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from harness.queries.clients import HttpConnection, PgwireConnection, QueryFailed
+from harness.queries.clients import HttpConnection, PgwireConnection, QueryFailed, quiet_orphaned_losses
 from harness.questdb.credentials import HttpLogin, PgLogin
 from harness.questdb.tls import HttpTls, PgTls
 from harness.telemetry.latency import Latencies
@@ -76,6 +76,7 @@ class PacedQueries:
             self._started.set()
 
     async def _main(self) -> None:
+        quiet_orphaned_losses(asyncio.get_running_loop())
         executor = ThreadPoolExecutor(self.connections, "paced-query") if self.protocol == "http" else None
         connections = []
         try:

@@ -15,7 +15,7 @@ from enum import StrEnum
 from harness.queries.answer import Answer
 from harness.questdb.credentials import HttpLogin, PgLogin
 from harness.questdb.tls import HttpTls, PgTls
-from harness.queries.clients import HttpConnection, PgwireConnection, QueryFailed, WireQuery
+from harness.queries.clients import HttpConnection, PgwireConnection, QueryFailed, WireQuery, quiet_orphaned_losses
 from harness.queries.stats import QueryProgress, QueryStats
 from harness.tsbs.query_types import Query
 
@@ -69,6 +69,7 @@ async def _open(options: PoolOptions, executor: ThreadPoolExecutor | None):
 
 async def _run_all(options: PoolOptions, work: list[QueryWork], stats: QueryStats,
                    checker: Callable[[Query, Answer], None] | None, say: Callable[[str], None]) -> None:
+    quiet_orphaned_losses(asyncio.get_running_loop())
     executor = ThreadPoolExecutor(options.workers, "query") if options.protocol == Protocol.http else None
     connections = []
     try:
