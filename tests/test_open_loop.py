@@ -315,6 +315,19 @@ def test_an_open_loop_into_the_sink_keeps_its_schedule(socat_sink, tmp_path):
 # --- the record, the report, compare ---------------------------------------------------------------------------
 
 
+def test_an_open_loop_neither_waits_on_a_full_collection_nor_on_a_long_gil_turn():
+    import gc
+    import sys
+
+    from harness.run.open_loop import SWITCH_SECONDS, prompt_threads
+
+    interval = sys.getswitchinterval()
+    with prompt_threads():
+        # What existed before (the libraries' objects: tens of thousands) is out of the collector's walks.
+        assert sys.getswitchinterval() == SWITCH_SECONDS and gc.get_freeze_count() > 10_000
+    assert gc.get_freeze_count() == 0 and sys.getswitchinterval() == interval
+
+
 def test_a_long_runs_series_stays_bounded():
     from harness.telemetry.latency import BoundedSeries
 

@@ -235,7 +235,8 @@ class OpenLoopFigures:
     probe: ProbeFigures | None = None
     thresholds: list[ThresholdOutcome] = field(default_factory=list)
     slo_seconds: float | None = None
-    closed_loop_rows_per_second: float | None = None
+    closed_loop_rows_per_second: float | None = None  # its rows over its send and the time until visible
+    closed_loop_visible_seconds: float | None = None  # from its last flush until its rows were visible
     knee_rows_per_second: float | None = None
     queries: PacedQueryFigures | None = None
 

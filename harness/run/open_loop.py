@@ -6,6 +6,7 @@ and the thresholds judged on them (``harness.records.thresholds``).
 from __future__ import annotations
 
 import contextlib
+import gc
 import itertools
 import math
 import sys
@@ -18,6 +19,7 @@ from harness.ingest.freshness import FreshnessProbe
 from harness.ingest.open_loop import OpenLoop
 from harness.ingest.phase_loop import ChunkStream
 from harness.queries.paced import PacedQueries
+from harness.questdb.wal import wait_for_count
 from harness.records.run_record import OpenLoopFigures, PacedQueryFigures, ProbeFigures, RateStep
 from harness.records.thresholds import failed_lines
 from harness.telemetry.latency import LatencySummary
@@ -82,9 +84,18 @@ def _rates(options: BenchOptions, target: SenderSettings, chunks: Iterator[Chunk
         stream = ChunkStream(take(rows), options.threads, first_index=next_chunk)
         record, last_flush = send(stream, rows, "send", None)
         next_chunk += math.ceil(rows / chunk_rows)
-        figures.closed_loop_rows_per_second = round(record.rows / record.seconds, 1) if record.seconds else None
         _add(sent, record.rows_by_table(tables))
         left -= record.rows
+        # Its rate counts until its rows are visible, as a step's freshness does: rows sent into the WAL faster
+        # than the server applies them are not yet capacity (and would weigh on the first step).
+        seconds = record.seconds
+        if questdb is not None:
+            for table in tables:
+                wait_for_count(questdb, table, rows_before.get(table, 0) + sent[table],
+                               options.validation_query_timeout)
+            figures.closed_loop_visible_seconds = round(time.perf_counter() - last_flush, 3)
+            seconds += figures.closed_loop_visible_seconds
+        figures.closed_loop_rows_per_second = round(record.rows / seconds, 1) if seconds else None
     for rate in rates:
         if left <= 0:
             run.say(f"The data set ended before {rate:,.0f} rows/s (raise --row-count)")
@@ -102,14 +113,20 @@ def _rates(options: BenchOptions, target: SenderSettings, chunks: Iterator[Chunk
 
 @contextlib.contextmanager
 def prompt_threads() -> Iterator[None]:
-    """The interpreter hands the GIL over every ``SWITCH_SECONDS`` instead of every 5 ms over the block: a worker
-    whose chunk is due waits that long at most for a thread running Python (the sampler parsing /metrics, the
-    chunk generator), so the client's own lateness stays small."""
+    """Over the block, nothing of the process holds a worker whose chunk is due for long:
+
+    - the interpreter hands the GIL over every ``SWITCH_SECONDS`` instead of every 5 ms, so a thread running
+      Python (the sampler parsing /metrics, the chunk generator) gives way that soon;
+    - the cyclic garbage collector leaves the objects made before the block alone (``gc.freeze``). A full
+      collection walks every object of the process, and with pandas, numba and the client loaded that stops
+      every thread for 15-35 ms (here); the open loop's own allocations would set one off every few seconds."""
     before = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_SECONDS)
+    gc.freeze()
     try:
         yield
     finally:
+        gc.unfreeze()
         sys.setswitchinterval(before)
 
 
@@ -279,6 +296,8 @@ def say_ramp(run: Run, figures: OpenLoopFigures) -> None:
                 f"{p50:>14}  {p99:>9}  {step.max_backlog_rows:>10}")
     closed = figures.closed_loop_rows_per_second
     closed_text = f"{closed:,.0f} rows/s" if closed else "unknown"
+    if closed and figures.closed_loop_visible_seconds is not None:
+        closed_text += f" (its rows visible {figures.closed_loop_visible_seconds:.2f}s after its last flush)"
     if figures.knee_rows_per_second is None:
         run.say(f"Knee: no rate was held (freshness p99 under {figures.slo_seconds:g}s, sustained); closed loop "
                 f"{closed_text}")
