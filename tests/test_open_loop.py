@@ -90,6 +90,22 @@ def test_latencies_are_an_hdr_histogram_kept_whole():
     assert Latencies().summary() == LatencySummary(0)
 
 
+@pytest.mark.parametrize("last_delay, late_chunks, sustained", [
+    (0.0, 0, True),  # on time
+    (0.04, 0, True),  # 12 chunks in 3 s, the last 40 ms late (1.3 % short): never a chunk behind
+    (0.4, 1, False),  # the last more than a chunk interval late
+])
+def test_a_rate_is_sustained_at_its_rate_or_never_a_chunk_behind(last_delay, late_chunks, sustained):
+    from harness.ingest.open_loop import OpenLoop
+    from harness.run.open_loop import rate_step
+
+    schedule = OpenLoop(rate=20_000, chunk_rows=5_000, total_rows=60_000, start=100.0)
+    schedule.sent_rows, schedule.sent_chunks, schedule.late_chunks = 60_000, 12, late_chunks
+    schedule.last_started = schedule.intended(11) + last_delay
+    figures = rate_step(schedule, None)
+    assert figures.sustained is sustained and figures.achieved_rows_per_second == round(60_000 / (3 + last_delay), 1)
+
+
 # --- thresholds -----------------------------------------------------------------------------------------------
 
 

@@ -236,8 +236,10 @@ def rate_step(schedule: OpenLoop, probe: FreshnessProbe | None) -> RateStep:
     return RateStep(
         target_rows_per_second=schedule.rate,
         achieved_rows_per_second=None if achieved is None else round(achieved, 1),
+        # Every row out, and at the rate or never a whole chunk behind: the achieved rate ends at the last chunk's
+        # start, so a single stall of that one chunk (on a short run) would otherwise decide alone.
         sustained=achieved is not None and schedule.sent_rows == schedule.total_rows
-        and achieved >= SUSTAINED_SHARE * schedule.rate,
+        and (achieved >= SUSTAINED_SHARE * schedule.rate or schedule.late_chunks == 0),
         rows=schedule.sent_rows, chunks=schedule.sent_chunks, late_chunks=schedule.late_chunks,
         max_backlog_rows=max((rows for _, rows in schedule.backlog), default=0),
         schedule_delay=schedule.schedule_delay.summary(),
