@@ -82,24 +82,43 @@ def test_drop_table_is_idempotent(client):
     client.drop_table(TABLE)
 
 
-def test_drop_table_waits_for_a_writer_to_let_the_table_go(questdb, client):
-    # A non-WAL table written over ILP/TCP stays locked by the connection's writer while it is open: a DROP
-    # then answers "could not lock", and drop_table asks again until the connection has closed.
+def test_drop_table_waits_for_a_writer_to_let_the_table_go(questdb):
+    # A non-WAL table written over ILP/TCP is locked by the connection's writer while rows flow: a DROP then
+    # answers "could not lock", and drop_table asks again until the connection has closed. A table of its own:
+    # QuestDB's ILP/TCP writers may outlive a DROP of their table under that name.
     import socket
     import threading
+    import time
 
-    client.exec(f"create table '{TABLE}' (v long, timestamp timestamp) timestamp(timestamp) partition by day "
+    table, client = "cpu_test_locked", questdb.client
+    client.drop_table(table)
+    client.exec(f"create table '{table}' (v long, timestamp timestamp) timestamp(timestamp) partition by day "
                 "bypass wal")
-    with socket.create_connection((questdb.host, questdb.ilp_port)) as ilp:
-        ilp.sendall(f"{TABLE} v=1i 1000000000\n".encode())
-        wait_for_count(client, TABLE, 1, timeout=30)
+    stop = threading.Event()
+
+    def send() -> None:
+        with socket.create_connection((questdb.host, questdb.ilp_port)) as ilp:
+            for row in range(1_000_000):
+                if stop.is_set():
+                    return
+                ilp.sendall(f"{table} v={row}i {1_000_000_000 + row}\n".encode())
+                time.sleep(0.005)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    try:
+        deadline = time.monotonic() + 30
+        while client.count(table) == 0:
+            assert time.monotonic() < deadline, "no row committed within 30 s"
+            time.sleep(0.05)
         with pytest.raises(QuestDBQueryError, match="could not lock"):
-            client.exec(f"drop table '{TABLE}'")
-        closes = threading.Timer(1.0, ilp.close)
-        closes.start()
-        client.drop_table(TABLE)
-        closes.join()
-    assert client.table_columns(TABLE) is None
+            client.exec(f"drop table '{table}'")
+        threading.Timer(1.0, stop.set).start()
+        client.drop_table(table)
+        assert stop.is_set() and client.table_columns(table) is None
+    finally:
+        stop.set()
+        sender.join()
 
 
 def test_schema_check_refuses_the_other_field_type(client):
