@@ -151,6 +151,28 @@ load_images() {  # load_images IMAGES: into each engine of SWARM_ENGINES, the im
     done
 }
 
+CLIENT_INPUTS_LABEL=tsbs-pandas-questdb.inputs
+
+client_image() {  # the client image built on this engine, unless it holds one built from these very inputs
+    local model image base inputs
+    # shellcheck disable=SC2086 # COMPOSE is a command line
+    model=$($COMPOSE --profile client config --format json) || die "docker compose config failed"
+    read -r image base < <(printf '%s' "$model" | scripts/swarm-stack.py --client-build)
+    # Its Dockerfile, the files .dockerignore lets into its context (names, modes and bytes, not their times)
+    # and its base's id: an engine that was handed the image (docker load) need not build it again.
+    inputs=$({ tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --exclude=__pycache__ -cf - \
+        images/client/Dockerfile pyproject.toml requirements.lock harness \
+        && docker image inspect --format '{{.Id}}' "$base"; } | sha256sum | cut -c 1-16)
+    if [ "$(docker image inspect --format "{{index .Config.Labels \"$CLIENT_INPUTS_LABEL\"}}" "$image" 2>/dev/null)" \
+        = "$inputs" ]; then
+        echo "the client image $image is up to date (built from these inputs)"
+        return
+    fi
+    # shellcheck disable=SC2086
+    CLIENT_INPUTS=$inputs $COMPOSE --profile client build --quiet client >/dev/null \
+        || die "building the client image failed"
+}
+
 gather() {  # gather [--lost CLIENT:REASON ...]: the replicas' records from QuestDB, merged, in a container of the run's
     # The client image, on the stack's network, logged in as the clients are (QDB_CLIENT_CONF, from this
     # environment: never a command line); it waits GATHER_WAIT seconds at most for records not yet delivered.
@@ -172,7 +194,7 @@ bench() {
     join_or_make_swarm
     mkdir -p "$folder"
     # shellcheck disable=SC2086 # COMPOSE is a command line
-    $COMPOSE --profile client build --quiet client >/dev/null || die "building the client image failed"
+    client_image
     # The model holds the secrets Compose resolves from this environment (scripts/docker-secrets.sh's): it stays
     # in this process. The stack files, kept beside the records, leave them to `docker stack deploy`, which takes
     # them from this environment too (scripts/swarm-stack.py); Grafana's under the name its service reads.

@@ -6,6 +6,7 @@ takes on stdout (JSON, which is YAML).
     swarm-stack.py --servers-only                                     < model.json > stack.json
     swarm-stack.py --clients N --folder results/RUN -- bench ARGS...  < model.json > stack.json
     swarm-stack.py --images                                           < model.json > images.txt
+    swarm-stack.py --client-build                                     < model.json > "IMAGE BASE"
 
 It drops what a stack refuses or ignores: the project's name and the names Compose gives its networks and
 volumes (the stack namespaces its own), and each service's build (the images must be on the nodes already),
@@ -15,7 +16,9 @@ string a stack wants. --servers-only leaves the
 clients out; otherwise the client service runs N replicas of the given harness command, each writing its
 record into FOLDER in its container (compose.swarm.yaml's entrypoint adds the replica's group and record file;
 the record reaches the user through QuestDB: harness.scaleout.delivery). --images lists each service's image
-(``SERVICE IMAGE`` lines), for scripts/docker-swarm.sh to load them into the nodes that run them.
+(``SERVICE IMAGE`` lines), for scripts/docker-swarm.sh to load them into the nodes that run them;
+--client-build the client's image and the base it is built on (its PYTHON_IMAGE), for it to tell whether the
+image on the engine was built from the inputs at hand.
 
 A file bound into a service (QuestDB's server.conf, Prometheus's configuration) becomes a swarm config: the
 manager hands it to whichever node runs the service, where a bind mount would need the file at the same path
@@ -124,6 +127,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--servers-only", action="store_true")
     parser.add_argument("--images", action="store_true")
+    parser.add_argument("--client-build", action="store_true")
     parser.add_argument("--clients", type=int)
     parser.add_argument("--folder")
     parser.add_argument("command", nargs="*")
@@ -132,6 +136,10 @@ def main() -> None:
     if options.images:
         for name, service in model["services"].items():
             print(name, service["image"])
+        return
+    if options.client_build:
+        client = model["services"]["client"]
+        print(client["image"], client["build"]["args"]["PYTHON_IMAGE"])
         return
     if options.servers_only == (options.clients is not None) or (options.clients and not options.folder):
         parser.error("give --servers-only, --images, or --clients N --folder DIR -- COMMAND...")

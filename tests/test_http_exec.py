@@ -82,6 +82,7 @@ def test_drop_table_is_idempotent(client):
     client.drop_table(TABLE)
 
 
+@pytest.mark.slow
 def test_drop_table_waits_for_a_writer_to_let_the_table_go(questdb):
     # A non-WAL table written over ILP/TCP is locked by the connection's writer while rows flow: a DROP then
     # answers "could not lock", and drop_table asks again until the connection has closed. A table of its own:

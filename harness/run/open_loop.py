@@ -118,8 +118,8 @@ def prompt_threads() -> Iterator[None]:
     - the interpreter hands the GIL over every ``SWITCH_SECONDS`` instead of every 5 ms, so a thread running
       Python (the sampler parsing /metrics, the chunk generator) gives way that soon;
     - the cyclic garbage collector leaves the objects made before the block alone (``gc.freeze``). A full
-      collection walks every object of the process, and with pandas, numba and the client loaded that stops
-      every thread for 15-35 ms (here); the open loop's own allocations would set one off every few seconds."""
+      collection walks every object of the process: with pandas, numba and the client loaded it stops every
+      thread for 20-35 ms here, and a 30 s open loop set one off."""
     before = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_SECONDS)
     gc.freeze()
