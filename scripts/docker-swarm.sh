@@ -193,7 +193,6 @@ bench() {
 
     join_or_make_swarm
     mkdir -p "$folder"
-    # shellcheck disable=SC2086 # COMPOSE is a command line
     client_image
     # The model holds the secrets Compose resolves from this environment (scripts/docker-secrets.sh's): it stays
     # in this process. The stack files, kept beside the records, leave them to `docker stack deploy`, which takes
