@@ -206,19 +206,9 @@ def merge(paths: list[str] = typer.Argument(None, help="The records of one scale
     else:
         if paths or not clients:
             raise UsageError("merge --from-server RUN takes --clients N and no files")
-        from harness.questdb.credentials import http_login
-        from harness.questdb.http import QuestDBSql
-        from harness.questdb.tls import http_tls
         from harness.scaleout.delivery import run_gather
 
-        told = {}
-        for given in lost or []:
-            client, _, reason = given.partition(":")
-            if not client.isdigit():
-                raise UsageError(f"merge --lost {given!r}: give CLIENT:REASON, CLIENT a number")
-            told[int(client)] = reason or "lost"
-        questdb = QuestDBSql(host, http_port, login=http_login(), tls=http_tls())
-        merged = run_gather(from_server, clients, questdb, told, wait, results, "results", sys.stdout)
+        merged = run_gather(from_server, clients, host, http_port, lost or [], wait, results, "results", sys.stdout)
     if report:
         from harness.report.html import write_report
 

@@ -25,7 +25,9 @@ from typing import TextIO
 
 from harness.errors import RunError, UsageError
 from harness.output_file import whole_file
+from harness.questdb.credentials import http_login
 from harness.questdb.http import QuestDBQueryError, QuestDBSql
+from harness.questdb.tls import http_tls
 from harness.records.run_record import RunRecord
 from harness.records.store import load_results, write_results
 from harness.scaleout.meeting import Meeting, TablePlace, check_run_name
@@ -114,12 +116,28 @@ def gather(questdb: QuestDBSql, run: str, clients: int, folder: Path, lost: dict
     return merge_records(load_results(paths), absent)
 
 
-def run_gather(run: str, clients: int, questdb: QuestDBSql, lost: dict[int, str], wait: float,
+def lost_clients(given: list[str]) -> dict[int, str]:
+    """``--lost CLIENT:REASON`` values as each lost client's reason ("lost" where none is given); a UsageError
+    naming the value unless CLIENT is a number."""
+    told = {}
+    for text in given:
+        client, _, reason = text.partition(":")
+        if not client.isdigit():
+            raise UsageError(f"merge --lost {text!r}: give CLIENT:REASON, CLIENT a number")
+        told[int(client)] = reason or "lost"
+    return told
+
+
+def run_gather(run: str, clients: int, host: str, http_port: int, lost: list[str], wait: float,
                results: str | None, results_dir: str, out: TextIO) -> RunRecord:
-    """``harness merge --from-server RUN``: gather, write and print the whole run's record; the clients'
-    records go to the merged record's folder (results/NAME/ beside results/NAME.json)."""
+    """``harness merge --from-server RUN``: gather from the QuestDB at ``host:http_port`` (its login and TLS from
+    the environment, as the clients had them), write and print the whole run's record; ``lost``: the
+    ``--lost CLIENT:REASON`` values. The clients' records go to the merged record's folder (results/NAME/ beside
+    results/NAME.json)."""
+    told = lost_clients(lost)
+    questdb = QuestDBSql(host, http_port, login=http_login(), tls=http_tls())
     folder = Path(results).with_suffix("") if results else Path(results_dir) / run
-    merged = gather(questdb, run, clients, folder, lost, wait, out)
+    merged = gather(questdb, run, clients, folder, told, wait, out)
     write_results(merged, Path(results) if results else None, results_dir)
     out.write(summary(merged) + f"\nResults: {merged.path}\n")
     return merged
