@@ -153,11 +153,10 @@ load_images() {  # load_images IMAGES: into each engine of SWARM_ENGINES, the im
 
 CLIENT_INPUTS_LABEL=tsbs-pandas-questdb.inputs
 
-client_image() {  # the client image built on this engine, unless it holds one built from these very inputs
-    local model image base inputs
-    # shellcheck disable=SC2086 # COMPOSE is a command line
-    model=$($COMPOSE --profile client config --format json) || die "docker compose config failed"
-    read -r image base < <(printf '%s' "$model" | scripts/swarm-stack.py --client-build)
+client_image() {  # client_image MODEL: the client image built on this engine, unless it holds one built from
+    # these very inputs (MODEL: the Compose model, `config --format json`)
+    local image base inputs
+    read -r image base < <(printf '%s' "$1" | scripts/swarm-stack.py --client-build)
     # Its Dockerfile, the files .dockerignore lets into its context (names, modes and bytes, not their times)
     # and its base's id: an engine that was handed the image (docker load) need not build it again.
     inputs=$({ tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --exclude=__pycache__ -cf - \
@@ -193,13 +192,13 @@ bench() {
 
     join_or_make_swarm
     mkdir -p "$folder"
-    client_image
     # The model holds the secrets Compose resolves from this environment (scripts/docker-secrets.sh's): it stays
     # in this process. The stack files, kept beside the records, leave them to `docker stack deploy`, which takes
     # them from this environment too (scripts/swarm-stack.py); Grafana's under the name its service reads.
     local model images
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2086 # COMPOSE is a command line
     model=$($COMPOSE --profile client config --format json) || die "docker compose config failed"
+    client_image "$model"
     printf '%s' "$model" | scripts/swarm-stack.py --servers-only >"$folder/servers.json"
     printf '%s' "$model" | scripts/swarm-stack.py --clients "$clients" --folder "$folder" -- "$@" --barrier "$run" \
         --interleaved-generation-groups "$clients" >"$folder/stack.json"

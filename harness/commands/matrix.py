@@ -176,8 +176,6 @@ def _ready_cells(servers: dict[str, CellServer], needed: list[str], record: Benc
                            f"{features.version}, not {server.cell.release.version}")
         missing = features.missing(needed)
         cells_extra[name] = {"features": dataclasses.asdict(features), "ended": None}
-        if not missing:
-            cells_extra[name]["rest_cpu_share"] = round(server.measure_rest(), 4)
         if missing:
             why = (f"QuestDB {server.cell.release.version} has no {' and no '.join(missing)}, which this bench run "
                    f"needs")
@@ -185,6 +183,7 @@ def _ready_cells(servers: dict[str, CellServer], needed: list[str], record: Benc
             say(f"cell {name} ends: {why}; the other cells go on")
             server.stop()
             continue
+        cells_extra[name]["rest_cpu_share"] = round(server.measure_rest(), 4)
         running.append(name)
     if not running:
         raise UsageError(f"no cell can run this bench: {'; '.join(extra['ended'] for extra in cells_extra.values())}")
