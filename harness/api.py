@@ -8,7 +8,7 @@ audit (``ColumnAudit`` per column). Every keyword is an option of the command, b
     harness.inspect(df)                                    # per column: dtype, client path, QuestDB type, fix
     record = harness.measure(df, workers=2)                # sent into QuestDB at localhost, counted back
     record.to_frame()                                      # rows/s, MiB/s, client CPU per phase
-    sweep = harness.tune("trades.parquet", budget=120)     # into the socat sink: ranked settings, code
+    sweep = harness.tune("trades.parquet", budget=120)     # into the no-op sink: ranked settings, code
     print(sweep.extra["recommendation"]["text"]); print(sweep.extra["code"])
 """
 
@@ -52,7 +52,8 @@ def measure(data, *, table: str | None = None, at: str | None = None, symbols=No
             send: bool = True, quiet: bool = False, **options) -> RunRecord:
     """Send ``data`` (``bench --send --data``; ``send=False`` only serializes) and return the run's record:
     rows counted back on the server, phases timed, the dtype audit in its parameters. ``symbols``: None (the
-    client's choice), "auto" or column names."""
+    client's choice), "auto" or column names. ``target="sink"``: where nothing listens at ``host:ilp_port`` on this
+    machine, a private no-op sink is started for the run and stopped after it (``parameters["private_sink"]``)."""
     bench = _options(BenchOptions, data, table=table, at=at, symbols=symbols, convert_dtypes=convert_dtypes,
                      send=send, **options)
     return run_bench(bench, io.StringIO() if quiet else sys.stdout)
@@ -60,8 +61,9 @@ def measure(data, *, table: str | None = None, at: str | None = None, symbols=No
 
 def tune(data, *, at: str | None = None, symbols=None, quiet: bool = False, **options) -> BenchmarkRecord:
     """Sweep the settings of sending ``data`` (``tune``) and return the benchmark record: the ranked
-    comparison, ``extra["recommendation"]`` and ``extra["code"]``. Into the socat sink by default
-    (``target="questdb"``: a scratch table)."""
+    comparison, ``extra["recommendation"]`` and ``extra["code"]``. Into the no-op sink at ``host:sink_port`` by
+    default, a private one started for the sweep where nothing listens there (``target="questdb"``: a scratch
+    table)."""
     sweep = _options(TuneOptions, data, at=at, symbols=symbols, **options)
     return run_tune(sweep, io.StringIO() if quiet else sys.stdout)
 

@@ -16,12 +16,13 @@ NAMES = (*use_cases.NAMES, DATA)
 
 def get(name: str, data=None, table: str | None = None, at: str | None = None,
         symbols: str | tuple[str, ...] | None = None, convert_dtypes: bool = False, strict: bool = True,
-        object_strings: bool = False, protocol_version: int | None = None) -> UseCase:
+        object_strings: bool = False, protocol_version: int | None = None, reading=None) -> UseCase:
     """The source called ``name``: a TSBS use case, or (``data``) the user's ``data``: a path, a DataFrame or
     DataFrames, its ``table``, designated timestamp ``at``, ``symbols``, and whether each piece is sent with the
     audit's dtype conversions (``harness.own_data.source``); without ``strict`` a column the client refuses is
     left to the source's ``refusal`` rather than raised (the audit shows it). ``object_strings``: a file's strings
-    read as Python objects, as pandas 2 reads them; ``protocol_version``: the ILP version the run sends with."""
+    read as Python objects, as pandas 2 reads them; ``protocol_version``: the ILP version the run sends with;
+    ``reading``: how a file is read (``harness.own_data.files.Reading``: timestamps, dialect, names)."""
     if name != DATA:
         return use_cases.get(name)
     if data is None:
@@ -30,4 +31,5 @@ def get(name: str, data=None, table: str | None = None, at: str | None = None,
     from harness.own_data.source import DataSource
 
     protocol = {} if protocol_version is None else {"protocol_version": protocol_version}
-    return DataSource(open_data(data, object_strings), table, at, symbols, convert_dtypes, strict=strict, **protocol)
+    return DataSource(open_data(data, object_strings, reading=reading), table, at, symbols, convert_dtypes,
+                      strict=strict, **protocol)

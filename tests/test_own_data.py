@@ -5,6 +5,7 @@ data's name never dropped or written unless the user says so."""
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import numpy as np
@@ -146,7 +147,7 @@ def _bad_files(tmp_path) -> dict[str, tuple[str, list[str], tuple[str, ...]]]:
     cases["corrupt parquet footer"] = (str(corrupt), [], ("corrupt.parquet", "not a readable parquet file"))
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    cases["empty file"] = (str(empty), [], ("empty.csv", "Empty CSV file"))
+    cases["empty file"] = (str(empty), [], ("empty.csv", "the file is empty"))
     no_rows = tmp_path / "no_rows.parquet"
     sample_frame(0).to_parquet(no_rows)
     cases["no rows"] = (str(no_rows), [], ("no rows to send",))
@@ -161,11 +162,6 @@ def _bad_files(tmp_path) -> dict[str, tuple[str, list[str], tuple[str, ...]]]:
     frame.loc[10, "ts"] = pd.NaT
     frame.to_parquet(null_ts)
     cases["null designated timestamp"] = (str(null_ts), [], ("'ts' has 1 nulls",))
-    duplicate = tmp_path / "duplicate.parquet"
-    table = pa.table([pa.array(pd.date_range("2024-01-01", periods=3, freq="s")), pa.array([1, 2, 3]),
-                      pa.array([4, 5, 6])], names=["ts", "v", "v"])
-    pq.write_table(table, duplicate)
-    cases["duplicate column names"] = (str(duplicate), [], ("'v' is used 2 times",))
     good = write(sample_frame(), tmp_path / "good.parquet")
     cases["missing --at column"] = (good, ["--at", "when"], ("--at", "no column 'when'"))
     cases["missing --symbols column"] = (good, ["--symbols", "host,rack"], ("--symbols", "no column 'rack'"))
@@ -175,7 +171,49 @@ def _bad_files(tmp_path) -> dict[str, tuple[str, list[str], tuple[str, ...]]]:
     sample_frame().assign(took=pd.to_timedelta(np.arange(ROWS), unit="s")).to_parquet(durations)
     cases["a dtype the client refuses"] = (str(durations), [], ("'took'", "timedelta64", "convert it"))
     cases["missing file"] = (str(tmp_path / "absent.parquet"), [], ("absent.parquet", "no such file"))
-    cases["a folder"] = (str(tmp_path), [], ("unknown file type",))
+    cases["a folder of files of two formats"] = (str(tmp_path), [], ("a dataset's files share one format",))
+    cases.update(_bad_files_as_they_come(tmp_path))
+    return cases
+
+
+def _bad_files_as_they_come(tmp_path) -> dict[str, tuple[str, list[str], tuple[str, ...]]]:
+    """The bad inputs of files as they come: each one line naming what is wrong, nothing sent."""
+    cases = {}
+    rows = "".join(f"2024-01-01T00:00:{second:02d}Z,{second}\n" for second in range(50))
+    whole = gzip.compress(("ts,v\n" + rows * 2000).encode())
+    truncated = tmp_path / "truncated.csv.gz"
+    truncated.write_bytes(whole[:len(whole) // 2])
+    cases["truncated gzip"] = (str(truncated), [], ("truncated.csv.gz", "Truncated compressed stream"))
+    unparseable = tmp_path / "unparseable.csv"
+    unparseable.write_text("ts,v\n" + rows + "2024-01-01T00:01:00Z,1\nyesterday,2\n")
+    cases["a timestamp that does not parse"] = (str(unparseable), [], ("line 53", "'yesterday'", "column 'ts'",
+                                                                        "--on-bad-timestamp skip"))
+    dates = tmp_path / "dates.csv"
+    dates.write_text("when,v\n01 Mar 2024,1\n02 Mar 2024,2\n")
+    cases["--at-format that matches nothing"] = (str(dates), ["--at", "when", "--at-format", "%Y-%m-%d"],
+                                                 ("--at-format '%Y-%m-%d' does not parse column 'when'",
+                                                  "'01 Mar 2024'"))
+    cases["unknown --tz"] = (str(dates), ["--at", "when", "--tz", "Europe/Atlantis"],
+                             ("--tz", "unknown time zone 'Europe/Atlantis'"))
+    cases["--at-unit on a text column"] = (str(dates), ["--at", "when", "--at-unit", "s"],
+                                           ("--at-unit s", "column 'when' holds text", "leave --at-unit out"))
+    malformed = tmp_path / "malformed.jsonl"
+    malformed.write_text('{"ts": "2024-01-01T00:00:00Z", "v": 1}\n{"ts": "2024-01-01T00:00:01Z", v: 2}\n')
+    cases["a JSON-lines file with a malformed line"] = (str(malformed), [], ("malformed.jsonl", "line 2 is not JSON"))
+    empty_folder = tmp_path / "empty-folder"
+    empty_folder.mkdir()
+    cases["an empty folder"] = (str(empty_folder), [], ("empty-folder", "no files to read"))
+    differ = tmp_path / "differ"
+    differ.mkdir()
+    sample_frame(10).to_parquet(differ / "a.parquet")
+    sample_frame(10).assign(load=lambda frame: frame.load.astype(str)).to_parquet(differ / "b.parquet")
+    cases["a folder whose files' schemas differ"] = (str(differ), [], ("a.parquet and", "b.parquet differ in column "
+                                                                       "'load'"))
+    good = write(sample_frame(), tmp_path / "good.csv")
+    cases["--rename of a column the file lacks"] = (good, ["--rename", "lode=load"], ("--rename lode=load",
+                                                                                      "no column 'lode'"))
+    cases["a name still invalid after --rename"] = (good, ["--rename", "load=load (%)"],
+                                                    ("--rename load=load (%)", "QuestDB refuses the column name"))
     return cases
 
 

@@ -151,13 +151,16 @@ def test_into_questdb_the_scratch_table_is_dropped(parquet_file, tmp_path, quest
 
 
 def test_a_sweep_that_fails_says_so_in_one_line_and_leaves_its_record(parquet_file, tmp_path):
+    """Into QuestDB where none runs (into the sink, a sweep starts a sink of its own: tests/test_private_sink.py)."""
     from helpers import free_port
 
-    result = run_cli("tune", "--data", parquet_file, "--sink-port", str(free_port()), "--rounds", "1",
-                     "--results", str(tmp_path / "failed.json"))
-    assert_one_line_error(result, 1, "a trial failed", "nothing listening")
+    port = free_port()
+    result = run_cli("tune", "--data", parquet_file, "--target", "questdb", "--host", "127.0.0.1", "--http-port",
+                     str(port), "--ilp-port", str(port), "--rounds", "1", "--results", str(tmp_path / "failed.json"))
+    assert_one_line_error(result, 1, "a trial failed", f"127.0.0.1:{port}")
+    assert "private no-op sink" not in result.stdout
     recorded = json.loads((tmp_path / "failed.json").read_text())
-    assert recorded["extra"]["status"] == "failed" and "nothing listening" in recorded["extra"]["error"]
+    assert recorded["extra"]["status"] == "failed" and f"127.0.0.1:{port}" in recorded["extra"]["error"]
 
 
 @pytest.mark.slow

@@ -3,7 +3,8 @@ the run recorded. ``run_bench(BenchOptions(...))`` is what ``python -m harness b
 tests and notebooks call directly.
 
 The options are ``harness.run.bench_options``'s; the phases are ``harness.run.bench_phases``;
-the run's lifecycle is the session's (``harness.run.session``); the data set is the use case's
+the run's lifecycle is the session's (``harness.run.session``), and so is the no-op sink a run of the user's
+data starts for itself where none listens (``into_sink``); the data set is the use case's
 (``harness.tsbs.use_cases``).
 """
 
@@ -22,7 +23,7 @@ from harness.records.run_record import RunRecord
 from harness.run.bench_options import TSBS_DATA_SET_OPTIONS, BenchOptions
 from harness.run.bench_phases import bench_phases
 from harness.run.open_loop import missed_thresholds
-from harness.run.session import Run, metered, sampled
+from harness.run.session import Run, into_sink, metered, sampled
 from harness.scaleout.clients import run_clients
 from harness.scaleout.meeting import run_seed
 from harness.telemetry.metrics import RunMetrics
@@ -47,6 +48,8 @@ def bench_parameters(options: BenchOptions, spec: params.DatasetSpec, target: Se
                       table=source.table_name, at=source.at, symbols=list(source.symbol_columns),
                       audit=[audit.stored() for audit in source.audits],
                       conversion_seconds=round(source.conversion_seconds, 3))
+        if reading := source.data.described():
+            values["reading"] = reading
         return values
     values.update(seed=spec.seed, row_count=spec.row_count, timestamp_start_ns=spec.start_ns,
                   interval_ns=spec.interval_ns)
@@ -58,6 +61,11 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord | N
     """Run one benchmark; returns its record (also written as JSON), or None after a --dry-run's checks.
     Raises UsageError/RunError."""
     out = out or sys.stdout
+    with into_sink(options, out) as options:  # a private no-op sink where the run needs one and none listens
+        return _run(options, out)
+
+
+def _run(options: BenchOptions, out: TextIO) -> RunRecord:
     if options.clients > 1:  # the launcher: its clients are bench runs of their own
         return run_clients(options, out, run_bench)
     seed_from_name = options.barrier is not None and options.seed is None
@@ -79,7 +87,9 @@ def run_bench(options: BenchOptions, out: TextIO | None = None) -> RunRecord | N
         source = options.use_case_entry
         run.say(f"data: {source.data.name}, {parameters['row_count']} rows into table {source.table_name} (designated "
                 f"timestamp {source.at}; symbols: {', '.join(source.symbol_columns) or 'none'})")
-        run.say(audit_table(source.audits))
+        for line in source.data.reading_lines():
+            run.say(line)
+        run.say(audit_table(source.audits, source.data.is_file()))
         if source.conversion_seconds:
             run.say(f"Converted the DataFrames' dtypes once, before sending: {source.conversion_seconds:.2f}s.")
     elif options.seed is None or seed_from_name:

@@ -31,7 +31,7 @@ class InspectOptions(OwnDataOptions, CommandOptions):
         if "sent_source" in self.__dict__:
             return self.__dict__["sent_source"]
         return get(DATA, self.data, at=self.at, symbols=self.symbol_choice(), convert_dtypes=self.convert_dtypes,
-                   strict=False, object_strings=self.object_strings)
+                   strict=False, object_strings=self.object_strings, reading=self.reading())
 
     def sending(self, source) -> InspectOptions:
         """These options, auditing ``source`` (the notebook API's DataFrames)."""
@@ -50,7 +50,9 @@ def run_inspect(options: InspectOptions, out: TextIO | None = None):
     print(f"{source.data.name}: {source.data.rows()} rows into table {source.table_name}, designated timestamp "
           f"{source.at}; symbols: {', '.join(source.symbol_columns) or 'none'}; QuestDB types under ILP protocol "
           f"version {source.protocol_version}", file=out)
-    print(audit_table(source.audits), file=out, flush=True)
+    for line in source.data.reading_lines():
+        print(line, file=out)
+    print(audit_table(source.audits, source.data.is_file()), file=out, flush=True)
     if source.refusal is not None:
         raise UsageError(source.refusal)
     return source

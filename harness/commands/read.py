@@ -22,6 +22,7 @@ from harness.options.declare import CommandOptions, command, flag_name, option
 from harness.options.groups import (
     DataSetRowsOptions,
     EndpointOptions,
+    FileReadingOptions,
     MetricsOptions,
     PgwireOptions,
     ProgressOptions,
@@ -54,7 +55,7 @@ DEFAULT_CHUNK_ROWS = 50_000
 
 @dataclass
 class ReadOptions(MetricsOptions, ProgressOptions, DataSetRowsOptions, RecordOptions, SamplingOptions, PgwireOptions,
-                  EndpointOptions, CommandOptions):
+                  EndpointOptions, FileReadingOptions, CommandOptions):
     """Every option of a read. The data set flags name, for ``--check``, the data set the table holds (as
     ``bench`` took them)."""
 
@@ -90,7 +91,7 @@ class ReadOptions(MetricsOptions, ProgressOptions, DataSetRowsOptions, RecordOpt
     @functools.cached_property
     def check_file(self) -> DataFile:
         """The file of --check-against, opened (its schema read): a missing or corrupt one is refused here."""
-        return DataFile(self.check_against, flag="--check-against")
+        return DataFile(self.check_against, flag="--check-against", reading=self.reading())
 
     def time_range_ns(self) -> tuple[int | None, int | None]:
         start = None if self.from_time is None else parse_rfc3339_ns(self.from_time, "from_time")
@@ -104,6 +105,9 @@ class ReadOptions(MetricsOptions, ProgressOptions, DataSetRowsOptions, RecordOpt
         self.time_range_ns()
         if self.check_against is not None:
             self._check_against_alone()
+        elif self.reading_flags():
+            raise UsageError(f"{self.reading_flags()[0]} says how --check-against's file is read: it needs "
+                             f"--check-against PATH")
         if self.sql is not None:
             given = [flag for flag, value in (("--table", self.table), ("--from", self.from_time),
                                               ("--to", self.to_time)) if value is not None]

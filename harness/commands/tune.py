@@ -5,9 +5,10 @@ rows/s with paired intervals against the user's setting, a recommendation that s
 sweep's chart. ``run_tune(TuneOptions(...))`` is what ``python -m harness tune`` and ``harness.tune()`` call.
 
 Each trial is a ``bench`` run of its own (``run_bench``), in this process, its chunks made while sending:
-client-only into the socat sink by default; with ``--target questdb`` into a scratch table the sweep makes
-(``harness_tune_<run>``, claimed by each trial as every run's tables are) and drops when it ends, however it
-ends. Into QuestDB, a trial's time runs until its rows are visible.
+client-only into the socat sink by default (where nothing listens at --host:--sink-port, a private sink the
+sweep starts and stops: ``harness.run.session.into_sink``); with ``--target questdb`` into a scratch table the
+sweep makes (``harness_tune_<run>``, claimed by each trial as every run's tables are) and drops when it ends,
+however it ends. Into QuestDB, a trial's time runs until its rows are visible.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ from harness.records.store import default_results_path, write_benchmark_record
 from harness.report.tables import plain_table
 from harness.run.bench_options import BenchOptions
 from harness.run.tune import AS_IS, RANKED_FIGURE, Setting, grid, recommend, setting_code
-from harness.servers.sink import DEFAULT_SINK_PORT
+from harness.run.session import into_sink
+from harness.servers.sink import DEFAULT_SINK_PORT, PRIVATE_SINK_HOST, SinkAddress
 from harness.sources import DATA
 
 DEFAULT_BUDGET_SECONDS = 600.0
@@ -60,13 +62,18 @@ class TuneOptions(DryRunOptions, SendOptions, OwnDataOptions, FrameOptions, Data
 
     target: Target = option(Target.sink, "sink: client-only, into the socat no-op sink (--sink-port); questdb: "
                                          "into a scratch table the sweep makes and drops.")
-    sink_port: int = option(DEFAULT_SINK_PORT, "The socat no-op sink's port (--target sink).", min=1, max=65535)
+    sink_port: int = option(DEFAULT_SINK_PORT, "The socat no-op sink's port (--target sink); where nothing listens "
+                                               "at --host:PORT on this machine, the sweep starts a private sink on a "
+                                               "free loopback port and stops it when it ends.", min=1, max=65535)
     budget: float = option(DEFAULT_BUDGET_SECONDS, "Seconds the whole sweep may take: rounds stop before one "
                                                    "would end past it.", min=0, min_open=True)
     rounds: int = option(DEFAULT_ROUNDS, "Counted rounds at most (after a warm-up round), each running every "
                                          "setting once, in a rotated order.", min=1)
     settings: list[Setting] | None = option(None, "The settings to sweep instead of the default grid (the first is "
                                                   "the baseline).", cli=False)
+    private_sink: str | None = option(None, "The no-op sink started for this sweep alone (socat, or python where "
+                                            "socat is missing) on a loopback port of its own (--sink-port), nothing "
+                                            "having listened at --host:--sink-port.", cli=False)
 
     @functools.cached_property
     def baseline(self) -> BenchOptions:
@@ -77,6 +84,8 @@ class TuneOptions(DryRunOptions, SendOptions, OwnDataOptions, FrameOptions, Data
         values.update(send=True, stream=True, reporting_period=0.0, sample_interval=0.0)
         if self.target == Target.sink:
             values["ilp_port"] = self.sink_port
+            if self.private_sink is not None:
+                values["host"] = PRIVATE_SINK_HOST
         options = BenchOptions(**values)
         return options.sending(self.__dict__["sent_source"]) if "sent_source" in self.__dict__ else options
 
@@ -84,6 +93,20 @@ class TuneOptions(DryRunOptions, SendOptions, OwnDataOptions, FrameOptions, Data
         """These options, sweeping ``source`` (the notebook API's DataFrames)."""
         self.__dict__["sent_source"] = source
         return self
+
+    def sink_endpoint(self) -> tuple[str, int] | None:
+        """Where the sweep sends into the no-op sink, starting a private one there if nothing listens
+        (``harness.run.session.into_sink``); None into QuestDB, with a --conf (its own address), or once pointed
+        at a private sink."""
+        if self.target != Target.sink or self.private_sink is not None or self.client_conf() is not None:
+            return None
+        return self.host, self.sink_port
+
+    def at_sink(self, sink: SinkAddress) -> TuneOptions:
+        """These options, the trials sending into the private ``sink`` (--host stays the user's: the code the
+        sweep prints sends there), the data already read kept."""
+        moved = dataclasses.replace(self, sink_port=sink.port, private_sink=sink.private)
+        return moved.sending(self.baseline.use_case_entry)
 
     def check_values(self) -> None:
         super().check_values()
@@ -103,6 +126,11 @@ class TuneOptions(DryRunOptions, SendOptions, OwnDataOptions, FrameOptions, Data
 def run_tune(options: TuneOptions, out: TextIO | None = None) -> BenchmarkRecord | None:
     """Sweep; returns the benchmark record (also written as JSON). Raises UsageError/RunError."""
     out = out or sys.stdout
+    with into_sink(options, out) as options:  # a private no-op sink where none listens
+        return _sweep(options, out)
+
+
+def _sweep(options: TuneOptions, out: TextIO) -> BenchmarkRecord:
     baseline = options.baseline
     source = baseline.use_case_entry
     settings = options.settings or grid(baseline)
@@ -161,8 +189,9 @@ def run_tune(options: TuneOptions, out: TextIO | None = None) -> BenchmarkRecord
     advice = recommend(comparison, settings)
     chosen = trial_options[advice.setting.name] if advice.setting is not None else trial_options[settings[0].name]
     # The code sends to where the user's own setting points (their server: not the sink, not the scratch table).
-    code = setting_code(dataclasses.replace(chosen, target=Target.questdb, ilp_port=options.ilp_port, table=None,
-                                            replace_table=False).sending(chosen.use_case_entry)) \
+    code = setting_code(dataclasses.replace(chosen, target=Target.questdb, host=options.host,
+                                            ilp_port=options.ilp_port, table=None, replace_table=False,
+                                            private_sink=None).sending(chosen.use_case_entry)) \
         if source.name == DATA else None
     record.extra.update(recommendation={"setting": advice.setting.name if advice.setting else None,
                                         "changes": _plain(advice.setting.changes) if advice.setting else {},
@@ -226,9 +255,14 @@ def _parameters(options: TuneOptions, baseline: BenchOptions, settings: list[Set
               "workers": baseline.threads, "worker_chunk_row_count": baseline.worker_chunk_row_count,
               "transport": str(baseline.transport), "protocol_version": str(baseline.protocol_version),
               "source": source.name, "scratch_table": scratch}
+    if scratch is None:  # into the sink: where the trials sent, and whether the sweep started that sink itself
+        values.update(ilp_port=baseline.ilp_port, sender_address=baseline.sender_settings().address,
+                      private_sink=options.private_sink)
     if source.name == "data":
         values.update(data=source.data.name, at=source.at, symbols=list(source.symbol_columns),
                       audit=[audit.stored() for audit in source.audits])
+        if reading := source.data.described():
+            values["reading"] = reading
     else:
         values.update(use_case=source.name, row_count=baseline.row_count, scale=baseline.scale)
     return values
@@ -269,7 +303,8 @@ def audit_text(source) -> str:
     """The dtype audit as the run prints it."""
     from harness.own_data.audit import audit_table
 
-    return f"Dtype audit of {source.data.name}:\n{audit_table(source.audits)}"
+    read = "".join(line + "\n" for line in source.data.reading_lines())
+    return f"{read}Dtype audit of {source.data.name}:\n{audit_table(source.audits, source.data.is_file())}"
 
 
 def _printer(out: TextIO):

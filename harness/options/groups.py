@@ -7,6 +7,7 @@ what a run does with them is the session's (``harness.run.session``) and the com
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from harness.errors import ParameterError, UsageError
 
 from harness.ingest.choices import ProtocolVersion, Target, Transport
 from harness.options.declare import option
+from harness.own_data.choices import EpochUnit, OnBadTimestamp
 from harness.questdb.conf import parse_conf
 from harness.questdb.credentials import CLIENT_CONF_VARIABLE, HttpLogin, PgLogin, http_login, pg_login
 from harness.questdb.http import QuestDBSql
@@ -352,14 +354,57 @@ def _duration_seconds(text: str, flag: str) -> float:
 
 
 @dataclass
-class OwnDataOptions:
+class FileReadingOptions:
+    """How the user's file is read (``harness.own_data.files.Reading``): by a run (--data) and by the check that
+    compares a table with it (--check-against), alike."""
+
+    at: str | None = option(None, "The designated timestamp column. Default: the data's one timestamp column. Text "
+                                  "is parsed (ISO 8601, or the format inferred from its first value, or "
+                                  "--at-format); numbers are epoch time in --at-unit.")
+    at_format: str | None = option(None, "The designated timestamp's text format (strftime, e.g. '%d/%m/%Y %H:%M'), "
+                                         "instead of ISO 8601 or the format inferred from its first value.")
+    at_unit: EpochUnit | None = option(None, "The designated timestamp's numbers are epoch time in this unit: s, ms, us "
+                                       "or ns.")
+    tz: str | None = option(None, "Naive text timestamps are local time in this IANA zone (e.g. Europe/Paris), "
+                                  "not UTC: a time in a DST gap moves forward, one in an overlap is daylight time "
+                                  "until the times go back.")
+    parse_dates: str | None = option(None, "Other text columns to read as timestamps, COL,COL... (ISO 8601 or the "
+                                           "format inferred from each one's first value).")
+    on_bad_timestamp: OnBadTimestamp = option(OnBadTimestamp.fail, "A timestamp that does not parse: fail (the run ends in one line naming "
+                                           "its line) or skip (its row is left out, counted and recorded).")
+    csv_delimiter: str | None = option(None, "A CSV's delimiter. Default: sniffed from its first lines (, tab ; |).")
+    csv_no_header: bool = option(False, "The CSV's first line is data, not a header (its columns are named "
+                                        "column0, column1 ...). Default: sniffed.", flags=("--csv-no-header",))
+    encoding: str | None = option(None, "A CSV's or JSON lines file's text encoding (e.g. latin-1, cp1252). "
+                                        "Default: UTF-8.")
+    rename: str | None = option(None, "Column names of your choice, OLD=NEW,OLD=NEW...; a name QuestDB refuses and "
+                                      "not renamed gets its refused characters replaced by _ (`harness inspect` "
+                                      "lists them).")
+
+    def reading(self):
+        """These flags as the reader takes them."""
+        from harness.own_data.files import Reading
+
+        parse_dates = tuple(name.strip() for name in (self.parse_dates or "").split(",") if name.strip())
+        return Reading(self.at, self.at_format, self.at_unit and str(self.at_unit), self.tz, parse_dates,
+                       str(self.on_bad_timestamp),
+                       self.csv_delimiter, self.csv_no_header, self.encoding, self.rename)
+
+    def reading_flags(self) -> list[str]:
+        """The reading flags given (not at their defaults), by their flag names."""
+        defaults = FileReadingOptions()
+        return ["--" + item.name.replace("_", "-") for item in dataclasses.fields(FileReadingOptions)
+                if getattr(self, item.name) != getattr(defaults, item.name)]
+
+
+@dataclass
+class OwnDataOptions(FileReadingOptions):
     """The user's own data as what a run sends, instead of a TSBS data set."""
 
-    data: str | None = option(None, "Send this file instead of a TSBS data set: Parquet (.parquet), Arrow IPC "
-                                    "(.arrow, .feather; stream: .arrows) or CSV (.csv), read in bounded pieces while "
-                                    "sending, never whole (`harness inspect --data` audits its dtypes).")
-    at: str | None = option(None, "With --data: the designated timestamp column. Default: the data's one timestamp "
-                                  "column.")
+    data: str | None = option(None, "Send this file, or a folder or glob of files read as one dataset, instead of a "
+                                    "TSBS data set: Parquet, Arrow IPC, CSV/TSV or JSON lines, CSV, JSON lines and "
+                                    "Arrow streams also compressed (.gz, .bz2, .zst, .lz4), read in bounded pieces "
+                                    "while sending, never whole (`harness inspect --data` shows how it is read).")
     symbols: str | None = option(None, "With --data: the columns sent as SYMBOL, COL,COL...; auto: categorical "
                                        "columns and string columns with at most one distinct value per 100 rows "
                                        "of the first 10,000. Default: the client's own choice (categorical "

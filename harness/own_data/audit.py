@@ -448,12 +448,17 @@ def releases_gil(audits: Sequence[ColumnAudit]) -> bool:
     return all(audit.parallel for audit in audits if audit.accepted)
 
 
-def first_refusal(audits: Sequence[ColumnAudit]) -> str | None:
-    """The first refused column (in the frame's order) in one line: its name, dtype, why, and the pandas
-    line that makes it accepted; None when the client takes every column."""
+def _remedy(fix: str, file: bool) -> str:
+    """The fix as the user applies it: for a file, the flag that makes the conversion; for DataFrames, pandas."""
+    return f"send with --convert-dtypes, which applies {fix} to each piece" if file else fix
+
+
+def first_refusal(audits: Sequence[ColumnAudit], file: bool = False) -> str | None:
+    """The first refused column (in the frame's order) in one line: its name, dtype, why, and what makes it
+    accepted (``file``: the flag; else the pandas line); None when the client takes every column."""
     for audit in audits:
         if audit.refusal is not None:
-            remedy = f"convert it: {audit.fix}" if audit.fix else "no conversion of the column is known"
+            remedy = f"convert it: {_remedy(audit.fix, file)}" if audit.fix else "no conversion of the column is known"
             return f"column {audit.column!r} ({audit.dtype}): {audit.refusal}; {remedy}"
     return None
 
@@ -467,15 +472,15 @@ def _plain_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def audit_table(audits: Sequence[ColumnAudit]) -> str:
+def audit_table(audits: Sequence[ColumnAudit], file: bool = False) -> str:
     """The audit as a plain text table, a row per column: role, path, QuestDB type, whether it lets threads
-    run in parallel, and the fix (or, for a refused column, why and the fix)."""
+    run in parallel, and the fix (or, for a refused column, why and the fix; ``file``: as the flag that makes it)."""
     rows = []
     for audit in audits:
         if audit.refusal is not None:
-            note = audit.refusal + (f"; convert: {audit.fix}" if audit.fix else "")
+            note = audit.refusal + (f"; convert: {_remedy(audit.fix, file)}" if audit.fix else "")
         else:
-            note = f"faster: {audit.fix}" if audit.fix else ""
+            note = f"faster: {_remedy(audit.fix, file)}" if audit.fix else ""
         parallel = "-" if not audit.accepted else "yes" if audit.parallel else "no"
         rows.append((audit.column, audit.dtype, audit.role, audit.path, audit.questdb_type or "-", parallel, note))
     return _plain_table(("column", "dtype", "role", "path", "QuestDB type", "parallel", "note"), rows)

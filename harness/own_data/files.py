@@ -1,7 +1,11 @@
-"""The user's data as pieces of pandas DataFrames in bounded memory: a data file (Parquet by row groups, Arrow
-IPC files and streams by record batches, CSV by blocks, all through pyarrow's readers) or DataFrames already in
-memory. Owns the formats, their errors in one line, and what can be known of the data before anything is
-sent: its columns, rows, timestamp columns and the nulls of one.
+"""The user's data as pieces of pandas DataFrames in bounded memory: a data file, or a folder (or glob) of them
+read as one dataset (``harness.own_data.formats``), or DataFrames already in memory. Parquet is read by row
+groups, Arrow IPC files and streams by record batches, CSV by blocks (its dialect sniffed:
+``harness.own_data.csv_dialect``), JSON lines by blocks, compressed ones through a decompressing stream, all
+with pyarrow's readers; each batch is made what the client takes (``harness.own_data.normalise``: timestamps
+parsed, types normalised, names made QuestDB's) before it becomes a DataFrame. Owns the formats' errors in one
+line (a value that does not parse named by its file's line or row), and what can be known of the data before
+anything is sent: its columns, rows, timestamp columns and the nulls of one.
 
 A piece becomes a DataFrame as ``pd.read_parquet`` (``pyarrow.Table.to_pandas``) gives it, the pandas
 metadata a file carries included: the frames a user's own code would hold. pandas 3 reads strings as
@@ -12,24 +16,61 @@ Pieces are re-cut to exactly ``chunk_rows`` rows, so a chunk's number names the 
 from __future__ import annotations
 
 import copy
+import json
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 
 from harness.errors import UsageError
+from harness.own_data import csv_dialect, normalise
+from harness.own_data.choices import EpochUnit, OnBadTimestamp
+from harness.own_data.formats import DataPart, locate
+from harness.own_data.names import parse_renames, positional_name
+from harness.own_data.timestamps import is_iso
 
-# A file's format by its suffix (lower case).
-FORMATS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
-           ".arrows": "arrow stream", ".csv": "csv"}
-# Bytes of CSV pyarrow parses at a time: one block's rows are the most the reader holds.
+# Bytes of CSV and JSON lines pyarrow parses at a time: one block's rows are the most the reader holds.
 CSV_BLOCK_BYTES = 16 << 20
 # Rows of a piece read to learn a CSV's or an Arrow stream's columns, and by default for the dtype audit.
 HEAD_ROWS = 10_000
 # Rows converted to pandas at a time, the chunks then sliced from them: the most rows held as a DataFrame.
 CONVERT_ROWS = 100_000
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a file is read, as the user's flags say (``bench --data``, ``inspect``, ``tune`` and ``read
+    --check-against`` alike): the designated timestamp ``at`` and how its text or numbers are read
+    (``at_format``, ``at_unit``, ``tz``), other columns read as timestamps (``parse_dates``), what a value that does
+    not parse does (``on_bad_timestamp``: fail or skip its row), a CSV's dialect where not sniffed, the encoding,
+    and the user's column names (``renames``: ``old=new,...``)."""
+
+    at: str | None = None
+    at_format: str | None = None
+    at_unit: str | None = None
+    tz: str | None = None
+    parse_dates: tuple[str, ...] = ()
+    on_bad_timestamp: str = "fail"
+    csv_delimiter: str | None = None
+    csv_no_header: bool = False
+    encoding: str | None = None
+    renames: str | None = None
+
+    def check(self) -> None:
+        if self.on_bad_timestamp not in tuple(OnBadTimestamp):
+            raise UsageError(f"--on-bad-timestamp: fail or skip, got {self.on_bad_timestamp!r}")
+        if self.at_unit is not None and self.at_unit not in tuple(EpochUnit):
+            raise UsageError(f"--at-unit: s, ms, us or ns, got {self.at_unit!r}")
+        for flag, value in (("--at-format", self.at_format), ("--at-unit", self.at_unit)):
+            if value is not None and self.at is None:
+                raise UsageError(f"{flag} reads the designated timestamp: name its column with --at")
+        parse_renames(self.renames)
+        from harness.own_data.timestamps import check_zone
+
+        check_zone(self.tz)
 
 
 class DataFrames:
@@ -58,6 +99,22 @@ class DataFrames:
         for frame in self.frames(chunk_rows):
             yield frame[column]
 
+    def sent_name(self, column: str) -> str:
+        """The name ``column`` (as the user named it, in the data) is sent under."""
+        return column
+
+    def is_file(self) -> bool:
+        """Whether the data is read from files (its fixes are then flags, not pandas code)."""
+        return False
+
+    def described(self) -> dict:
+        """How the data was read, for the record (nothing for frames in memory)."""
+        return {}
+
+    def reading_lines(self) -> list[str]:
+        """How the data was read, as a run prints it (nothing for frames in memory)."""
+        return []
+
     def head(self, rows: int = HEAD_ROWS) -> pd.DataFrame:
         """The first ``rows`` rows (fewer when there are fewer)."""
         return next(iter(self.frames(rows)), None)
@@ -75,167 +132,386 @@ class DataFrames:
 
 
 class DataFile(DataFrames):
-    """A Parquet, Arrow IPC or CSV file, its format told by its suffix. Opening it reads its schema (a CSV's
-    from its first block); a missing, unreadable, empty or corrupt file is refused in one line, which starts
-    with ``flag`` (the option that named the file)."""
+    """A file, or a folder or glob of files read as one dataset, its format told by its suffix. Opening it
+    reads its schema (a CSV's or JSON lines file's from its first block, every file's of a dataset) and first
+    rows, and decides how each batch is made what the client takes (``normalisation``); a missing, unreadable,
+    empty or corrupt file, or a flag that does not fit it, is refused in one line, which starts with ``flag``
+    (the option that named the file)."""
 
-    def __init__(self, path: str | os.PathLike, object_strings: bool = False, flag: str = "--data"):
-        self.path = Path(path)
+    def __init__(self, path: str | os.PathLike, object_strings: bool = False, flag: str = "--data",
+                 reading: Reading | None = None):
         self.name = str(path)
         self.object_strings = object_strings
         self.flag = flag
-        self.format = FORMATS.get(self.path.suffix.lower())
-        if self.format is None:
-            raise UsageError(f"{self.flag} {path}: unknown file type {self.path.suffix or '(no suffix)'!r} "
-                             f"(Parquet: .parquet/.pq, Arrow IPC: .arrow/.feather/.ipc, Arrow stream: .arrows, CSV: "
-                             f".csv)")
-        if not self.path.is_file():
-            raise UsageError(f"{self.flag} {path}: no such file" if not self.path.exists()
-                             else f"{self.flag} {path}: not a file")
-        if not os.access(self.path, os.R_OK):
-            raise UsageError(f"{self.flag} {path}: not readable (permission denied)")
+        self.reading = reading or Reading()
+        self.reading.check()
+        self.parts, self.kind, self.dataset = locate(path, flag)
+        self.format = self.kind.format
+        for part in self.parts:
+            if not os.access(part.path, os.R_OK):
+                raise UsageError(f"{self.flag} {part.path}: not readable (permission denied)")
+        self._part = self.parts[0]  # the part being read, for messages
         self._rows: int | None = None
-        self._csv_nulls: dict[str, int] | None = None
+        self._nulls: dict[str, int] | None = None
+        self.skipped_rows = 0
         # A CSV's rows whose fields do not match its header, as its reader skips them: the first one ends the read.
         self._ragged: list = []
-        self.schema = self._guard(self._read_schema)
-        if not len(self.schema):
+        self.dialect = self._guard(self._sniff) if self.format == "csv" else None
+        self._read_types: pa.Schema | None = None  # a CSV's or JSON file's columns as read (its text columns)
+        self._inferred: dict[str, pa.DataType] = {}  # and as its reader inferred them
+        self.raw_schema = self._guard(self._unified_schema)
+        if not len(self.raw_schema):
             raise UsageError(f"{self.flag} {path}: the file has no columns")
+        self.normalisation = self._guard(self._decide)
+        self.schema = self.normalisation.schema
+
+    def sent_name(self, column: str) -> str:
+        if column in self.normalisation.raw_schema.names:
+            return self.normalisation.final_name(column)
+        return column
+
+    def is_file(self) -> bool:
+        return True
+
+    # --- errors --------------------------------------------------------------------------------------------------
+
+    def _where(self) -> str:
+        return str(self._part.path) if self.dataset else self.name
 
     def _guard(self, read):
-        """``read()``, its pyarrow errors (corrupt footer, ragged row, a value not of its column's type) turned
-        into one line naming the file."""
+        """``read()``, its pyarrow errors (corrupt footer, ragged row, a value not of its column's type, a
+        truncated stream) and values that do not parse turned into one line naming the file."""
         try:
             result = read()
         except UsageError:
             raise
-        except (pa.ArrowException, OSError, ValueError) as exc:
+        except normalise.BadRow as bad:
+            raise UsageError(self._bad_row_line(bad)) from None
+        except (pa.ArrowException, OSError, ValueError, EOFError) as exc:
             text = " ".join(str(exc).split())
-            raise UsageError(f"{self.flag} {self.name}: not a readable {self.format} file: {text}") from None
+            if self.format == "json" and "JSON parse error" in text:
+                text = self._json_error() or text
+            raise UsageError(f"{self.flag} {self._where()}: not a readable {self.kind.describe()} file: "
+                             f"{text}") from None
         if self._ragged:
             row = self._ragged[0]
-            raise UsageError(f"{self.flag} {self.name}: line {row.number} has {row.actual_columns} fields, the header "
-                             f"{row.expected_columns}: {row.text[:80]!r}")
+            raise UsageError(f"{self.flag} {self._where()}: line {row.number} has {row.actual_columns} fields, the "
+                             f"header {row.expected_columns}: {row.text[:80]!r}")
         return result
 
-    def _read_schema(self) -> pa.Schema:
+    def _bad_row_line(self, bad: normalise.BadRow) -> str:
+        row = self._batch_start + bad.position  # counted from 0 in the part
+        if self.format in ("csv", "json"):
+            where = f"line {row + 1 + (1 if self.dialect is not None and self.dialect.header else 0)}"
+        else:
+            where = f"row {row + 1}"
+        advice = " (--on-bad-timestamp skip skips such rows)" if self.reading.on_bad_timestamp == "fail" else ""
+        return (f"{self.flag} {self._where()}: {where}, column {bad.column!r}: {bad.value!r} is {bad.why}"
+                f"{advice}")
+
+    def _json_error(self) -> str | None:
+        """The first line of the part being read that is not JSON, named (pyarrow's error counts rows in a
+        block)."""
+        with self._stream(self._part) as stream:
+            for number, line in enumerate(_lines(stream), 1):
+                if not line.strip():
+                    continue
+                try:
+                    json.loads(line)
+                except ValueError as exc:
+                    return f"line {number} is not JSON ({exc.msg}): {line[:80].decode(errors='replace')!r}"
+        return None
+
+    # --- opening ------------------------------------------------------------------------------------------------
+
+    def _stream(self, part: DataPart):
+        """The part's bytes, decompressed as its suffix says."""
+        return pa.input_stream(str(part.path), compression=self.kind.compression)
+
+    def _sniff(self) -> csv_dialect.Dialect:
+        with self._stream(self.parts[0]) as stream:
+            sample = stream.read(csv_dialect.SAMPLE_BYTES)
+        if not sample.strip():
+            raise UsageError(f"{self.flag} {self.parts[0].path}: the file is empty")
+        return csv_dialect.sniff(sample, len(sample) < csv_dialect.SAMPLE_BYTES, f"{self.flag} {self.parts[0].path}",
+                                 self.reading.csv_delimiter, False if self.reading.csv_no_header else None,
+                                 self.reading.encoding, self.kind.tabs)
+
+    def _named_times(self) -> set[str]:
+        return {name for name in (self.reading.at, *self.reading.parse_dates) if name}
+
+    def _part_schema(self, part: DataPart) -> pa.Schema:
+        """The schema a part's reader gives (a CSV's and JSON file's as inferred from its first block)."""
+        self._part = part
         if self.format == "parquet":
             import pyarrow.parquet as pq
 
-            return pq.ParquetFile(self.path).schema_arrow
+            return pq.ParquetFile(part.path).schema_arrow
         if self.format == "arrow":
-            return pa.ipc.open_file(pa.memory_map(str(self.path))).schema
+            return pa.ipc.open_file(pa.memory_map(str(part.path))).schema
         if self.format == "arrow stream":
-            with pa.OSFile(str(self.path)) as source:
+            with self._stream(part) as source:
                 return pa.ipc.open_stream(source).schema
-        return self._open_csv().schema
+        if self.format == "json":
+            from pyarrow import json as pa_json
 
-    def _open_csv(self):
+            return pa_json.open_json(self._stream(part), read_options=pa_json.ReadOptions(
+                use_threads=False, block_size=CSV_BLOCK_BYTES)).schema
+        return self._open_csv(part, None).schema
+
+    def _unified_schema(self) -> pa.Schema:
+        """One schema for every part: the same names in the same order, types widened where one part's
+        inference differs from another's (an integer column that is float in another file); partition folders'
+        keys appended."""
+        schemas = [(part, self._part_schema(part)) for part in self.parts]
+        first_part, unified = schemas[0]
+        unified = unified.remove_metadata() if len(schemas) > 1 else unified
+        for part, schema in schemas[1:]:
+            if schema.names != unified.names:
+                raise UsageError(f"{self.flag} {self.name}: {first_part.path} and {part.path} have different columns "
+                                 f"({', '.join(unified.names)}; {', '.join(schema.names)}): a dataset's files share "
+                                 f"one schema")
+            try:
+                unified = pa.unify_schemas([unified, schema.remove_metadata()], promote_options="permissive")
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                differ = next(item.name for item, other in zip(unified, schema) if item.type != other.type)
+                raise UsageError(f"{self.flag} {self.name}: {first_part.path} and {part.path} differ in column "
+                                 f"{differ!r} ({unified.field(differ).type}; {schema.field(differ).type}): a "
+                                 f"dataset's files share one schema") from None
+        if self.format in ("csv", "json"):
+            # Text the readers would make timestamps, dates or times of, or nothing of (a column empty in the
+            # first block), and text named a timestamp: read as text, parsed here.
+            named = self._named_times()
+            self._inferred = {item.name: item.type for item in unified}
+            self._read_types = pa.schema([
+                pa.field(item.name, pa.string()) if _read_as_text(item.type) or (item.name in named and
+                                                                                   pa.types.is_timestamp(item.type))
+                else item for item in unified])
+            unified = self._read_types
+        return _with_partitions(unified, self.parts, self.flag, self.name)
+
+    def _decide(self) -> normalise.Normalisation:
+        flat = normalise.flatten_schema(self.raw_schema)
+        named = self._named_times()
+        for name in named:
+            if name not in flat.names:
+                flag = "--at" if name == self.reading.at else "--parse-dates"
+                raise UsageError(f"{flag}: {self.name} has no column {name!r} (columns: {', '.join(flat.names)})")
+        texts = [item.name for item in flat if pa.types.is_string(item.type) or pa.types.is_large_string(item.type)]
+        numbers = [item.name for item in flat if pa.types.is_integer(item.type) or pa.types.is_floating(item.type)]
+        # A text format's column its reader would make timestamps or dates of, or whose first value is ISO 8601:
+        # parsed here (a later value that is not one is then named by its line).
+        wanted = [name for name in texts + numbers if name in named or (self._read_types is not None and name in texts)]
+        head = self._head_raw(wanted) if wanted else None
+        parsed = {}
+        for name in texts + numbers:
+            if name == self.reading.at:
+                parsed[name] = dict(at_format=self.reading.at_format, at_unit=self.reading.at_unit,
+                                    tz=self.reading.tz, flag="--at")
+            elif name in named:
+                parsed[name] = dict(tz=self.reading.tz, flag="--parse-dates")
+            elif name in texts and self._read_types is not None and (
+                    _read_as_time(self._inferred.get(name, pa.string())) or _first_is_iso(head, name)):
+                parsed[name] = dict(tz=self.reading.tz, flag="column")
+        return normalise.decide(flat, head, parsed, parse_renames(self.reading.renames),
+                                self.reading.on_bad_timestamp, self.name)
+
+    def _head_raw(self, columns: list[str]) -> pa.Table | None:
+        """The first HEAD_ROWS rows of ``columns`` (flattened names) as the reader gives them."""
+        read = columns if set(columns) <= set(self.raw_schema.names) else None  # a struct's field: all, flattened
+        batches, rows = [], 0
+        for batch in self._raw_batches(self.parts[0], read):
+            batches.append(normalise.flattened(batch).select(columns))
+            rows += batch.num_rows
+            if rows >= HEAD_ROWS:
+                break
+        return pa.Table.from_batches(batches).slice(0, HEAD_ROWS) if batches else None
+
+    # --- reading ------------------------------------------------------------------------------------------------
+
+    def _open_csv(self, part: DataPart, column_types: pa.Schema | None, columns: list[str] | None = None):
         from pyarrow import csv
 
         def on_invalid(row) -> str:
             self._ragged.append(row)
             return "skip"
 
+        dialect = self.dialect
+        names = None
+        if not dialect.header:
+            names = [positional_name(position) for position in range(self._width(part))]
         # One thread: rows are numbered as the file's lines (a ragged row is named by its line).
-        return csv.open_csv(self.path, read_options=csv.ReadOptions(use_threads=False, block_size=CSV_BLOCK_BYTES),
-                            parse_options=csv.ParseOptions(invalid_row_handler=on_invalid))
+        read = csv.ReadOptions(use_threads=False, block_size=CSV_BLOCK_BYTES, encoding=dialect.encoding,
+                               column_names=names)
+        convert = csv.ConvertOptions(column_types=column_types, strings_can_be_null=True,
+                                     include_columns=columns)
+        reader = csv.open_csv(self._stream(part), read_options=read,
+                              parse_options=csv.ParseOptions(delimiter=dialect.delimiter,
+                                                             invalid_row_handler=on_invalid),
+                              convert_options=convert)
+        return reader
 
-    def columns(self) -> list[tuple[str, pa.DataType | None, str]]:
-        empty = self.schema.empty_table().to_pandas()
-        dtypes = [str(dtype) for dtype in empty.dtypes] if len(empty.columns) == len(self.schema) else \
-            [""] * len(self.schema)
-        return [(field.name, field.type, dtype) for field, dtype in zip(self.schema, dtypes)]
+    def _width(self, part: DataPart) -> int:
+        """Fields of a header-less CSV's first line."""
+        with self._stream(part) as stream:
+            sample = stream.read(csv_dialect.SAMPLE_BYTES)
+        text = sample.decode(self.dialect.encoding if self.dialect.encoding.lower().replace("-", "") != "utf8"
+                             else "utf-8-sig", errors="replace")
+        return max(1, len(csv_dialect._rows(text.splitlines()[:1], self.dialect.delimiter)[0]))
 
-    def _batches(self) -> Iterator[pa.RecordBatch]:
+    def _raw_batches(self, part: DataPart, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+        """A part's record batches as its reader gives them (``columns``: only those, where the format reads
+        fewer), in the unified schema, its partition columns added."""
+        self._part = part
+        partition_names = [key for key, _ in part.partitions]
+        file_columns = None if columns is None else [name for name in columns if name not in partition_names]
         if self.format == "parquet":
             import pyarrow.parquet as pq
 
             # Row group by row group: never more than one group and one batch in memory (pyarrow's pre-buffering
             # would keep every row group read so far: memory growing with the file).
-            yield from pq.ParquetFile(self.path, pre_buffer=False).iter_batches(batch_size=CONVERT_ROWS,
-                                                                                 use_pandas_metadata=True)
+            batches = pq.ParquetFile(part.path, pre_buffer=False).iter_batches(
+                batch_size=CONVERT_ROWS, columns=file_columns, use_pandas_metadata=True)
         elif self.format == "arrow":
-            # Read, not memory-mapped: a mapped file's pages would stay in the process's memory as they are read.
-            with pa.OSFile(str(self.path)) as source:
-                reader = pa.ipc.open_file(source)
-                for index in range(reader.num_record_batches):
-                    yield reader.get_batch(index)
+            batches = _arrow_file_batches(part.path, file_columns)
         elif self.format == "arrow stream":
-            with pa.OSFile(str(self.path)) as source:
-                yield from pa.ipc.open_stream(source)
+            batches = _arrow_stream_batches(self._stream(part), file_columns)
+        elif self.format == "json":
+            from pyarrow import json as pa_json
+
+            explicit = pa.schema([item for item in self._read_types if item.name not in partition_names])
+            batches = pa_json.open_json(self._stream(part), read_options=pa_json.ReadOptions(
+                use_threads=False, block_size=CSV_BLOCK_BYTES), parse_options=pa_json.ParseOptions(
+                explicit_schema=explicit, unexpected_field_behavior="error"))
+            batches = (batch.select(file_columns) if file_columns is not None else batch for batch in batches)
         else:
-            yield from self._open_csv()
+            types = {item.name: item.type for item in self._read_types if item.name not in partition_names}
+            batches = self._open_csv(part, types, file_columns)
+        wanted = self.raw_schema if columns is None else pa.schema([self.raw_schema.field(name) for name in columns])
+        file_wanted = pa.schema([item for item in wanted if item.name not in partition_names])
+        for batch in batches:
+            if batch.schema.remove_metadata() != file_wanted:
+                batch = pa.RecordBatch.from_arrays(
+                    [column.cast(item.type) for column, item in zip(batch.columns, file_wanted)], schema=file_wanted)
+            if partition_names:
+                batch = _add_partitions(batch, part, wanted)
+            yield batch
 
-    def batches(self) -> Iterator[pa.RecordBatch]:
-        """The file's record batches as its reader gives them, errors in one line."""
-        return self._guarded(self._batches())
-
-    def rows(self) -> int:
-        if self._rows is None:
-            if self.format == "parquet":
-                import pyarrow.parquet as pq
-
-                self._rows = self._guard(lambda: pq.ParquetFile(self.path).metadata.num_rows)
-            elif self.format == "arrow":
-                reader = self._guard(lambda: pa.ipc.open_file(pa.memory_map(str(self.path))))
-                self._rows = sum(reader.get_batch(index).num_rows for index in range(reader.num_record_batches))
-            else:
-                self._scan()
-        return self._rows
-
-    def _scan(self) -> None:
-        """Read a CSV or an Arrow stream once, keeping nothing: its rows and each column's nulls, and for a CSV
-        its first ragged row (named by its line) or value its column's type cannot take."""
-        rows, nulls = 0, dict.fromkeys(self.schema.names, 0)
-        for batch in self.batches():
-            rows += batch.num_rows
-            for name, column in zip(batch.schema.names, batch.columns):
-                nulls[name] += column.null_count
-        self._rows, self._csv_nulls = rows, nulls
-
-    def nulls(self, column: str) -> int:
-        if self.format in ("csv", "arrow stream"):
-            if self._csv_nulls is None:
-                self._scan()
-            return self._csv_nulls[column]
-        if self.format == "parquet":
-            import pyarrow.parquet as pq
-
-            batches = pq.ParquetFile(self.path, pre_buffer=False).iter_batches(batch_size=CONVERT_ROWS,
-                                                                                columns=[column])
-            return sum(batch.column(0).null_count for batch in self._guarded(batches))
-        return sum(batch.column(column).null_count for batch in self.batches())
-
-    def column_pieces(self, column: str, chunk_rows: int = HEAD_ROWS * 10) -> Iterator[pd.Series]:
-        """Only ``column`` read where the format allows it (Parquet, Arrow IPC; a CSV's other columns are
-        parsed but not converted), in pieces of about ``chunk_rows`` rows, as ``frames`` gives it."""
-        if self.format == "parquet":
-            import pyarrow.parquet as pq
-
-            batches = pq.ParquetFile(self.path, pre_buffer=False).iter_batches(
-                batch_size=chunk_rows, columns=[column], use_pandas_metadata=True)
-        elif self.format == "arrow":
-            reader = self._guard(lambda: pa.ipc.open_file(pa.memory_map(str(self.path))))
-            batches = (reader.get_batch(index).select([column]) for index in range(reader.num_record_batches))
-        elif self.format == "csv":
-            from pyarrow import csv
-
-            batches = csv.open_csv(self.path, read_options=csv.ReadOptions(use_threads=False,
-                                                                           block_size=CSV_BLOCK_BYTES),
-                                   convert_options=csv.ConvertOptions(include_columns=[column]))
-        else:
-            batches = (batch.select([column]) for batch in self._batches())
-        for batch in self._guarded(batches):
-            yield _frame(pa.Table.from_batches([batch]))[column]
+    def _normalised(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+        """Every part's batches made what the client takes (``columns``: only those, by the file's names); rows
+        lost to values that did not parse (``--on-bad-timestamp skip``) counted in ``skipped_rows``."""
+        read = columns if columns is None or set(columns) <= set(self.raw_schema.names) else None  # a struct's field
+        kept = None if columns is None else [self.normalisation.final_name(name) for name in columns]
+        skipped = 0
+        for part in self.parts:
+            self._batch_start = 0
+            for batch in self._guarded(self._raw_batches(part, read)):
+                start = self._batch_start
+                result, lost = self._guard(lambda: self.normalisation.apply(batch))
+                self._batch_start = start + batch.num_rows
+                skipped += lost
+                yield result if read is not None or kept is None else result.select(kept)
+        self.skipped_rows = skipped
 
     def _guarded(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """``batches``, each read under ``_guard``."""
         while (batch := self._guard(lambda: next(batches, None))) is not None:
             yield batch
 
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The data's record batches as sent, errors in one line."""
+        return self._normalised()
+
+    # --- what can be known before sending -----------------------------------------------------------------------
+
+    def columns(self) -> list[tuple[str, pa.DataType | None, str]]:
+        empty = self._empty_frame()
+        dtypes = [str(dtype) for dtype in empty.dtypes] if len(empty.columns) == len(self.schema) else \
+            [""] * len(self.schema)
+        return [(item.name, item.type, dtype) for item, dtype in zip(self.schema, dtypes)]
+
+    def _empty_frame(self) -> pd.DataFrame:
+        return _frame(self.schema.empty_table(), self.object_strings, self._nullable_columns())
+
+    def rows(self) -> int:
+        if self._rows is None:
+            # Parquet and Arrow files count their rows in their metadata, unless a timestamp is parsed: every value
+            # is then parsed once first, so that one that does not parse is found before anything is sent.
+            if self.format in ("parquet", "arrow") and not self.normalisation.parsers:
+                self._rows = sum(self._guard(lambda: _metadata_rows(part.path, self.format)) for part in self.parts)
+            else:
+                self._scan()
+        return self._rows
+
+    def _scan(self) -> None:
+        """Read the data once, keeping nothing: its rows and each column's nulls; on the way, the first ragged
+        CSV row (named by its line), value its column's type cannot take, or timestamp that does not parse.
+        Parquet and Arrow files read only the columns parsed as timestamps."""
+        columns = None
+        if self.format in ("parquet", "arrow"):
+            columns = list(self.normalisation.parsers)
+        rows, nulls = 0, {}
+        for batch in self._normalised(columns):
+            rows += batch.num_rows
+            for name, column in zip(batch.schema.names, batch.columns):
+                nulls[name] = nulls.get(name, 0) + column.null_count
+        self._rows = rows
+        if columns is None:
+            self._nulls = nulls
+
+    def nulls(self, column: str) -> int:
+        if self._nulls is None and self.format not in ("parquet", "arrow"):
+            self._scan()
+        if self._nulls is not None:
+            return self._nulls[column]
+        raw = self.normalisation.raw_name(column)
+        return sum(batch.column(0).null_count for batch in self._guarded(
+            self._raw_batches_of_parts([raw])))
+
+    def _raw_batches_of_parts(self, columns: list[str]) -> Iterator[pa.RecordBatch]:
+        for part in self.parts:
+            yield from self._raw_batches(part, columns)
+
+    def _nullable_columns(self) -> frozenset[str]:
+        """Integer and boolean columns that hold a null anywhere (their pieces then all nullable dtypes)."""
+        candidates = [item.name for item in self.schema if normalise.nullable(item.type)]
+        if not candidates:
+            return frozenset()
+        if self._nulls is None and self.format in ("parquet", "arrow"):
+            return frozenset(name for name in candidates if self._may_hold_nulls(name))
+        if self._nulls is None:
+            self._scan()
+        return frozenset(name for name in candidates if self._nulls.get(name, 0))
+
+    def _may_hold_nulls(self, column: str) -> bool:
+        """Whether a Parquet or Arrow file's column may hold a null: Parquet's statistics say so per row group
+        (a group without them counts as yes); an Arrow file's column is read."""
+        raw = self.normalisation.raw_name(column)
+        if self.format == "parquet" and not any(raw == key for part in self.parts for key, _ in part.partitions):
+            import pyarrow.parquet as pq
+
+            for part in self.parts:
+                metadata = pq.ParquetFile(part.path).metadata
+                index = metadata.schema.to_arrow_schema().get_field_index(raw)
+                if index < 0:
+                    return True
+                for group in range(metadata.num_row_groups):
+                    statistics = metadata.row_group(group).column(index).statistics
+                    if statistics is None or not statistics.has_null_count or statistics.null_count:
+                        return True
+            return False
+        return self.nulls(column) > 0
+
+    def column_pieces(self, column: str, chunk_rows: int = HEAD_ROWS * 10) -> Iterator[pd.Series]:
+        """Only ``column`` read where the format allows it (Parquet, Arrow IPC; a CSV's other columns are
+        parsed but not converted), in pieces, as ``frames`` gives it."""
+        raw = self.normalisation.raw_name(column)
+        nullable = self._nullable_columns()
+        for batch in self._normalised([raw]):
+            yield _frame(pa.Table.from_batches([batch]), self.object_strings, nullable)[column]
+
     def frames(self, chunk_rows: int) -> Iterator[pd.DataFrame]:
-        return _recut(self.batches(), chunk_rows, self.object_strings)
+        return _recut(self.batches(), chunk_rows, self.object_strings, self._nullable_columns())
 
     def converted(self, convert) -> tuple[DataFrames, bool]:
         # Strings read as Python objects are read as Arrow strings instead (the conversion made by the reader,
@@ -246,9 +522,113 @@ class DataFile(DataFrames):
         native.object_strings = False
         return native, True
 
+    def described(self) -> dict:
+        """How the data was read, for messages and the record: format, files, dialect, conversions, names."""
+        described = {"format": self.kind.describe(), "files": len(self.parts)}
+        if self.dialect is not None:
+            described["dialect"] = self.dialect.describe()
+        described["conversions"] = [conversion.stored() for conversion in self.normalisation.conversions]
+        described["renames"] = self.normalisation.renames
+        described["skipped_rows"] = self.skipped_rows
+        return described
 
-def _recut(batches: Iterable[pa.RecordBatch], chunk_rows: int, object_strings: bool = False
-           ) -> Iterator[pd.DataFrame]:
+    def reading_lines(self) -> list[str]:
+        files = f" ({len(self.parts)} files)" if self.dataset else ""
+        dialect = f", {self.dialect.describe()}" if self.dialect is not None else ""
+        lines = [f"Read as {self.kind.describe()}{files}{dialect}"]
+        lines += [f"  converted {conversion.line()}" for conversion in self.normalisation.conversions]
+        lines += [f"  renamed {line}" for line in self.normalisation.rename_lines()]
+        if self.skipped_rows:
+            lines.append(f"  skipped {self.skipped_rows} rows whose timestamp did not parse (--on-bad-timestamp skip)")
+        return lines
+
+
+def _first_is_iso(head: pa.Table | None, column: str) -> bool:
+    """Whether ``column``'s first value in ``head`` is an ISO 8601 date or timestamp."""
+    present = head.column(column).drop_null() if head is not None else []
+    return bool(len(present)) and is_iso(present[0].as_py())
+
+
+def _read_as_time(arrow_type: pa.DataType) -> bool:
+    return pa.types.is_timestamp(arrow_type) or pa.types.is_date(arrow_type)
+
+
+def _read_as_text(arrow_type: pa.DataType) -> bool:
+    """A text reader's type that is read as text instead: timestamps and dates (parsed here, every form and
+    every later value), times of day, nothing (a column empty in the first block)."""
+    return _read_as_time(arrow_type) or pa.types.is_time(arrow_type) or pa.types.is_null(arrow_type)
+
+
+def _lines(stream) -> Iterator[bytes]:
+    pending = b""
+    while chunk := stream.read(1 << 20):
+        pending += chunk
+        *complete, pending = pending.split(b"\n")
+        yield from complete
+    if pending:
+        yield pending
+
+
+def _metadata_rows(path: Path, form: str) -> int:
+    if form == "parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(path).metadata.num_rows
+    reader = pa.ipc.open_file(pa.memory_map(str(path)))
+    return sum(reader.get_batch(index).num_rows for index in range(reader.num_record_batches))
+
+
+def _arrow_file_batches(path: Path, columns: list[str] | None) -> Iterator[pa.RecordBatch]:
+    # Read, not memory-mapped: a mapped file's pages would stay in the process's memory as they are read.
+    with pa.OSFile(str(path)) as source:
+        reader = pa.ipc.open_file(source)
+        for index in range(reader.num_record_batches):
+            batch = reader.get_batch(index)
+            yield batch if columns is None else batch.select(columns)
+
+
+def _arrow_stream_batches(stream, columns: list[str] | None) -> Iterator[pa.RecordBatch]:
+    with stream as source:
+        for batch in pa.ipc.open_stream(source):
+            yield batch if columns is None else batch.select(columns)
+
+
+def _partition_type(values: list[str]) -> pa.DataType:
+    try:
+        [int(value) for value in values]
+        return pa.int64()
+    except ValueError:
+        return pa.string()
+
+
+def _with_partitions(schema: pa.Schema, parts: list[DataPart], flag: str, name: str) -> pa.Schema:
+    """``schema`` with a column per Hive partition key, typed int64 where every value is an integer."""
+    keys = [key for key, _ in parts[0].partitions]
+    for part in parts[1:]:
+        if [key for key, _ in part.partitions] != keys:
+            raise UsageError(f"{flag} {name}: {parts[0].path} and {part.path} lie in different partition folders "
+                             f"({', '.join(keys) or 'none'}; {', '.join(key for key, _ in part.partitions) or 'none'})")
+    for key in keys:
+        if key in schema.names:
+            raise UsageError(f"{flag} {name}: the partition folders' key {key!r} is also a column of the files")
+    fields = [pa.field(key, _partition_type([dict(part.partitions)[key] for part in parts])) for key in keys]
+    return pa.schema(list(schema) + fields, metadata=schema.metadata)
+
+
+def _add_partitions(batch: pa.RecordBatch, part: DataPart, wanted: pa.Schema) -> pa.RecordBatch:
+    values = dict(part.partitions)
+    arrays = []
+    for item in wanted:
+        if item.name in values:
+            value = values[item.name]
+            arrays.append(pa.array([int(value) if pa.types.is_integer(item.type) else value] * batch.num_rows,
+                                   item.type))
+        else:
+            arrays.append(batch.column(item.name))
+    return pa.RecordBatch.from_arrays(arrays, schema=wanted)
+
+def _recut(batches: Iterable[pa.RecordBatch], chunk_rows: int, object_strings: bool = False,
+           nullable: frozenset[str] = frozenset()) -> Iterator[pd.DataFrame]:
     """Record batches re-cut into DataFrames of exactly ``chunk_rows`` rows (the last one: the rest). Rows are
     converted to pandas ``CONVERT_ROWS`` (or a chunk, if more) at a time and the chunks sliced from them without
     a copy: a conversion's cost per call (categories, column objects) is paid once per many small chunks."""
@@ -257,7 +637,7 @@ def _recut(batches: Iterable[pa.RecordBatch], chunk_rows: int, object_strings: b
     held_rows = 0
 
     def cut(table: pa.Table) -> Iterator[pd.DataFrame]:
-        frame = _frame(table, object_strings)
+        frame = _frame(table, object_strings, nullable)
         for start in range(0, len(frame), chunk_rows):
             yield frame.iloc[start:start + chunk_rows]
 
@@ -273,9 +653,13 @@ def _recut(batches: Iterable[pa.RecordBatch], chunk_rows: int, object_strings: b
         yield from cut(pa.Table.from_batches(held))
 
 
-def _frame(table: pa.Table, object_strings: bool = False) -> pd.DataFrame:
+def _frame(table: pa.Table, object_strings: bool = False, nullable: frozenset[str] = frozenset()) -> pd.DataFrame:
     # Each piece numbered from 0, as a file read whole and sliced would not be: the client ignores the index.
     frame = table.to_pandas().reset_index(drop=True)
+    for name in nullable.intersection(frame.columns):  # one dtype in every piece, nulls or none
+        dtype = normalise.NULLABLE_DTYPES.get(table.schema.field(name).type)
+        if dtype is not None and str(frame[name].dtype) != dtype:
+            frame[name] = pd.array(table.column(name), dtype=dtype)
     if object_strings:  # as pandas 2 reads them: a Python str object per value, missing ones None
         for name in frame.columns:
             if isinstance(frame[name].dtype, pd.StringDtype):
@@ -330,11 +714,13 @@ class FramesInMemory(DataFrames):
             yield held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
 
 
-def open_data(data, object_strings: bool = False, flag: str = "--data") -> DataFrames:
+def open_data(data, object_strings: bool = False, flag: str = "--data", reading: Reading | None = None
+              ) -> DataFrames:
     """The user's data: a path (``DataFile``; ``object_strings``: its strings read as Python objects; ``flag``: the
-    option that named it, for messages), a DataFrame or DataFrames (``FramesInMemory``)."""
+    option that named it, for messages; ``reading``: how it is read), a DataFrame or DataFrames
+    (``FramesInMemory``)."""
     if isinstance(data, DataFrames):
         return data
     if isinstance(data, (str, os.PathLike)):
-        return DataFile(data, object_strings, flag)
+        return DataFile(data, object_strings, flag, reading)
     return FramesInMemory(data)

@@ -99,8 +99,9 @@ class DataSource:
         self.table_name = self.table_name or default_table(data)
         self.at = self._designated(columns)
         if nulls := data.nulls(self.at):
+            fix = "" if data.is_file() else f" (fill or drop them: df = df.dropna(subset=[{self.at!r}]))"
             raise UsageError(f"{data.name}: the designated timestamp {self.at!r} has {nulls} nulls: every row needs "
-                             f"its timestamp (fill or drop them: df = df.dropna(subset=[{self.at!r}]))")
+                             f"its timestamp{fix}")
         head = data.head(HEAD_ROWS)
         if isinstance(self.symbols, tuple):
             for name in self.symbols:
@@ -112,7 +113,7 @@ class DataSource:
         if self.convert_dtypes:
             self._convert()
         # Converted, a refused column may be accepted: what counts is what is sent.
-        if refusal := first_refusal(self.sent_audits):
+        if refusal := first_refusal(self.sent_audits, data.is_file()):
             self.refusal = f"{data.name}: {refusal}"
             if self.strict:
                 raise UsageError(self.refusal)
@@ -137,6 +138,7 @@ class DataSource:
 
     def _designated(self, columns: list[str]) -> str:
         if self.at is not None:
+            self.at = self.data.sent_name(self.at)
             if self.at not in columns:
                 raise UsageError(f"--at: {self.data.name} has no column {self.at!r} (columns: {', '.join(columns)})")
             return self.at

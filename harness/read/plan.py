@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from harness.errors import RunError, UsageError
 from harness.questdb.http import QuestDBQueryError, QuestDBSql
+from harness.questdb.schema import column_name
 from harness.read.frames import Column
 from harness.tsbs.params import parse_rfc3339_ns
 
@@ -63,11 +64,12 @@ def plan_table(questdb: QuestDBSql, table: str, start_ns: int | None, end_ns: in
         raise UsageError(f"table {table} does not exist on {questdb.address}")
     columns = [Column(str(column["column"]), str(column["type"])) for column in described]
     timestamp = next((str(column["column"]) for column in described if column.get("designated")), None)
+    quoted = column_name(timestamp) if timestamp is not None else None  # a user's name may hold a space
     bounds = []
     if start_ns is not None:
-        bounds.append(f"{timestamp} >= '{_iso_us(start_ns)}'")
+        bounds.append(f"{quoted} >= '{_iso_us(start_ns)}'")
     if end_ns is not None:
-        bounds.append(f"{timestamp} < '{_iso_us(end_ns)}'")
+        bounds.append(f"{quoted} < '{_iso_us(end_ns)}'")
     if bounds and timestamp is None:
         raise UsageError(f"table {table} has no designated timestamp: it cannot be read by a time range")
     what = f"table {table}" + (f" in [{_iso_us(start_ns) if start_ns is not None else '...'}, "
@@ -77,7 +79,7 @@ def plan_table(questdb: QuestDBSql, table: str, start_ns: int | None, end_ns: in
         count = questdb.count(table)
         first = last = None
     else:
-        _, rows = questdb.query(f"select count(), min({timestamp}), max({timestamp}) from '{table}'{where}")
+        _, rows = questdb.query(f"select count(), min({quoted}), max({quoted}) from '{table}'{where}")
         count, first, last = rows[0]
     if not count:
         raise RunError(f"{what} holds no rows: nothing to read")
@@ -88,6 +90,6 @@ def plan_table(questdb: QuestDBSql, table: str, start_ns: int | None, end_ns: in
     low = parse_rfc3339_ns(first, "min(timestamp)") // 1000
     high = parse_rfc3339_ns(last, "max(timestamp)") // 1000 + 1
     edges = [low + (high - low) * index // workers for index in range(workers + 1)]
-    queries = [f"select * from '{table}' where {timestamp} >= '{_iso_us(begin * 1000)}' and "
-               f"{timestamp} < '{_iso_us(end * 1000)}'" for begin, end in zip(edges, edges[1:])]
+    queries = [f"select * from '{table}' where {quoted} >= '{_iso_us(begin * 1000)}' and "
+               f"{quoted} < '{_iso_us(end * 1000)}'" for begin, end in zip(edges, edges[1:])]
     return ReadPlan(what, columns, _fresh(queries), int(count), table, timestamp)

@@ -11,6 +11,7 @@ import functools
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import psutil
 
@@ -42,6 +43,9 @@ from harness.scaleout.meeting import check_run_name
 from harness.tsbs import params, use_cases
 from harness.tsbs.schema import TableSchema
 from harness.tsbs.use_case import Chunk, UseCase
+
+if TYPE_CHECKING:
+    from harness.servers.sink import SinkAddress
 
 # Exactly-once runs let the client itself retry a failed request this long (a blip), and re-send the chunk
 # on a new connection after that, counting it, until --retry-timeout.
@@ -82,6 +86,9 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
                                     min=0, min_open=True)
     barrier_folder: str | None = option(None, "Where the clients meet instead of the server: a folder they all "
                                               "write (--clients N --target sink: the run's folder).", cli=False)
+    private_sink: str | None = option(None, "The no-op sink started for this run alone (socat, or python where "
+                                            "socat is missing), nothing having listened at its --host:--ilp-port.",
+                                      cli=False)
     write_ilp: str | None = option(None, "Also write the serialized ILP to this file (not timed).")
     verbose: bool = option(False, "Print every parameter before the run.", flags=("--verbose",))
 
@@ -92,7 +99,8 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
         if self.data is not None:
             return sources.get(sources.DATA, self.data, self.table, self.at, self.symbol_choice(),
                                self.convert_dtypes, object_strings=self.object_strings,
-                               protocol_version=self.sender_settings().offline_protocol_version())
+                               protocol_version=self.sender_settings().offline_protocol_version(),
+                               reading=self.reading())
         return sources.get(self.use_case)
 
     def sending(self, source: UseCase) -> BenchOptions:
@@ -100,6 +108,22 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
         tuning sweep's data, read and audited once for all its trials)."""
         self.__dict__["use_case_entry"] = source
         return self
+
+    def sink_endpoint(self) -> tuple[str, int] | None:
+        """Where this run sends into the no-op sink, if it starts a private one when nothing listens there
+        (``harness.run.session.into_sink``): a run of the user's data (--data, ``harness.measure``) into the sink
+        at --host:--ilp-port (a --conf names an address of its own), not pointed at a private sink already (a
+        tuning sweep's trials, which send into the sweep's). A TSBS run into the sink finds its sink running
+        (``native up``, ``make noop-sink``), or ends in one line naming the address."""
+        if not (self.send and self.target == Target.sink) or self.private_sink is not None or \
+                self.client_conf() is not None or not self.own_data:
+            return None
+        return self.host, self.ilp_port
+
+    def at_sink(self, sink: SinkAddress) -> BenchOptions:
+        """These options, sending into ``sink`` (its kind recorded as ``private_sink``), the source kept."""
+        moved = dataclasses.replace(self, host=sink.host, ilp_port=sink.port, private_sink=sink.private)
+        return moved.sending(self.use_case_entry)
 
     @property
     def own_data(self) -> bool:
@@ -203,9 +227,10 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
     def _check_source(self) -> None:
         """--data's rules, before the data is read: no TSBS data-set flag beside it, its own flags only with it."""
         if not self.own_data:
-            own = [flag for flag, value in (("--at", self.at), ("--symbols", self.symbols),
+            own = [flag for flag, value in (("--symbols", self.symbols),
                                             ("--convert-dtypes", self.convert_dtypes or None),
                                             ("--object-strings", self.object_strings or None)) if value is not None]
+            own = self.reading_flags() + own
             if own:
                 raise UsageError(f"{own[0]} chooses a column of the user's data: it needs --data PATH")
             return
@@ -274,7 +299,8 @@ def resumed_options(path: str) -> BenchOptions:
     if parameters.get("rate") is not None:
         raise UsageError("--resume: the run was an open loop (--rate): its schedule's intended times passed with "
                          "it, so no later run can keep them; run it again")
-    names = {field.name for field in dataclasses.fields(BenchOptions)} - {"resume", "results", "first_chunk"}
+    names = {field.name for field in dataclasses.fields(BenchOptions)} - {"resume", "results", "first_chunk",
+                                                                           "private_sink"}
     values = {name: parameters[name] for name in names if name in parameters}
     values.update(seed=record.seed, keep_table=True, send=True, results=path, first_chunk=record.acknowledged_chunks)
     return BenchOptions(**values)

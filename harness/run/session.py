@@ -1,6 +1,7 @@
 """The run itself, for every command that leaves a record: its lifecycle (``Run``: the record written however
 the run ends), its metrics served while it runs (``metered``), its time series (``sampled``), its
-checkpoints while sending, and an interrupted phase kept in the record.
+checkpoints while sending, an interrupted phase kept in the record, and the no-op sink it sends into, started
+for it alone where nothing listens (``into_sink``).
 
 A command builds its ``RunRecord``, enters ``Run`` (or ``metered``, which enters it) and records phases;
 everything here is the same for an ingest run and a query run.
@@ -11,15 +12,16 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Protocol, Self, TextIO
 
 from harness.errors import RunError, UsageError
 from harness.ingest.choices import Target
 from harness.records.run_record import RunRecord
 from harness.records.store import reserve_results_path, write_results
 from harness.report.tables import format_phase
+from harness.servers.sink import SinkAddress, sink_at
 from harness.telemetry.phase import PhaseProgress, PhaseRecord
 from harness.telemetry.timeseries import Sampler, listening_process
 
@@ -186,3 +188,27 @@ def recorded_if_interrupted(run: Run, progress: PhaseProgress):
     except KeyboardInterrupt:
         run.phase(progress.phase, None, progress.record(time.perf_counter() - progress.started))
         raise
+
+
+class SinkRun(Protocol):
+    """The options of a run that may send into the no-op sink (``BenchOptions``, ``TuneOptions``)."""
+
+    def sink_endpoint(self) -> tuple[str, int] | None:
+        """host:port the run sends into the sink at, where it would start a private one if nothing listened;
+        None for a run that sends elsewhere or must find its sink running."""
+
+    def at_sink(self, sink: SinkAddress) -> Self:
+        """The same options, sending into ``sink`` (a private one: its kind recorded)."""
+
+
+@contextlib.contextmanager
+def into_sink(options: SinkRun, out: TextIO) -> Iterator[SinkRun]:
+    """The run's options for the block: pointed at a private no-op sink, started for the block and stopped
+    however it ends, where the run sends into the sink and nothing listens where it would
+    (``harness.servers.sink.sink_at``, which says so on ``out``); else unchanged."""
+    endpoint = options.sink_endpoint()
+    if endpoint is None:
+        yield options
+        return
+    with sink_at(*endpoint, say=lambda text: print(text, file=out, flush=True)) as sink:
+        yield options if sink.private is None else options.at_sink(sink)

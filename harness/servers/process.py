@@ -2,19 +2,24 @@
 is recognised (a stale pid file must never make us signal a stranger), and its stop (SIGTERM, then
 SIGKILL, to its whole process group). Every server runs in its own session (process group), so stopping it
 also stops what it forked (socat forks one child per connection) and a Ctrl-C in the shell that started it
-does not reach it.
+does not reach it. A server started for one run alone (a private sink) also dies with the process that started
+it, however that ends, SIGKILL included (``dies_with_this_process``).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
+
+from harness.errors import RunError
 
 # Loopback only, like the Docker stack's published ports: QuestDB's HTTP /exec and PGWire run any SQL
 # (DROP TABLE included) without authentication, and ILP writes anything; 0.0.0.0 offers them to the network.
@@ -26,6 +31,29 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as probe:
         probe.settimeout(0.5)
         return probe.connect_ex((host, port)) == 0
+
+
+# Linux's prctl option: the signal a process gets when the thread that forked it ends.
+_PR_SET_PDEATHSIG = 1
+
+
+def dies_with_this_process() -> Callable[[], None] | None:
+    """A ``preexec_fn`` for a child that must not outlive this process, however it ends (SIGKILL included):
+    the kernel sends the child SIGKILL when the thread that started it ends (Linux's ``PR_SET_PDEATHSIG``; start
+    it from the thread that stops it). None where the system has no ``prctl``. The child checks, after asking,
+    that this process still runs: one that died just before would never signal."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:  # in the child, between fork and exec: nothing but system calls
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec
 
 
 def _pid_alive(pid: int) -> bool:
@@ -109,6 +137,28 @@ class ServerProcess:
 
     def is_running(self) -> bool:
         return self.pid() is not None
+
+    def _spawn(self, command: list[str], what: str, port: int, timeout: float, **popen) -> None:
+        """Start ``command`` in a session of its own, its pid in ``pid_file``, and wait until it listens on
+        ``port``: one that exits first, or does not listen within ``timeout`` seconds, is a RunError naming
+        ``what``."""
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE, start_new_session=True, **popen)
+        self.pid_file.parent.mkdir(parents=True, exist_ok=True)
+        self.pid_file.write_text(f"{self.process.pid}\n")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self.pid_file.unlink(missing_ok=True)
+                reason = self.process.stderr.read().decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+                raise RunError(f"{what} exited at start (code {self.process.returncode}): {reason[0]}")
+            if port_in_use(port):
+                # Nothing reads its stderr from now on; a full pipe must never block it.
+                self.process.stderr.close()
+                return
+            time.sleep(0.05)
+        self._stop(5.0)
+        raise RunError(f"{what} did not listen on port {port} within {timeout:g}s")
 
     def _stop(self, timeout: float) -> None:
         """SIGTERM, then SIGKILL after ``timeout`` seconds; the pid file goes."""

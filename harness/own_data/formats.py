@@ -1,0 +1,108 @@
+"""What a path names, told by its name: the file formats the user's data comes in, their compression, and a
+folder or glob of files read as one dataset, Hive partition folders (``key=value``) among its path's parts.
+
+Formats: Parquet (``.parquet``, ``.pq``), Arrow IPC (``.arrow``, ``.feather``, ``.ipc``; a stream: ``.arrows``),
+CSV (``.csv``; ``.tsv``: tab-separated) and JSON lines (``.jsonl``, ``.ndjson``). A format read front to back (CSV,
+JSON lines, an Arrow stream) may be compressed, told by a further suffix: ``.gz``, ``.bz2``, ``.zst``, ``.lz4``
+(the lz4 frame format). A dataset's files are every file of a known format below the folder (or matching the
+glob), those whose names start with ``.`` or ``_`` (``_SUCCESS``, ``.crc``) left out, read in the order of their
+paths; they must share one format.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import UsageError
+
+FORMATS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
+           ".arrows": "arrow stream", ".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".ndjson": "json"}
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
+# Formats read front to back, which a compressed stream can feed.
+STREAMED = frozenset({"csv", "json", "arrow stream"})
+KNOWN = ("Parquet: .parquet/.pq, Arrow IPC: .arrow/.feather/.ipc, Arrow stream: .arrows, CSV: .csv/.tsv, JSON lines: "
+         ".jsonl/.ndjson; compressed CSV, JSON lines or Arrow stream: + .gz/.bz2/.zst/.lz4; or a folder of them")
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """A file's format, its compression (None: none) and whether it is tab-separated (``.tsv``)."""
+
+    format: str
+    compression: str | None = None
+    tabs: bool = False
+
+    def describe(self) -> str:
+        return self.format + (f" ({self.compression})" if self.compression else "")
+
+
+def kind_of(path: Path) -> FileKind | None:
+    """The kind ``path``'s suffixes name, or None when they name none of the formats."""
+    suffixes = [suffix.lower() for suffix in path.suffixes]
+    compression = COMPRESSIONS.get(suffixes[-1]) if suffixes else None
+    if compression is not None:
+        suffixes = suffixes[:-1]
+    form = FORMATS.get(suffixes[-1]) if suffixes else None
+    if form is None or (compression is not None and form not in STREAMED):
+        return None
+    return FileKind(form, compression, suffixes[-1] == ".tsv")
+
+
+@dataclass(frozen=True)
+class DataPart:
+    """One file of the data: its path, and the Hive partition values its folders carry (``key=value``)."""
+
+    path: Path
+    partitions: tuple[tuple[str, str], ...] = ()
+
+
+def _is_glob(text: str) -> bool:
+    return any(char in text for char in "*?[")
+
+
+def locate(path: str | os.PathLike, flag: str) -> tuple[list[DataPart], FileKind, bool]:
+    """The files ``path`` names (a file, a folder, or a glob), their one kind, and whether it is a dataset (a
+    folder or a glob); refused in one line starting with ``flag``: no such path, an unknown file type, an
+    empty folder, files of two formats."""
+    text = str(path)
+    if os.path.isfile(text):
+        kind = kind_of(Path(text))
+        if kind is None:
+            suffix = "".join(Path(text).suffixes[-2:]) or "(no suffix)"
+            raise UsageError(f"{flag} {text}: unknown file type {suffix!r} ({KNOWN})")
+        return [DataPart(Path(text))], kind, False
+    if os.path.isdir(text):
+        root = Path(text)
+        found = sorted(candidate for candidate in root.rglob("*") if candidate.is_file()
+                       and not any(part.startswith((".", "_")) and "=" not in part
+                                   for part in candidate.relative_to(root).parts))
+    elif _is_glob(text):
+        found = sorted(Path(name) for name in glob.glob(text, recursive=True) if os.path.isfile(name))
+        root = Path(os.path.commonpath([str(name.parent) for name in found])) if found else Path(".")
+    elif not os.path.exists(text):
+        raise UsageError(f"{flag} {text}: no such file or folder")
+    else:
+        raise UsageError(f"{flag} {text}: not a file or a folder")
+    parts = [(candidate, kind_of(candidate)) for candidate in found]
+    known = [(candidate, kind) for candidate, kind in parts if kind is not None]
+    if not known:
+        what = "no files" if not parts else f"no file of a known type (the first: {parts[0][0].name})"
+        raise UsageError(f"{flag} {text}: {what} to read ({KNOWN})")
+    first, first_kind = known[0]
+    for candidate, kind in known[1:]:
+        if kind.format != first_kind.format:
+            raise UsageError(f"{flag} {text}: {first} is {first_kind.describe()}, {candidate} {kind.describe()}: a "
+                             f"dataset's files share one format")
+    return [DataPart(candidate, _partitions(candidate, root)) for candidate, _ in known], first_kind, True
+
+
+def _partitions(path: Path, root: Path) -> tuple[tuple[str, str], ...]:
+    """The ``key=value`` folders between ``root`` and ``path``, in order."""
+    try:
+        folders = path.relative_to(root).parts[:-1]
+    except ValueError:
+        folders = path.parts[:-1]
+    return tuple(tuple(folder.split("=", 1)) for folder in folders if "=" in folder and not folder.startswith("="))

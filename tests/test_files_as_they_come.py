@@ -1,0 +1,399 @@
+"""Files as a data engineer holds them, each sent into a real QuestDB with ``bench --send --data`` (only the flags its
+kind needs) and read back exact: its rows counted on the server, every value compared by ``read --check-against``
+with the same flags. The corpus (``SHAPES``, made here, small): every timestamp form (ISO 8601 with ``T`` or a space,
+without seconds, with fractions to the nanosecond, ``Z`` and offsets, dates alone; other formats inferred or given;
+epoch numbers in each unit; local times in a zone across both DST changes), nulls in every type QuestDB keeps
+nulls of, quoted numbers, an unnamed index column, names QuestDB refuses, each compression, JSON lines, a
+partitioned folder, Latin-1, a BOM with CRLF line ends. Then what the reader and ``inspect`` say of them, without
+a server."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from harness.commands.bench import run_bench
+from harness.commands.inspect import InspectOptions, run_inspect
+from harness.commands.read import ReadOptions, run_read
+from harness.own_data.files import DataFile, Reading
+from harness.run.bench_options import BenchOptions
+from helpers import assert_one_line_error, run_cli
+
+ROWS = 120
+START = pd.Timestamp("2024-03-01 06:00:00")
+
+
+def _seconds(rows: int = ROWS, start: pd.Timestamp = START) -> pd.DatetimeIndex:
+    return pd.date_range(start, periods=rows, freq="s")
+
+
+def _values(rows: int = ROWS, nulls: bool = False) -> dict[str, list]:
+    """A row's other columns: an integer, a float, a string, a boolean; with ``nulls``, every one but the
+    boolean (QuestDB's BOOLEAN has no null) empty now and then."""
+    rng = np.random.default_rng(rows)
+    ints = [int(value) for value in rng.integers(-10**12, 10**12, rows)]
+    floats = [float(value) for value in rng.normal(size=rows) * 1e3]
+    strings = [f"s{index % 7}é" for index in range(rows)]
+    if nulls:
+        ints = [None if index % 5 == 1 else value for index, value in enumerate(ints)]
+        floats = [None if index % 6 == 2 else value for index, value in enumerate(floats)]
+        strings = [None if index % 4 == 3 else value for index, value in enumerate(strings)]
+    return {"count": ints, "load": floats, "host": strings, "ok": [bool(index % 3) for index in range(rows)]}
+
+
+def _csv(columns: dict[str, list], delimiter: str = ",", header: bool = True, quote_numbers: bool = False,
+         line_end: str = "\n") -> str:
+    def cell(value) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, float):
+            text = repr(value)
+            return f'"{text}"' if quote_numbers else text
+        if isinstance(value, int):
+            return f'"{value}"' if quote_numbers else str(value)
+        text = str(value)
+        return f'"{text}"' if delimiter in text or '"' in text else text
+    lines = [delimiter.join(columns)] if header else []
+    lines += [delimiter.join(cell(value) for value in row) for row in zip(*columns.values())]
+    return line_end.join(lines) + line_end
+
+
+def _texts(stamps, form: str) -> list[str]:
+    return [stamp.strftime(form) for stamp in stamps]
+
+
+@dataclass
+class Shape:
+    """A file of the corpus: its name (the file's or folder's), how it is made, the flags its kind needs, the rows
+    that land and what the table's columns must be (a subset, by name)."""
+
+    name: str
+    make: callable
+    flags: dict = field(default_factory=dict)
+    rows: int = ROWS
+    types: dict = field(default_factory=dict)
+
+
+def _write(path: Path, text: str | bytes, encoding: str = "utf-8") -> Path:
+    path.write_bytes(text if isinstance(text, bytes) else text.encode(encoding))
+    return path
+
+
+def _text_file(name: str, stamps_text: list[str], column: str = "ts", **options):
+    def make(folder: Path) -> Path:
+        return _write(folder / name, _csv({column: stamps_text, **_values()}, **options))
+    return make
+
+
+def _dst_paris() -> list[str]:
+    """Paris local times across 2024's spring gap (02:00-03:00 never happened) and autumn overlap (02:00-03:00
+    happened twice): every 20 minutes, in the order they happened."""
+    spring = pd.date_range("2024-03-31 00:00", periods=12, freq="20min")
+    autumn = pd.date_range("2024-10-27 00:00", periods=12, freq="20min", tz="Europe/Paris")
+    texts = [stamp.strftime("%Y-%m-%d %H:%M:%S") for stamp in spring]
+    texts += [stamp.strftime("%Y-%m-%d %H:%M:%S") for stamp in autumn]
+    return texts + [f"2024-10-28 {minute // 60:02d}:{minute % 60:02d}:00" for minute in range(ROWS - len(texts))]
+
+
+def _compressed(name: str, compress) -> callable:
+    def make(folder: Path) -> Path:
+        text = _csv({"ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), **_values(nulls=True)})
+        return _write(folder / name, compress(text.encode()))
+    return make
+
+
+def _arrow_codec(codec: str):
+    """Compression by Arrow's own streams (zstd, and lz4's frame format as the lz4 command writes it)."""
+    def compress(data: bytes) -> bytes:
+        sink = pa.BufferOutputStream()
+        stream = pa.CompressedOutputStream(sink, codec)
+        stream.write(data)
+        stream.flush()
+        stream.close()
+        return sink.getvalue().to_pybytes()
+    return compress
+
+
+def _jsonl(name: str, nested: bool = False, compress=None) -> callable:
+    def make(folder: Path) -> Path:
+        values = _values(nulls=True)
+        lines = []
+        for index, stamp in enumerate(_texts(_seconds(), "%Y-%m-%dT%H:%M:%S.%fZ")):
+            row = {"ts": stamp, **{key: column[index] for key, column in values.items()}}
+            if nested:
+                row["device"] = {"id": index % 4, "zone": f"z{index % 3}"}
+            lines.append(json.dumps(row))
+        data = ("\n".join(lines) + "\n").encode()
+        return _write(folder / name, compress(data) if compress else data)
+    return make
+
+
+def _partitioned(folder: Path) -> Path:
+    root = folder / "sales"
+    for index, day in enumerate(("2024-03-01", "2024-03-02", "2024-03-03")):
+        part = root / "year=2024" / f"day={day}"
+        part.mkdir(parents=True)
+        stamps = _seconds(40, pd.Timestamp(day) + pd.Timedelta(hours=6))
+        pd.DataFrame({"ts": stamps, **{key: value[:40] for key, value in _values(40).items()}}).to_parquet(
+            part / f"part-{index}.parquet")
+    (root / "_SUCCESS").write_text("")
+    return root
+
+
+def _csv_folder(folder: Path) -> Path:
+    root = folder / "readings"
+    root.mkdir()
+    for index in range(3):
+        stamps = _seconds(40, START + pd.Timedelta(minutes=index))
+        columns = {"ts": _texts(stamps, "%Y-%m-%d %H:%M:%S"), **{key: value[:40] for key, value in _values(40).items()}}
+        if index == 1:  # a file whose floats look like integers: its reader infers int64, the first file's double
+            columns["load"] = [float(int(value)) for value in columns["load"]]
+        _write(root / f"readings-{index}.csv", _csv(columns).replace(".0,", ",") if index == 1 else _csv(columns))
+    return root
+
+
+def _parquet_with(make_frame) -> callable:
+    def make(folder: Path) -> Path:
+        path = folder / "typed.parquet"
+        pq.write_table(make_frame(), path)
+        return path
+    return make
+
+
+def _typed_table() -> pa.Table:
+    """What other tools write: millisecond and second timestamps, dates, times of day, half floats, no pandas
+    metadata, integers with nulls."""
+    stamps = _seconds()
+    return pa.table({
+        "ts": pa.array(stamps.as_unit("ms").to_numpy(), pa.timestamp("ms")),
+        "seen": pa.array(stamps.as_unit("s").to_numpy(), pa.timestamp("s", "UTC")),
+        "day": pa.array([stamp.date() for stamp in stamps], pa.date32()),
+        "at_time": pa.array([stamp.time() for stamp in stamps], pa.time64("us")),
+        "half": pa.array(np.linspace(0, 1, ROWS).astype(np.float16)),
+        "n": pa.array([None if index % 3 == 0 else index for index in range(ROWS)], pa.int32()),
+    })
+
+
+def _with_index(folder: Path) -> Path:
+    frame = pd.DataFrame({"ts": _seconds(), **_values()})
+    frame.to_csv(folder / "indexed.csv")  # the index as the first column, its header cell empty
+    return folder / "indexed.csv"
+
+
+def _latin1(folder: Path) -> Path:
+    columns = {"ts": _texts(_seconds(), "%Y-%m-%d %H:%M:%S"), "ville": ["Zürich", "Besançon", "Köln"] * (ROWS // 3)}
+    return _write(folder / "latin1.csv", _csv(columns), "latin-1")
+
+
+def _bom_crlf(folder: Path) -> Path:
+    text = _csv({"ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%S"), **_values(nulls=True)}, line_end="\r\n")
+    return _write(folder / "bom_crlf.csv", b"\xef\xbb\xbf" + text.encode())
+
+
+def _refused_names(folder: Path) -> Path:
+    columns = {"Time (UTC)": _texts(_seconds(), "%Y-%m-%d %H:%M:%S"), "price (USD)": _values()["load"],
+               "load %": _values()["count"], "a.b": _values()["host"], "V": _values()["count"], "v": _values()["load"]}
+    return _write(folder / "names.csv", _csv(columns))
+
+
+def _skipped(folder: Path) -> Path:
+    texts = _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ")
+    texts[10], texts[77] = "n/a yet", "2024-13-45T99:00:00Z"
+    return _write(folder / "skipped.csv", _csv({"ts": texts, **_values()}))
+
+
+SHAPES = [
+    Shape("iso_z", _text_file("iso_z.csv", _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ")), types={"ts": "TIMESTAMP"}),
+    Shape("iso_space", _text_file("iso_space.csv", _texts(_seconds(), "%Y-%m-%d %H:%M:%S"))),
+    Shape("iso_minutes", _text_file("iso_minutes.csv", _texts(pd.date_range(START, periods=ROWS, freq="min"),
+                                                              "%Y-%m-%dT%H:%M"))),
+    Shape("iso_millis", _text_file("iso_millis.csv", _texts(_seconds() + pd.Timedelta("123ms"),
+                                                            "%Y-%m-%dT%H:%M:%S.%f")), types={"ts": "TIMESTAMP"}),
+    Shape("iso_nanos", _text_file("iso_nanos.csv", [text + "789" for text in _texts(
+        _seconds() + pd.Timedelta("123456us"), "%Y-%m-%d %H:%M:%S.%f")]), types={"ts": "TIMESTAMP_NS"}),
+    Shape("iso_offsets", _text_file("iso_offsets.csv", [stamp.isoformat() for stamp in _seconds().tz_localize(
+        "UTC").tz_convert("Asia/Kolkata")])),
+    Shape("iso_offsets_mixed", _text_file("iso_offsets_mixed.csv", [
+        (stamp.tz_convert("America/New_York") if index % 2 else stamp).strftime("%Y-%m-%dT%H:%M:%S%z")
+        for index, stamp in enumerate(_seconds().tz_localize("UTC"))])),
+    Shape("date_only", _text_file("date_only.csv", _texts(pd.date_range("2001-01-01", periods=ROWS, freq="D"),
+                                                          "%Y-%m-%d"), column="day"), types={"day": "TIMESTAMP"}),
+    Shape("slashes", _text_file("slashes.csv", _texts(_seconds(), "%Y/%m/%d %H:%M:%S"), column="when"),
+          flags={"at": "when"}),
+    Shape("month_names", _text_file("month_names.csv", _texts(pd.date_range("2000-01-01", periods=ROWS, freq="D"),
+                                                              "%b %d %Y"), column="Date"), flags={"at": "Date"}),
+    Shape("day_first", _text_file("day_first.csv", _texts(pd.date_range("2000-01-01", periods=ROWS, freq="D"),
+                                                          "%d.%m.%Y %H:%M"), column="Datum"),
+          flags={"at": "Datum", "at_format": "%d.%m.%Y %H:%M"}),
+    Shape("epoch_s", _text_file("epoch_s.csv", [str(stamp.value // 10**9) for stamp in _seconds()], column="time"),
+          flags={"at": "time", "at_unit": "s"}),
+    Shape("epoch_ms", _text_file("epoch_ms.csv", [str(stamp.value // 10**6 + 7) for stamp in _seconds()]),
+          flags={"at": "ts", "at_unit": "ms"}),
+    Shape("epoch_float_s", _text_file("epoch_float_s.csv", [f"{stamp.value / 1e9:.3f}" for stamp in
+                                                            _seconds() + pd.Timedelta("250ms")]),
+          flags={"at": "ts", "at_unit": "s"}),
+    Shape("epoch_ns", _text_file("epoch_ns.csv", [str(stamp.value + 11) for stamp in _seconds()]),
+          flags={"at": "ts", "at_unit": "ns"}, types={"ts": "TIMESTAMP_NS"}),
+    Shape("local_dst", _text_file("local_dst.csv", _dst_paris()), flags={"tz": "Europe/Paris"}),
+    Shape("parse_dates", lambda folder: _write(folder / "parse_dates.csv", _csv({
+        "ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), "shipped": _texts(_seconds() + pd.Timedelta("3D"),
+                                                                           "%d/%m/%Y %H:%M")})),
+          flags={"at": "ts", "parse_dates": "shipped"}, types={"shipped": "TIMESTAMP"}),
+    Shape("nulls", lambda folder: _write(folder / "nulls.csv", _csv({
+        "ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), **_values(nulls=True),
+        "later": [None if index % 3 else text for index, text in
+                  enumerate(_texts(_seconds(), "%Y-%m-%d %H:%M:%S"))]})), flags={"at": "ts"},
+          types={"count": "LONG", "load": "DOUBLE", "host": "VARCHAR", "later": "TIMESTAMP"}),
+    Shape("quoted_numbers", lambda folder: _write(folder / "quoted.csv", _csv(
+        {"ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), **_values()}, quote_numbers=True)),
+          types={"count": "LONG", "load": "DOUBLE"}),
+    Shape("index_column", _with_index, types={"column0": "LONG"}),
+    Shape("refused_names", _refused_names, flags={"at": "Time (UTC)"},
+          types={"Time _UTC_": "TIMESTAMP", "price _USD_": "DOUBLE", "load _": "LONG", "a_b": "VARCHAR",
+                 "V": "LONG", "v_2": "DOUBLE"}),
+    Shape("renamed", _refused_names, flags={"at": "Time (UTC)", "rename": "Time (UTC)=ts,price (USD)=price_usd"},
+          types={"ts": "TIMESTAMP", "price_usd": "DOUBLE", "load _": "LONG"}),
+    Shape("gzip", _compressed("gzip.csv.gz", gzip.compress)),
+    Shape("bzip2", _compressed("bzip2.csv.bz2", bz2.compress)),
+    Shape("zstd", _compressed("zstd.csv.zst", _arrow_codec("zstd"))),
+    Shape("lz4", _compressed("lz4.csv.lz4", _arrow_codec("lz4"))),
+    Shape("jsonl", _jsonl("events.jsonl"), types={"count": "LONG", "ok": "BOOLEAN"}),
+    Shape("ndjson_nested", _jsonl("nested.ndjson", nested=True), types={"device_id": "LONG", "device_zone": "VARCHAR"}),
+    Shape("jsonl_gzip", _jsonl("events.jsonl.gz", compress=gzip.compress)),
+    Shape("partitioned", _partitioned, rows=120, types={"year": "LONG", "day": "VARCHAR"}),
+    Shape("csv_folder", _csv_folder, rows=120, types={"load": "DOUBLE"}),
+    Shape("latin1", _latin1, flags={"encoding": "latin-1"}, rows=ROWS // 3 * 3),
+    Shape("bom_crlf", _bom_crlf),
+    Shape("tsv", _text_file("tabs.tsv", _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), delimiter="\t")),
+    Shape("semicolons", _text_file("semicolons.csv", _texts(_seconds(), "%Y-%m-%d %H:%M:%S"), delimiter=";")),
+    Shape("pipes_no_header", _text_file("pipes.csv", [str(stamp.value // 10**9) for stamp in _seconds()],
+                                        delimiter="|", header=False), flags={"at": "column0", "at_unit": "s"}),
+    Shape("parquet_typed", _parquet_with(_typed_table), flags={"at": "ts"},
+          types={"ts": "TIMESTAMP", "seen": "TIMESTAMP", "day": "TIMESTAMP", "at_time": "VARCHAR", "half": "DOUBLE",
+                 "n": "LONG"}),
+    Shape("parquet_text_times", _parquet_with(lambda: pa.table({"ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%S.%fZ"),
+                                                                "v": list(range(ROWS))})), flags={"at": "ts"}),
+    Shape("skip_bad_timestamps", _skipped, flags={"on_bad_timestamp": "skip"}, rows=ROWS - 2),
+]
+
+
+def test_the_corpus_is_at_least_thirty_shapes():
+    assert len(SHAPES) >= 30 and len({shape.name for shape in SHAPES}) == len(SHAPES)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("corpus")
+    made = {}
+    for shape in SHAPES:
+        place = folder / shape.name
+        place.mkdir()
+        made[shape.name] = shape.make(place)
+    return made
+
+
+def _server(questdb) -> dict:
+    return dict(host=questdb.host, http_port=questdb.http_port, ilp_port=questdb.ilp_port,
+                server_metrics_port=questdb.min_port)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[shape.name for shape in SHAPES])
+def test_each_shape_lands_exact(questdb_server, corpus, tmp_path, shape):
+    table = f"as_they_come_{shape.name}"
+    questdb_server.client.drop_table(table)
+    path = str(corpus[shape.name])
+    with open("/dev/null", "w") as devnull:
+        record = run_bench(BenchOptions(data=path, table=table, send=True, transport="http", reporting_period=0,
+                                        sample_interval=0, results=str(tmp_path / "bench.json"), **_server(questdb_server),
+                                        **shape.flags), out=devnull)
+    try:
+        assert record.status == "ok"
+        assert record.validation.expected_rows == record.validation.visible_rows == shape.rows
+        assert questdb_server.client.count(table) == shape.rows
+        columns = dict(questdb_server.client.table_columns(table))
+        for name, questdb_type in shape.types.items():
+            assert columns.get(name) == questdb_type, (name, columns)
+        reading = record.parameters["reading"]
+        assert reading["skipped_rows"] == ROWS - shape.rows
+        read, printed = _read(questdb_server, tmp_path, path, table, shape.flags)
+        assert read.status == "ok", printed
+        assert f"every value of {shape.rows} rows equal" in printed
+    finally:
+        questdb_server.client.drop_table(table)
+
+
+def _read(questdb, tmp_path, path, table, flags):
+    out = io.StringIO()
+    record = run_read(ReadOptions(check_against=path, table=table, host=questdb.host, http_port=questdb.http_port,
+                                  pg_port=questdb.pg_port, server_metrics_port=questdb.min_port, reporting_period=0,
+                                  sample_interval=0, results=str(tmp_path / "read.json"), **flags), out=out)
+    return record, out.getvalue()
+
+
+# --- what the reader makes of them, without a server ------------------------------------------------------------
+
+
+def _frame(corpus, name, **flags) -> pd.DataFrame:
+    data = DataFile(corpus[name], reading=Reading(**flags))
+    return pd.concat(list(data.frames(1_000)), ignore_index=True)
+
+
+def test_offsets_and_zones_become_the_instants_they_name(corpus):
+    offsets = _frame(corpus, "iso_offsets_mixed")
+    assert list(offsets.ts) == list(_seconds().tz_localize("UTC"))
+    local = _frame(corpus, "local_dst", tz="Europe/Paris")
+    texts = _dst_paris()
+    # The spring gap's 02:00, 02:20, 02:40 move to 03:00 Paris (01:00 UTC); the autumn overlap's times are summer
+    # time the first time round, winter time the second, in the file's order.
+    spring = local.ts[:12].dt.tz_convert("Europe/Paris").dt.strftime("%H:%M").tolist()
+    assert spring == ["00:00", "00:20", "00:40", "01:00", "01:20", "01:40", "03:00", "03:00", "03:00", "03:00",
+                      "03:20", "03:40"]
+    autumn = local.ts[12:24].reset_index(drop=True)
+    expected = pd.date_range("2024-10-27 00:00", periods=12, freq="20min", tz="Europe/Paris").tz_convert("UTC")
+    assert list(autumn) == list(expected) and autumn.is_monotonic_increasing and len(texts) == ROWS
+
+
+def test_epoch_numbers_and_dates_land_on_the_right_instant(corpus):
+    assert _frame(corpus, "epoch_ms", at="ts", at_unit="ms").ts[0] == START + pd.Timedelta("7ms")
+    assert _frame(corpus, "epoch_float_s", at="ts", at_unit="s").ts[0] == START + pd.Timedelta("250ms")
+    assert _frame(corpus, "epoch_ns", at="ts", at_unit="ns").ts[0] == START + pd.Timedelta("11ns")
+    assert _frame(corpus, "date_only").day[1] == pd.Timestamp("2001-01-02")
+    assert _frame(corpus, "iso_nanos").ts[0] == START + pd.Timedelta("123456789ns")
+
+
+def test_nulls_keep_one_dtype_in_every_piece(corpus):
+    data = DataFile(corpus["nulls"])
+    dtypes = {str(frame["count"].dtype) for frame in data.frames(10)}
+    assert dtypes == {"Int64"}  # pieces without a null too: not int64 in one piece and float64 in the next
+
+
+def test_inspect_names_every_conversion_and_every_new_name(corpus):
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(corpus["refused_names"]), at="Time (UTC)"), out)
+    printed = out.getvalue()
+    assert "comma-separated (sniffed), a header line (sniffed), utf-8" in printed
+    assert "converted Time (UTC): text -> timestamp[us] (ISO 8601, read as UTC)" in printed
+    assert "renamed 'price (USD)' -> 'price _USD_' (QuestDB refuses it: holds '(' ')')" in printed
+    assert "renamed 'v' -> 'v_2'" in printed
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(corpus["month_names"]), at="Date"), out)
+    assert "format '%b %d %Y' (inferred from the first value)" in out.getvalue()
+
+
+def test_a_files_advice_is_a_flag_of_the_harness(tmp_path):
+    path = tmp_path / "durations.parquet"
+    pd.DataFrame({"ts": _seconds(), "took": pd.to_timedelta(np.arange(ROWS), unit="s")}).to_parquet(path)
+    result = run_cli("inspect", "--data", str(path))
+    assert_one_line_error(result, 2, "'took'", "convert it: send with --convert-dtypes, which applies")
