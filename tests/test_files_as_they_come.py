@@ -186,6 +186,19 @@ def _typed_table() -> pa.Table:
     })
 
 
+def _widened(folder: Path) -> Path:
+    """Monthly files as public data sets publish them: a column all empty in one month (Arrow null) and doubles in
+    the next, an integer column that becomes double."""
+    root = folder / "trips"
+    root.mkdir()
+    for month, (fee, fare) in enumerate(((pa.nulls(60), pa.array(range(60), pa.int64())),
+                                         (pa.array(np.linspace(0, 5, 60)), pa.array(np.linspace(1, 9, 60))))):
+        stamps = _seconds(60, START + pd.Timedelta(days=31 * month))
+        pq.write_table(pa.table({"pickup": pa.array(stamps.to_numpy()), "airport_fee": fee, "fare": fare}),
+                       root / f"trips-2024-0{month + 1}.parquet")
+    return root
+
+
 def _with_index(folder: Path) -> Path:
     frame = pd.DataFrame({"ts": _seconds(), **_values()})
     frame.to_csv(folder / "indexed.csv")  # the index as the first column, its header cell empty
@@ -285,6 +298,18 @@ SHAPES = [
                  "n": "LONG"}),
     Shape("parquet_text_times", _parquet_with(lambda: pa.table({"ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%S.%fZ"),
                                                                 "v": list(range(ROWS))})), flags={"at": "ts"}),
+    Shape("twelve_hour_clock", _text_file("twelve_hour.csv", [f"{stamp.month}/{stamp.day}/{stamp.year} "
+                                                              f"{stamp.strftime('%I:%M:%S %p').lstrip('0')}"
+                                                              for stamp in pd.date_range(START, periods=ROWS,
+                                                                                         freq="37min")],
+                                        column="Time"), flags={"at": "Time"}),
+    Shape("zone_names", _text_file("zone_names.csv", _texts(_seconds(), "%Y-%m-%d %H:%M:%S UTC"), column="Time"),
+          flags={"at": "Time"}),
+    Shape("digits_date", _text_file("digits_date.csv", _texts(pd.date_range("2000-01-01", periods=ROWS, freq="D"),
+                                                              "%Y%m%d"), column="day"),
+          flags={"at": "day", "at_format": "%Y%m%d"}),
+    Shape("parquet_folder_widened", _widened, flags={"at": "pickup"}, types={"airport_fee": "DOUBLE",
+                                                                              "fare": "DOUBLE"}),
     Shape("skip_bad_timestamps", _skipped, flags={"on_bad_timestamp": "skip"}, rows=ROWS - 2),
 ]
 
@@ -371,6 +396,10 @@ def test_epoch_numbers_and_dates_land_on_the_right_instant(corpus):
     assert _frame(corpus, "epoch_ns", at="ts", at_unit="ns").ts[0] == START + pd.Timedelta("11ns")
     assert _frame(corpus, "date_only").day[1] == pd.Timestamp("2001-01-02")
     assert _frame(corpus, "iso_nanos").ts[0] == START + pd.Timedelta("123456789ns")
+    # Formats pandas cannot guess from one value: a 12-hour clock, month first; a zone's name; digits.
+    assert list(_frame(corpus, "twelve_hour_clock", at="Time").Time[:2]) == [START, START + pd.Timedelta("37min")]
+    assert _frame(corpus, "zone_names", at="Time").Time[1] == (START + pd.Timedelta("1s")).tz_localize("UTC")
+    assert _frame(corpus, "digits_date", at="day", at_format="%Y%m%d").day[31] == pd.Timestamp("2000-02-01")
 
 
 def test_nulls_keep_one_dtype_in_every_piece(corpus):
@@ -389,7 +418,7 @@ def test_inspect_names_every_conversion_and_every_new_name(corpus):
     assert "renamed 'v' -> 'v_2'" in printed
     out = io.StringIO()
     run_inspect(InspectOptions(data=str(corpus["month_names"]), at="Date"), out)
-    assert "format '%b %d %Y' (inferred from the first value)" in out.getvalue()
+    assert "format '%b %d %Y' (inferred from its first values)" in out.getvalue()
 
 
 def test_a_files_advice_is_a_flag_of_the_harness(tmp_path):

@@ -3,8 +3,9 @@ first values and the user's flags (``--at-format``, ``--at-unit``, ``--tz``), th
 
 - Text in ISO 8601 (``T`` or a space, with or without seconds and fractions, ``Z`` or ``+hh:mm`` offsets, or a
   date alone) is parsed by Arrow's own ISO 8601 cast, pandas' ``format='ISO8601'`` taking what Arrow leaves.
-- Other text: the format is inferred from the first value as pandas infers it (``guess_datetime_format``),
-  every first value must then parse with it, and it is stated; or it is given (``--at-format``, strftime).
+- Other text: the format is inferred from the first values (pandas' ``guess_datetime_format`` of the first
+  one, month first and day first, and common forms it misses: the one that parses the most of the first 1,000),
+  and stated; or it is given (``--at-format``, strftime; integers too, such as ``%Y%m%d``).
 - Numbers are epoch time in the unit ``--at-unit`` names (s, ms, us, ns); numbers without it are refused, the
   unit their size suggests named.
 - Text with an offset is converted to UTC. Naive text is UTC, or local time in ``--tz`` (an IANA zone): a
@@ -19,6 +20,7 @@ finer than the column's unit is refused rather than cut. A value that does not p
 from __future__ import annotations
 
 import re
+import warnings
 import zoneinfo
 from dataclasses import dataclass, field
 
@@ -34,6 +36,14 @@ _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _ISO = re.compile(r"^\s*[+-]?\d{4}-\d{2}-\d{2}([T ]\d{2}(:?\d{2}(:?\d{2}([.,]\d+)?)?)?)?\s*(Z|[+-]\d{2}(:?\d{2})?)?\s*$")
 _OFFSET = re.compile(r"(Z|[+-]\d{2}(:?\d{2})?)\s*$")
 _FRACTION = re.compile(r"[.,](\d+)")
+_DIGITS_DATE = re.compile(r"^(19|20|21)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
+# Forms of text timestamps pandas' guess from one value misses (12-hour clocks, day-first dates it reads month
+# first), tried after its guesses; the one that parses the most first values wins.
+COMMON_FORMATS = ("%m/%d/%Y %I:%M:%S %p", "%m/%d/%Y %I:%M %p", "%d/%m/%Y %I:%M:%S %p", "%m/%d/%Y %H:%M:%S",
+                  "%d/%m/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%d/%m/%Y %H:%M", "%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y %H:%M:%S",
+                  "%d.%m.%Y %H:%M", "%d.%m.%Y", "%Y%m%d%H%M%S", "%Y%m%d %H:%M:%S", "%Y%m%d")
+# First values a format is judged by.
+HEAD_VALUES = 1_000
 
 
 class BadValue(Exception):
@@ -53,6 +63,31 @@ def check_zone(tz: str | None) -> None:
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         raise UsageError(f"--tz: unknown time zone {tz!r} (an IANA name such as UTC, Europe/Paris or "
                          f"America/New_York)") from None
+
+
+def _inferred_format(values: list[str]) -> str | None:
+    """The format of text timestamps, from their first values: of pandas' guesses from the first value (month
+    first, then day first) and the common forms pandas cannot guess (``COMMON_FORMATS``), the one that parses the
+    most of ``values`` (the first value among them; on a tie, the earlier)."""
+    first = values[0].strip()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas warns when a day-first guess is not day first
+        guesses = [pd.tseries.api.guess_datetime_format(first, dayfirst=dayfirst) for dayfirst in (False, True)]
+    candidates = list(dict.fromkeys(guess for guess in (*guesses, *COMMON_FORMATS) if guess))
+    sample = pd.Series(values[:HEAD_VALUES], dtype=object)
+    best, best_count = None, 0
+    for candidate in candidates:
+        try:
+            parsed = pd.to_datetime(sample, format=candidate, errors="coerce",
+                                    utc="%z" in candidate or "%Z" in candidate)
+        except (ValueError, TypeError):
+            continue
+        if pd.isna(parsed.iloc[0]):
+            continue
+        count = int(parsed.notna().sum())
+        if count > best_count:
+            best, best_count = candidate, count
+    return best
 
 
 def is_iso(text: str) -> bool:
@@ -98,7 +133,7 @@ class TimeParser:
         elif self.kind == "iso":
             how = "ISO 8601"
         else:
-            how = f"format {self.format!r} ({'inferred from the first value' if self.inferred else '--at-format'})"
+            how = f"format {self.format!r} ({'inferred from its first values' if self.inferred else '--at-format'})"
         if self.aware:
             how += ", offsets converted to UTC"
         elif self.tz:
@@ -126,17 +161,22 @@ class TimeParser:
             if at_format is not None:
                 raise UsageError("--at-format reads text, --at-unit numbers: give one of them")
             return cls(column, "epoch", unit="ns" if at_unit == "ns" else "us", epoch_unit=at_unit, tz=None)
-        if numeric:
+        if numeric and at_format is None:
             if len(present):
                 first = present[0].as_py()
                 unit = _suggested_unit(first)
                 example = pd.Timestamp(int(first) * (_PER_SECOND["ns"] // _PER_SECOND[unit]), unit="ns")
-                hint = f" (its first value, {first}, reads as {example} with --at-unit {unit})"
+                hint = f" (its first value, {first}, reads as {example} with --at-unit {unit}"
+                if _DIGITS_DATE.match(str(first)):
+                    hint += f", as {str(first)[:4]}-{str(first)[4:6]}-{str(first)[6:8]} with --at-format %Y%m%d"
+                hint += ")"
             else:
                 hint = ""
             raise UsageError(f"{flag} {column}: the column holds numbers: give their epoch unit with --at-unit "
                              f"s|ms|us|ns{hint}")
-        if not text:
+        if numeric and pa.types.is_integer(head.type):
+            present = present.cast(pa.string())  # digits read with --at-format (%Y%m%d ...)
+        elif not text:
             raise UsageError(f"{flag} {column}: the column is {head.type}, neither text nor numbers to read as "
                              f"timestamps")
         values = [value for value in present.to_pylist()]
@@ -153,11 +193,12 @@ class TimeParser:
             aware = _has_offset(first)
             parser = cls(column, "iso", aware=aware, tz=tz)
         else:
-            guessed = pd.tseries.api.guess_datetime_format(first.strip())
+            guessed = _inferred_format(values)
             if guessed is None:
                 raise UsageError(f"{flag} {column}: cannot tell the timestamp format of its first value {first!r}: "
                                  f"give it with --at-format (strftime, e.g. '%d/%m/%Y %H:%M')")
-            parser = cls(column, "format", format=guessed, inferred=True, aware="%z" in guessed, tz=tz)
+            parser = cls(column, "format", format=guessed, inferred=True, aware="%z" in guessed or "%Z" in guessed,
+                         tz=tz)
         parser._refuse_zone_twice()
         parser._check_head(values, flag)
         return parser
@@ -205,7 +246,7 @@ class TimeParser:
 
     def _why(self) -> str:
         if self.kind == "format" and self.inferred:
-            return (f"not of the format {self.format!r}, inferred from the column's first value: give the right one "
+            return (f"not of the format {self.format!r}, inferred from the column's first values: give the right one "
                     f"with --at-format")
         if self.kind == "format":
             return f"not of the format {self.format!r}"
