@@ -341,8 +341,8 @@ def test_each_shape_lands_exact(questdb_server, corpus, tmp_path, shape):
     path = str(corpus[shape.name])
     with open("/dev/null", "w") as devnull:
         record = run_bench(BenchOptions(data=path, table=table, send=True, transport="http", reporting_period=0,
-                                        sample_interval=0, results=str(tmp_path / "bench.json"), **_server(questdb_server),
-                                        **shape.flags), out=devnull)
+                                        sample_interval=0, results=str(tmp_path / "bench.json"),
+                                        **_server(questdb_server), **shape.flags), out=devnull)
     try:
         assert record.status == "ok"
         assert record.validation.expected_rows == record.validation.visible_rows == shape.rows
@@ -426,3 +426,35 @@ def test_a_files_advice_is_a_flag_of_the_harness(tmp_path):
     pd.DataFrame({"ts": _seconds(), "took": pd.to_timedelta(np.arange(ROWS), unit="s")}).to_parquet(path)
     result = run_cli("inspect", "--data", str(path))
     assert_one_line_error(result, 2, "'took'", "convert it: send with --convert-dtypes, which applies")
+
+
+def test_a_bad_value_found_while_sending_ends_in_one_line_and_the_record_says_what_landed(questdb_server, tmp_path,
+                                                                                         monkeypatch):
+    """A value the scan before sending does not read (a CSV's float column: only timestamps, integers and booleans
+    are read whole first) that its column's type cannot take ends the run when its block is read: one line, exit
+    2, the record saying how many rows QuestDB holds."""
+    from harness.own_data import files
+
+    monkeypatch.setattr(files, "CSV_BLOCK_BYTES", 4096)  # many blocks in a small file: the bad one comes late
+    # More rows than are read before sending (the first 10,000) and than a piece converts at once (100,000).
+    loads = [repr(float(index)) for index in range(150_000)]
+    loads[140_000] = "n.a."
+    path = _write(tmp_path / "late_bad.csv", _csv({"ts": _texts(_seconds(150_000), "%Y-%m-%dT%H:%M:%SZ"),
+                                                   "load": loads}))
+    table = "as_they_come_late_bad"
+    questdb_server.client.drop_table(table)
+    results = tmp_path / "late.json"
+    try:
+        with pytest.raises(files.UsageError) as failed, open("/dev/null", "w") as devnull:
+            run_bench(BenchOptions(data=str(path), table=table, send=True, transport="http", reporting_period=0,
+                                   sample_interval=0, worker_chunk_row_count=5_000, results=str(results),
+                                   **_server(questdb_server)), out=devnull)
+        message = str(failed.value)
+        assert "late_bad.csv: line 140002, column 'load': 'n.a.' is not double" in message, message
+        assert "\n" not in message
+        record = json.loads(results.read_text())
+        assert record["status"] == "failed"
+        landed = questdb_server.client.count(table)
+        assert 0 < landed < 150_000 and f"{table}: {landed} rows visible" in record["error"], record["error"]
+    finally:
+        questdb_server.client.drop_table(table)

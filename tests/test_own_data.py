@@ -183,7 +183,8 @@ def _bad_files_as_they_come(tmp_path) -> dict[str, tuple[str, list[str], tuple[s
     whole = gzip.compress(("ts,v\n" + rows * 2000).encode())
     truncated = tmp_path / "truncated.csv.gz"
     truncated.write_bytes(whole[:len(whole) // 2])
-    cases["truncated gzip"] = (str(truncated), [], ("truncated.csv.gz", "Truncated compressed stream"))
+    cases["truncated gzip"] = (str(truncated), [], ("truncated.csv.gz",
+                                                    "Compressed file ended before the end-of-stream"))
     unparseable = tmp_path / "unparseable.csv"
     unparseable.write_text("ts,v\n" + rows + "2024-01-01T00:01:00Z,1\nyesterday,2\n")
     cases["a timestamp that does not parse"] = (str(unparseable), [], ("line 53", "'yesterday'", "column 'ts'",
@@ -262,7 +263,7 @@ def test_tsbs_only_options_are_refused_beside_data(tmp_path, devnull):
                             (dict(use_case="devops"), "--use-case")):
         with pytest.raises(UsageError, match=fragment):
             run_bench(data_options(tmp_path, data=good, **flags), out=devnull)
-    with pytest.raises(UsageError, match="--at chooses a column of the user's data"):
+    with pytest.raises(UsageError, match="--at is for the user's data: it needs --data"):
         run_bench(data_options(tmp_path, at="ts"), out=devnull)
 
 

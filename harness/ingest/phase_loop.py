@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import pandas as pd
 from questdb import QuestDBError, Sender, TimestampNanos
 
-from harness.errors import RunError
+from harness.errors import RunError, UsageError
 from harness.ingest.ilp import TSBS_COLUMNS, Chunk, FrameColumns, append_frame, chunk_rows, client_symbols, new_buffer
 from harness.ingest.open_loop import OpenLoop
 from harness.ingest.senders import SenderSettings, one_line, open_sender
@@ -386,7 +386,9 @@ class PhaseFailed(RunError):
     """A phase stopped by an error; carries what was finished before it."""
 
     def __init__(self, record: PhaseRecord, cause: BaseException):
-        message = str(cause) if isinstance(cause, RunError) else f"{type(cause).__name__}: {one_line(cause)}"
+        # The harness's own errors are one line already; a bad value of the user's file is a UsageError.
+        message = str(cause) if isinstance(cause, (RunError, UsageError)) else \
+            f"{type(cause).__name__}: {one_line(cause)}"
         super().__init__(message)
         self.record = record
         self.cause = cause

@@ -363,31 +363,43 @@ class FileReadingOptions:
                                   "--at-format); numbers are epoch time in --at-unit.")
     at_format: str | None = option(None, "The designated timestamp's text format (strftime, e.g. '%d/%m/%Y %H:%M'), "
                                          "instead of ISO 8601 or the format inferred from its first value.")
-    at_unit: EpochUnit | None = option(None, "The designated timestamp's numbers are epoch time in this unit: s, ms, us "
-                                       "or ns.")
+    at_unit: EpochUnit | None = option(None, "The designated timestamp's numbers are epoch time in this unit: s, "
+                                             "ms, us or ns.")
     tz: str | None = option(None, "Naive text timestamps are local time in this IANA zone (e.g. Europe/Paris), "
                                   "not UTC: a time in a DST gap moves forward, one in an overlap is daylight time "
                                   "until the times go back.")
     parse_dates: str | None = option(None, "Other text columns to read as timestamps, COL,COL... (ISO 8601 or the "
                                            "format inferred from each one's first value).")
-    on_bad_timestamp: OnBadTimestamp = option(OnBadTimestamp.fail, "A timestamp that does not parse: fail (the run ends in one line naming "
-                                           "its line) or skip (its row is left out, counted and recorded).")
+    on_bad_timestamp: OnBadTimestamp = option(OnBadTimestamp.fail, "A timestamp that does not parse: fail (the run "
+                                                                   "ends in one line naming its line) or skip (its "
+                                                                   "row is left out, counted and recorded).")
     csv_delimiter: str | None = option(None, "A CSV's delimiter. Default: sniffed from its first lines (, tab ; |).")
     csv_no_header: bool = option(False, "The CSV's first line is data, not a header (its columns are named "
                                         "column0, column1 ...). Default: sniffed.", flags=("--csv-no-header",))
     encoding: str | None = option(None, "A CSV's or JSON lines file's text encoding (e.g. latin-1, cp1252). "
                                         "Default: UTF-8.")
+    symbols: str | None = option(None, "The columns sent as SYMBOL, COL,COL... (a CSV's or JSON lines file's read "
+                                       "as text); auto: categorical columns and string columns with at most one "
+                                       "distinct value per 100 rows of the first 10,000. Default: the client's own "
+                                       "choice (categorical columns).")
     rename: str | None = option(None, "Column names of your choice, OLD=NEW,OLD=NEW...; a name QuestDB refuses and "
                                       "not renamed gets its refused characters replaced by _ (`harness inspect` "
                                       "lists them).")
+
+    def symbol_choice(self) -> str | tuple[str, ...] | None:
+        """--symbols as the data source takes it: None, "auto" or the columns named."""
+        if self.symbols is None or self.symbols.strip() == "auto":
+            return None if self.symbols is None else "auto"
+        return tuple(name.strip() for name in self.symbols.split(",") if name.strip())
 
     def reading(self):
         """These flags as the reader takes them."""
         from harness.own_data.files import Reading
 
         parse_dates = tuple(name.strip() for name in (self.parse_dates or "").split(",") if name.strip())
+        symbols = self.symbol_choice()
         return Reading(self.at, self.at_format, self.at_unit and str(self.at_unit), self.tz, parse_dates,
-                       str(self.on_bad_timestamp),
+                       str(self.on_bad_timestamp), symbols if isinstance(symbols, tuple) else (),
                        self.csv_delimiter, self.csv_no_header, self.encoding, self.rename)
 
     def reading_flags(self) -> list[str]:
@@ -405,10 +417,6 @@ class OwnDataOptions(FileReadingOptions):
                                     "TSBS data set: Parquet, Arrow IPC, CSV/TSV or JSON lines, CSV, JSON lines and "
                                     "Arrow streams also compressed (.gz, .bz2, .zst, .lz4), read in bounded pieces "
                                     "while sending, never whole (`harness inspect --data` shows how it is read).")
-    symbols: str | None = option(None, "With --data: the columns sent as SYMBOL, COL,COL...; auto: categorical "
-                                       "columns and string columns with at most one distinct value per 100 rows "
-                                       "of the first 10,000. Default: the client's own choice (categorical "
-                                       "columns).")
     convert_dtypes: bool = option(False, "With --data: send every column with the conversion the dtype audit "
                                          "proposes (`harness inspect --data`), applied to each piece as it is "
                                          "read (strings a file gives as Python objects: read as Arrow strings).",
@@ -416,13 +424,6 @@ class OwnDataOptions(FileReadingOptions):
     object_strings: bool = option(False, "With --data: read the file's string columns as Python str objects "
                                          "(object dtype), as pandas 2's read_parquet/read_csv give them; pandas 3 "
                                          "reads them as Arrow-backed str.", flags=("--object-strings",))
-
-    def symbol_choice(self) -> str | tuple[str, ...] | None:
-        """--symbols as the data source takes it: None, "auto" or the columns named."""
-        if self.symbols is None or self.symbols.strip() == "auto":
-            return None if self.symbols is None else "auto"
-        return tuple(name.strip() for name in self.symbols.split(",") if name.strip())
-
 
 @dataclass
 class FrameOptions:

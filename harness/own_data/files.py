@@ -10,7 +10,8 @@ anything is sent: its columns, rows, timestamp columns and the nulls of one.
 A piece becomes a DataFrame as ``pd.read_parquet`` (``pyarrow.Table.to_pandas``) gives it, the pandas
 metadata a file carries included: the frames a user's own code would hold. pandas 3 reads strings as
 Arrow-backed ``str``; ``object_strings`` reads them as pandas 2 does, Python ``str`` objects (object dtype).
-Pieces are re-cut to exactly ``chunk_rows`` rows, so a chunk's number names the same rows whatever the file's row groups are.
+Pieces are re-cut to exactly ``chunk_rows`` rows, so a chunk's number names the same rows whatever the file's row
+groups are.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +38,9 @@ from harness.own_data.timestamps import is_iso
 CSV_BLOCK_BYTES = 16 << 20
 # Rows of a piece read to learn a CSV's or an Arrow stream's columns, and by default for the dtype audit.
 HEAD_ROWS = 10_000
+# pyarrow's CSV error for a value its column's type cannot take (its row is the file's line).
+_CSV_CONVERSION = re.compile(r"In CSV column #(?P<column>\d+): Row #(?P<line>\d+): CSV conversion error to "
+                             r"(?P<type>[^:]+): invalid value '(?P<value>.*)'")
 # Rows converted to pandas at a time, the chunks then sliced from them: the most rows held as a DataFrame.
 CONVERT_ROWS = 100_000
 
@@ -45,7 +50,8 @@ class Reading:
     """How a file is read, as the user's flags say (``bench --data``, ``inspect``, ``tune`` and ``read
     --check-against`` alike): the designated timestamp ``at`` and how its text or numbers are read
     (``at_format``, ``at_unit``, ``tz``), other columns read as timestamps (``parse_dates``), what a value that does
-    not parse does (``on_bad_timestamp``: fail or skip its row), a CSV's dialect where not sniffed, the encoding,
+    not parse does (``on_bad_timestamp``: fail or skip its row), the symbol columns (a text file's read as text: a
+    rack number stays the text ``042``), a CSV's dialect where not sniffed, the encoding,
     and the user's column names (``renames``: ``old=new,...``)."""
 
     at: str | None = None
@@ -54,6 +60,7 @@ class Reading:
     tz: str | None = None
     parse_dates: tuple[str, ...] = ()
     on_bad_timestamp: str = "fail"
+    symbols: tuple[str, ...] = ()
     csv_delimiter: str | None = None
     csv_no_header: bool = False
     encoding: str | None = None
@@ -152,7 +159,7 @@ class DataFile(DataFrames):
                 raise UsageError(f"{self.flag} {part.path}: not readable (permission denied)")
         self._part = self.parts[0]  # the part being read, for messages
         self._rows: int | None = None
-        self._nulls: dict[str, int] | None = None
+        self._nulls: dict[str, int] = {}  # by the name sent, for the columns counted so far
         self.skipped_rows = 0
         # A CSV's rows whose fields do not match its header, as its reader skips them: the first one ends the read.
         self._ragged: list = []
@@ -191,6 +198,11 @@ class DataFile(DataFrames):
             text = " ".join(str(exc).split())
             if self.format == "json" and "JSON parse error" in text:
                 text = self._json_error() or text
+            elif (wrong := _CSV_CONVERSION.search(text)) is not None:
+                column = self._read_types.names[int(wrong["column"])] if self._read_types is not None else "?"
+                raise UsageError(f"{self.flag} {self._where()}: line {wrong['line']}, column {column!r}: "
+                                 f"{wrong['value']!r} is not {wrong['type']}, the column's type as its first lines "
+                                 f"gave it") from None
             raise UsageError(f"{self.flag} {self._where()}: not a readable {self.kind.describe()} file: "
                              f"{text}") from None
         if self._ragged:
@@ -225,7 +237,12 @@ class DataFile(DataFrames):
     # --- opening ------------------------------------------------------------------------------------------------
 
     def _stream(self, part: DataPart):
-        """The part's bytes, decompressed as its suffix says."""
+        """The part's bytes, decompressed as its suffix says: gzip by ISA-L (``isal``, the ILP file reader's too),
+        which takes 0.4 of zlib's CPU; the others by Arrow's codecs."""
+        if self.kind.compression == "gzip":
+            from isal import igzip
+
+            return pa.PythonFile(igzip.open(str(part.path), "rb"), mode="r")
         return pa.input_stream(str(part.path), compression=self.kind.compression)
 
     def _sniff(self) -> csv_dialect.Dialect:
@@ -283,10 +300,10 @@ class DataFile(DataFrames):
             # first block), and text named a timestamp: read as text, parsed here.
             named = self._named_times()
             self._inferred = {item.name: item.type for item in unified}
+            symbols = set(self.reading.symbols)
             self._read_types = pa.schema([
-                pa.field(item.name, pa.string()) if _read_as_text(item.type) or (item.name in named and
-                                                                                   pa.types.is_timestamp(item.type))
-                else item for item in unified])
+                pa.field(item.name, pa.string()) if _read_as_text(item.type) or item.name in symbols or (
+                    item.name in named and pa.types.is_timestamp(item.type)) else item for item in unified])
             unified = self._read_types
         return _with_partitions(unified, self.parts, self.flag, self.name)
 
@@ -444,44 +461,46 @@ class DataFile(DataFrames):
         return self._rows
 
     def _scan(self) -> None:
-        """Read the data once, keeping nothing: its rows and each column's nulls; on the way, the first ragged
-        CSV row (named by its line), value its column's type cannot take, or timestamp that does not parse.
-        Parquet and Arrow files read only the columns parsed as timestamps."""
-        columns = None
-        if self.format in ("parquet", "arrow"):
-            columns = list(self.normalisation.parsers)
-        rows, nulls = 0, {}
+        """Read the data once before sending, keeping nothing: its rows, and the columns whose every value must be
+        known first (``_scanned_columns``), their nulls counted; on the way, the first ragged CSV row (named by
+        its line), value one of them cannot take, or timestamp that does not parse. A text format's other
+        columns are tokenised, not converted (a third of the cost of reading them all)."""
+        self._count(self._scanned_columns())
+
+    def _scanned_columns(self) -> list[str]:
+        """The file's columns a scan reads: those parsed as timestamps and, in a text format, integers and
+        booleans (a null anywhere makes every piece's dtype nullable); at least one, to count the rows."""
+        columns = list(self.normalisation.parsers)
+        if self.format not in ("parquet", "arrow"):
+            columns += [item.name for item in self.normalisation.raw_schema
+                        if normalise.nullable(item.type) and item.name not in columns]
+        return columns or self.normalisation.raw_schema.names[:1]
+
+    def _count(self, columns: list[str]) -> None:
+        rows, nulls = 0, dict.fromkeys((self.normalisation.final_name(name) for name in columns), 0)
         for batch in self._normalised(columns):
             rows += batch.num_rows
             for name, column in zip(batch.schema.names, batch.columns):
-                nulls[name] = nulls.get(name, 0) + column.null_count
-        self._rows = rows
-        if columns is None:
-            self._nulls = nulls
+                nulls[name] += column.null_count
+        if set(self.normalisation.parsers) <= set(columns):  # the rows a bad timestamp skips are left out
+            self._rows = rows
+        self._nulls.update(nulls)
 
     def nulls(self, column: str) -> int:
-        if self._nulls is None and self.format not in ("parquet", "arrow"):
+        if self._rows is None and self.format not in ("parquet", "arrow"):
             self._scan()
-        if self._nulls is not None:
-            return self._nulls[column]
-        raw = self.normalisation.raw_name(column)
-        return sum(batch.column(0).null_count for batch in self._guarded(
-            self._raw_batches_of_parts([raw])))
-
-    def _raw_batches_of_parts(self, columns: list[str]) -> Iterator[pa.RecordBatch]:
-        for part in self.parts:
-            yield from self._raw_batches(part, columns)
+        if column not in self._nulls:
+            self._count([self.normalisation.raw_name(column)])
+        return self._nulls[column]
 
     def _nullable_columns(self) -> frozenset[str]:
         """Integer and boolean columns that hold a null anywhere (their pieces then all nullable dtypes)."""
         candidates = [item.name for item in self.schema if normalise.nullable(item.type)]
         if not candidates:
             return frozenset()
-        if self._nulls is None and self.format in ("parquet", "arrow"):
+        if self.format in ("parquet", "arrow"):
             return frozenset(name for name in candidates if self._may_hold_nulls(name))
-        if self._nulls is None:
-            self._scan()
-        return frozenset(name for name in candidates if self._nulls.get(name, 0))
+        return frozenset(name for name in candidates if self.nulls(name))
 
     def _may_hold_nulls(self, column: str) -> bool:
         """Whether a Parquet or Arrow file's column may hold a null: Parquet's statistics say so per row group
@@ -512,6 +531,17 @@ class DataFile(DataFrames):
 
     def frames(self, chunk_rows: int) -> Iterator[pd.DataFrame]:
         return _recut(self.batches(), chunk_rows, self.object_strings, self._nullable_columns())
+
+    def head(self, rows: int = HEAD_ROWS) -> pd.DataFrame:
+        # Only the batches the rows need: a value further on that its column's type cannot take is met when sending.
+        batches, held = [], 0
+        for batch in self.batches():
+            batches.append(batch)
+            held += batch.num_rows
+            if held >= rows:
+                break
+        table = pa.Table.from_batches(batches, schema=self.schema if not batches else None).slice(0, rows)
+        return _frame(table, self.object_strings, self._nullable_columns())
 
     def converted(self, convert) -> tuple[DataFrames, bool]:
         # Strings read as Python objects are read as Arrow strings instead (the conversion made by the reader,

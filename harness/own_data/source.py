@@ -104,6 +104,7 @@ class DataSource:
                              f"its timestamp{fix}")
         head = data.head(HEAD_ROWS)
         if isinstance(self.symbols, tuple):
+            self.symbols = tuple(data.sent_name(name) for name in self.symbols)
             for name in self.symbols:
                 if name not in columns:
                     raise UsageError(f"--symbols: {data.name} has no column {name!r} (columns: {', '.join(columns)})")

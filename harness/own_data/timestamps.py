@@ -33,7 +33,8 @@ from harness.errors import UsageError
 
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 # ISO 8601's shape: a date (year-month-day), then optionally T or a space and a time.
-_ISO = re.compile(r"^\s*[+-]?\d{4}-\d{2}-\d{2}([T ]\d{2}(:?\d{2}(:?\d{2}([.,]\d+)?)?)?)?\s*(Z|[+-]\d{2}(:?\d{2})?)?\s*$")
+_ISO = re.compile(r"^\s*[+-]?\d{4}-\d{2}-\d{2}([T ]\d{2}(:?\d{2}(:?\d{2}([.,]\d+)?)?)?)?"
+                  r"\s*(Z|[+-]\d{2}(:?\d{2})?)?\s*$")
 _OFFSET = re.compile(r"(Z|[+-]\d{2}(:?\d{2})?)\s*$")
 _FRACTION = re.compile(r"[.,](\d+)")
 _DIGITS_DATE = re.compile(r"^(19|20|21)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")

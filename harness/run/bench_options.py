@@ -227,12 +227,11 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
     def _check_source(self) -> None:
         """--data's rules, before the data is read: no TSBS data-set flag beside it, its own flags only with it."""
         if not self.own_data:
-            own = [flag for flag, value in (("--symbols", self.symbols),
-                                            ("--convert-dtypes", self.convert_dtypes or None),
+            own = [flag for flag, value in (("--convert-dtypes", self.convert_dtypes or None),
                                             ("--object-strings", self.object_strings or None)) if value is not None]
             own = self.reading_flags() + own
             if own:
-                raise UsageError(f"{own[0]} chooses a column of the user's data: it needs --data PATH")
+                raise UsageError(f"{own[0]} is for the user's data: it needs --data PATH")
             return
         defaults = BenchOptions()
         tsbs_flags = [name for name in TSBS_DATA_SET_OPTIONS if getattr(self, name) != getattr(defaults, name)]

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from harness.errors import RunError
+from harness.errors import RunError, UsageError
 from harness.ingest.arrival import ArrivalTally, arrival_lines
 from harness.ingest.ilp import write_ilp
 from harness.ingest.ordered_write import default_workers
@@ -191,8 +191,10 @@ def send_phase(options: BenchOptions, target: SenderSettings, work, run: Run, me
         gap = "" if options.exactly_once or questdb is None else (
             f"; {unsent} of the {total_rows} rows were never sent: the table is incomplete, and sending the "
             f"data set again would double the rows that arrived (--exactly-once makes a re-send safe)")
-        raise RunError(f"{failure}; {failure.record.rows} rows were sent (flushed) before the failure{bound}"
-                       f"{gap}{server}") from None
+        # A value of the user's file met while sending is bad input (exit 2), what landed said all the same.
+        error = UsageError if isinstance(failure.cause, UsageError) else RunError
+        raise error(f"{failure}; {failure.record.rows} rows were sent (flushed) before the failure{bound}"
+                    f"{gap}{server}") from None
     last_flush = time.perf_counter()
     run.phase(name, "Sent" if name == "send" else f"Sent ({name})", record)
     if options.exactly_once:
