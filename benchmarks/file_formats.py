@@ -12,7 +12,9 @@ DOUBLE fields, ten tags, a timestamp. The CSV holds them as a user's CSV would: 
 each format fills the same table. ``cpu`` runs each format in this process through the notebook API
 (``harness.measure``), each round every format back to back, the order rotating; its figures are the client's CPU
 seconds per million rows of the whole call (``getrusage`` of this process: the reader's scan of a CSV before
-sending, its schema and first rows included) and of the send phase alone, and the send phase's rows/s. ``rss`` runs
+sending, its schema and first rows included) and of the send phase alone, and the send phase's rows/s. Beside
+them, in the same rounds, the floor: pyarrow's reader alone reading every column of the Parquet file and of the CSV
+(nothing parsed further, nothing sent). ``rss`` runs
 each ``bench --data`` as a process of its own, smaller one first, and reads its peak RSS (``ru_maxrss``). Into a
 private socat sink the script starts: the client's own cost, no server sharing the cores.
 """
@@ -107,15 +109,37 @@ def cpu(rows: int = typer.Option(1_000_000, min=1), rounds: int = typer.Option(5
                                    extra={"send_client_cpu_seconds": phase.client_cpu_seconds})
             return measure
 
-        comparison = alternate({name: variant(name, path) for name, path in files.items()}, rounds, warm_up=True,
-                               baseline="parquet")
+        def reader_alone(name: str, path: Path):
+            """The floor: pyarrow's reader of the file alone, every column, nothing sent."""
+            def measure(round_number: int) -> Measurement:
+                before, started = _cpu_seconds(), time.perf_counter()
+                rows_read = _read_whole(path)
+                cpu_seconds, seconds = _cpu_seconds() - before, time.perf_counter() - started
+                print(f"round {round_number} {name:<8} read alone: client CPU per M rows "
+                      f"{cpu_seconds / rows_read * 1e6:5.2f}s")
+                return Measurement(seconds=seconds, rows=rows_read, client_cpu_seconds=cpu_seconds)
+            return measure
+
+        variants = {name: variant(name, path) for name, path in files.items()}
+        variants.update({f"{name} read alone": reader_alone(name, path) for name, path in files.items()
+                         if name != "csv.gz"})
+        comparison = alternate(variants, rounds, warm_up=True, baseline="parquet")
     record.comparisons.append(comparison)
-    for name in ("csv", "csv.gz"):
+    for name in ("csv", "csv.gz", "csv read alone", "parquet read alone"):
         figures = comparison.summary[name]
         cpu_text = figures["client_cpu_seconds"].paired_text(higher_is_better=False)
         print(f"{name} vs parquet: client CPU (whole run) {cpu_text}; send rows/s "
               f"{figures['rows_per_second'].paired_text()}")
     write_record(record, json_path)
+
+
+def _read_whole(path: Path) -> int:
+    """Read every column of the file with pyarrow's reader, a batch at a time, as the harness's reader does (one
+    thread, 16 MiB CSV blocks); its rows."""
+    if path.suffix == ".parquet":
+        return sum(batch.num_rows for batch in pq.ParquetFile(path, pre_buffer=False).iter_batches(100_000))
+    reader = pa_csv.open_csv(path, read_options=pa_csv.ReadOptions(use_threads=False, block_size=16 << 20))
+    return sum(batch.num_rows for batch in reader)
 
 
 def _free_port() -> int:
@@ -144,7 +168,7 @@ def rss(rows: int = typer.Option(200_000, min=1), factor: int = typer.Option(10,
     """Peak RSS of bench --data into the sink: a CSV and one ``factor`` times larger; a Parquet file and a folder of
     20 such files (each run as a process of its own)."""
     folder.mkdir(parents=True, exist_ok=True)
-    record = BenchmarkRecord("file-formats-rss", parameters=dict(rows=rows, factor=factor, files=FOLDER_FILES,
+    record = BenchmarkRecord("file-formats-rss", parameters=dict(rows=rows, factor=factor, folder_files=FOLDER_FILES,
                                                                  target="sink"))
     small = write_cpu_only(folder / f"cpu-only-{rows}.parquet", rows)
     large = write_cpu_only(folder / f"cpu-only-{rows * factor}.parquet", rows * factor)
@@ -172,7 +196,8 @@ def rss(rows: int = typer.Option(200_000, min=1), factor: int = typer.Option(10,
                 print(f"{name} {label}: {count} rows, {size / 2**20:.0f} MiB: peak RSS {peak / 2**20:.0f} MiB in "
                       f"{seconds:.1f}s")
                 measured[label] = Measurement(seconds=seconds, rows=count, peak_rss_bytes=peak,
-                                              extra={"path": str(path), "file_bytes": size})
+                                              extra={"file_bytes": size})
+                record.parameters.setdefault("files", {})[f"{name} {label}"] = str(path)
             first, second = (measurement.peak_rss_bytes for measurement in measured.values())
             print(f"{name}: peak RSS {times}x / 1x: {second / first:.2f}")
             comparison = Comparison(f"rss {name}", "1x", list(measured), [Round(1, list(measured), measured)])

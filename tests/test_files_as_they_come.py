@@ -435,7 +435,7 @@ def test_a_bad_value_found_while_sending_ends_in_one_line_and_the_record_says_wh
     2, the record saying how many rows QuestDB holds."""
     from harness.own_data import files
 
-    monkeypatch.setattr(files, "CSV_BLOCK_BYTES", 4096)  # many blocks in a small file: the bad one comes late
+    monkeypatch.setattr(files, "INFER_BLOCK_BYTES", 4096)  # the types inferred from the first lines alone
     # More rows than are read before sending (the first 10,000) and than a piece converts at once (100,000).
     loads = [repr(float(index)) for index in range(150_000)]
     loads[140_000] = "n.a."

@@ -34,8 +34,12 @@ from harness.own_data.formats import DataPart, locate
 from harness.own_data.names import parse_renames, positional_name
 from harness.own_data.timestamps import is_iso
 
-# Bytes of CSV and JSON lines pyarrow parses at a time: one block's rows are the most the reader holds.
-CSV_BLOCK_BYTES = 16 << 20
+# Bytes at the start of a CSV or JSON lines file whose values decide its columns' types (pyarrow's inference).
+INFER_BLOCK_BYTES = 16 << 20
+# Bytes of CSV and JSON lines parsed at a time, the types given. pyarrow's streaming readers read up to 32 blocks
+# ahead on a thread of their own, whatever their threads option says: with 16 MiB blocks, 512 MiB more memory for
+# a large file than for a small one; with these, 32 MiB at most.
+READ_BLOCK_BYTES = 1 << 20
 # Rows of a piece read to learn a CSV's or an Arrow stream's columns, and by default for the dtype audit.
 HEAD_ROWS = 10_000
 # pyarrow's CSV error for a value its column's type cannot take (its row is the file's line).
@@ -269,12 +273,23 @@ class DataFile(DataFrames):
         if self.format == "arrow stream":
             with self._stream(part) as source:
                 return pa.ipc.open_stream(source).schema
+        # A text format's types inferred from its first lines alone, read here: a reader on the whole file would
+        # have read up to 32 blocks ahead before its schema is asked for.
+        sample = pa.BufferReader(self._sample(part))
         if self.format == "json":
             from pyarrow import json as pa_json
 
-            return pa_json.open_json(self._stream(part), read_options=pa_json.ReadOptions(
-                use_threads=False, block_size=CSV_BLOCK_BYTES)).schema
-        return self._open_csv(part, None).schema
+            return pa_json.read_json(sample, read_options=pa_json.ReadOptions(
+                use_threads=False, block_size=INFER_BLOCK_BYTES)).schema
+        return self._open_csv(part, None, stream=sample).schema
+
+    def _sample(self, part: DataPart) -> bytes:
+        """The part's first INFER_BLOCK_BYTES bytes, cut after their last whole line."""
+        with self._stream(part) as stream:
+            sample = stream.read(INFER_BLOCK_BYTES)
+        if len(sample) == INFER_BLOCK_BYTES and b"\n" in sample:
+            sample = sample[:sample.rindex(b"\n") + 1]
+        return sample
 
     def _unified_schema(self) -> pa.Schema:
         """One schema for every part: the same names in the same order, types widened where one part's
@@ -346,7 +361,10 @@ class DataFile(DataFrames):
 
     # --- reading ------------------------------------------------------------------------------------------------
 
-    def _open_csv(self, part: DataPart, column_types: pa.Schema | None, columns: list[str] | None = None):
+    def _open_csv(self, part: DataPart, column_types: pa.Schema | None, columns: list[str] | None = None,
+                  stream=None):
+        """A streaming reader of the part's CSV (or of ``stream``, its first lines), ``column_types`` given or
+        (None) inferred from its first block, ``columns`` only."""
         from pyarrow import csv
 
         def on_invalid(row) -> str:
@@ -358,11 +376,13 @@ class DataFile(DataFrames):
         if not dialect.header:
             names = [positional_name(position) for position in range(self._width(part))]
         # One thread: rows are numbered as the file's lines (a ragged row is named by its line).
-        read = csv.ReadOptions(use_threads=False, block_size=CSV_BLOCK_BYTES, encoding=dialect.encoding,
+        # The first block of a file whose types are still to infer is the inference's; every later read has them.
+        block = INFER_BLOCK_BYTES if column_types is None else READ_BLOCK_BYTES
+        read = csv.ReadOptions(use_threads=False, block_size=block, encoding=dialect.encoding,
                                column_names=names)
         convert = csv.ConvertOptions(column_types=column_types, strings_can_be_null=True,
                                      include_columns=columns)
-        reader = csv.open_csv(self._stream(part), read_options=read,
+        reader = csv.open_csv(stream if stream is not None else self._stream(part), read_options=read,
                               parse_options=csv.ParseOptions(delimiter=dialect.delimiter,
                                                              invalid_row_handler=on_invalid),
                               convert_options=convert)
@@ -398,7 +418,7 @@ class DataFile(DataFrames):
 
             explicit = pa.schema([item for item in self._read_types if item.name not in partition_names])
             batches = pa_json.open_json(self._stream(part), read_options=pa_json.ReadOptions(
-                use_threads=False, block_size=CSV_BLOCK_BYTES), parse_options=pa_json.ParseOptions(
+                use_threads=False, block_size=READ_BLOCK_BYTES), parse_options=pa_json.ParseOptions(
                 explicit_schema=explicit, unexpected_field_behavior="error"))
             batches = (batch.select(file_columns) if file_columns is not None else batch for batch in batches)
         else:
