@@ -243,8 +243,12 @@ SHAPES = [
         for index, stamp in enumerate(_seconds().tz_localize("UTC"))])),
     Shape("date_only", _text_file("date_only.csv", _texts(pd.date_range("2001-01-01", periods=ROWS, freq="D"),
                                                           "%Y-%m-%d"), column="day"), types={"day": "TIMESTAMP"}),
-    Shape("slashes", _text_file("slashes.csv", _texts(_seconds(), "%Y/%m/%d %H:%M:%S"), column="when"),
-          flags={"at": "when"}),
+    # Found without --at: the one column whose first values all parse with one inferred format.
+    Shape("slashes", _text_file("slashes.csv", _texts(_seconds(), "%Y/%m/%d %H:%M:%S"), column="when")),
+    Shape("stocks", lambda folder: _write(folder / "stocks.csv", _csv({
+        "symbol": ["MSFT", "AMZN", "IBM"] * (ROWS // 3),
+        "date": _texts(pd.date_range("2000-01-01", periods=ROWS, freq="MS"), "%b %-d %Y"),
+        "price": [float(index) / 4 for index in range(ROWS)]})), types={"date": "TIMESTAMP", "symbol": "VARCHAR"}),
     Shape("month_names", _text_file("month_names.csv", _texts(pd.date_range("2000-01-01", periods=ROWS, freq="D"),
                                                               "%b %d %Y"), column="Date"), flags={"at": "Date"}),
     Shape("day_first", _text_file("day_first.csv", _texts(pd.date_range("2000-01-01", periods=ROWS, freq="D"),

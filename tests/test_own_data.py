@@ -210,6 +210,17 @@ def _bad_files_as_they_come(tmp_path) -> dict[str, tuple[str, list[str], tuple[s
     sample_frame(10).assign(load=lambda frame: frame.load.astype(str)).to_parquet(differ / "b.parquet")
     cases["a folder whose files' schemas differ"] = (str(differ), [], ("a.parquet and", "b.parquet differ in column "
                                                                        "'load'"))
+    early = tmp_path / "early.csv"
+    early.write_text("launch,boat\n1912-04-15 00:45:00,7\n1912-04-15 00:55:00,5\n")
+    cases["a designated timestamp before 1970"] = (str(early), [], ("'launch' holds 1912-04-15 00:45:00 at row 1",
+                                                                   "start at 1970-01-01"))
+    early_parquet = tmp_path / "early.parquet"
+    sample_frame().assign(ts=lambda frame: frame.ts - pd.Timedelta(days=365 * 60)).to_parquet(early_parquet)
+    cases["a Parquet designated timestamp before 1970"] = (str(early_parquet), [], ("'ts' holds 1964-",
+                                                                                   "at row 1"))
+    array = tmp_path / "array.json"
+    array.write_text('[{"ts": "2024-01-01T00:00:00Z", "v": 1}]\n')
+    cases["a JSON array"] = (str(array), [], ("a JSON array, not JSON lines", "jq -c"))
     good = write(sample_frame(), tmp_path / "good.csv")
     cases["--rename of a column the file lacks"] = (good, ["--rename", "lode=load"], ("--rename lode=load",
                                                                                       "no column 'lode'"))

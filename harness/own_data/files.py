@@ -26,19 +26,21 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from harness.errors import UsageError
 from harness.own_data import csv_dialect, normalise
 from harness.own_data.choices import EpochUnit, OnBadTimestamp
 from harness.own_data.formats import DataPart, locate
 from harness.own_data.names import parse_renames, positional_name
-from harness.own_data.timestamps import is_iso
+from harness.own_data.timestamps import looks_like_times
 
 # Bytes at the start of a CSV or JSON lines file whose values decide its columns' types (pyarrow's inference).
 INFER_BLOCK_BYTES = 16 << 20
 # Bytes of CSV and JSON lines parsed at a time, the types given. pyarrow's streaming readers read up to 32 blocks
 # ahead on a thread of their own, whatever their threads option says: with 16 MiB blocks, 512 MiB more memory for
-# a large file than for a small one; with these, 32 MiB at most.
+# a large file than for a small one; with these, 32 MiB at most. Parsing 1 MiB blocks also takes less than half the
+# CPU 16 MiB blocks take (they stay in the cache; measured: benchmarks/file_formats.py).
 READ_BLOCK_BYTES = 1 << 20
 # Rows of a piece read to learn a CSV's or an Arrow stream's columns, and by default for the dtype audit.
 HEAD_ROWS = 10_000
@@ -114,6 +116,17 @@ class DataFrames:
         """The name ``column`` (as the user named it, in the data) is sent under."""
         return column
 
+    def first_before_epoch(self, column: str) -> tuple[int, object] | None:
+        """The first row (from 1) of timestamp ``column`` before 1970-01-01, and its value; None if there is none
+        (QuestDB's designated timestamps start there)."""
+        rows = 0
+        for piece in self.column_pieces(column):
+            found = _before_epoch(piece)
+            if found is not None:
+                return rows + found + 1, piece.iloc[found]
+            rows += len(piece)
+        return None
+
     def is_file(self) -> bool:
         """Whether the data is read from files (its fixes are then flags, not pandas code)."""
         return False
@@ -164,6 +177,7 @@ class DataFile(DataFrames):
         self._part = self.parts[0]  # the part being read, for messages
         self._rows: int | None = None
         self._nulls: dict[str, int] = {}  # by the name sent, for the columns counted so far
+        self._early: dict[str, tuple[int, object] | None] = {}  # and their first time before 1970, if any
         self.skipped_rows = 0
         # A CSV's rows whose fields do not match its header, as its reader skips them: the first one ends the read.
         self._ragged: list = []
@@ -276,6 +290,10 @@ class DataFile(DataFrames):
         # A text format's types inferred from its first lines alone, read here: a reader on the whole file would
         # have read up to 32 blocks ahead before its schema is asked for.
         sample = pa.BufferReader(self._sample(part))
+        if self.format == "json" and sample.read(1 << 10).lstrip()[:1] == b"[":
+            raise UsageError(f"{self.flag} {part.path}: a JSON array, not JSON lines (one object a line): make JSON "
+                             f"lines of it first, e.g. jq -c '.[]' {part.path.name} > {part.path.stem}.jsonl")
+        sample.seek(0)
         if self.format == "json":
             from pyarrow import json as pa_json
 
@@ -331,8 +349,9 @@ class DataFile(DataFrames):
                 raise UsageError(f"{flag}: {self.name} has no column {name!r} (columns: {', '.join(flat.names)})")
         texts = [item.name for item in flat if pa.types.is_string(item.type) or pa.types.is_large_string(item.type)]
         numbers = [item.name for item in flat if pa.types.is_integer(item.type) or pa.types.is_floating(item.type)]
-        # A text format's column its reader would make timestamps or dates of, or whose first value is ISO 8601:
-        # parsed here (a later value that is not one is then named by its line).
+        # A text format's column its reader would make timestamps or dates of, or whose first values are all
+        # timestamps (ISO 8601, or of one inferred format): parsed here (a later value that is not one is then
+        # named by its line).
         wanted = [name for name in texts + numbers if name in named or (self._read_types is not None and name in texts)]
         head = self._head_raw(wanted) if wanted else None
         parsed = {}
@@ -343,7 +362,7 @@ class DataFile(DataFrames):
             elif name in named:
                 parsed[name] = dict(tz=self.reading.tz, flag="--parse-dates")
             elif name in texts and self._read_types is not None and (
-                    _read_as_time(self._inferred.get(name, pa.string())) or _first_is_iso(head, name)):
+                    _read_as_time(self._inferred.get(name, pa.string())) or _holds_times(head, name)):
                 parsed[name] = dict(tz=self.reading.tz, flag="column")
         return normalise.decide(flat, head, parsed, parse_renames(self.reading.renames),
                                 self.reading.on_bad_timestamp, self.name)
@@ -498,13 +517,28 @@ class DataFile(DataFrames):
 
     def _count(self, columns: list[str]) -> None:
         rows, nulls = 0, dict.fromkeys((self.normalisation.final_name(name) for name in columns), 0)
+        early = {name: None for name in nulls if pa.types.is_timestamp(self.schema.field(name).type)}
         for batch in self._normalised(columns):
-            rows += batch.num_rows
             for name, column in zip(batch.schema.names, batch.columns):
                 nulls[name] += column.null_count
+                if name in early and early[name] is None and (at := _arrow_before_epoch(column)) is not None:
+                    early[name] = (rows + at + 1, column[at].as_py())
+            rows += batch.num_rows
         if set(self.normalisation.parsers) <= set(columns):  # the rows a bad timestamp skips are left out
             self._rows = rows
         self._nulls.update(nulls)
+        self._early.update(early)
+
+    def first_before_epoch(self, column: str) -> tuple[int, object] | None:
+        if self._rows is None and self.format not in ("parquet", "arrow"):
+            self._scan()
+        if column in self._early:
+            return self._early[column]
+        raw = self.normalisation.raw_name(column)
+        if self.format == "parquet" and raw not in self.normalisation.parsers and _parquet_min_at_or_after_epoch(
+                [part.path for part in self.parts], raw):
+            return None  # every row group's statistics say so
+        return super().first_before_epoch(column)
 
     def nulls(self, column: str) -> int:
         if self._rows is None and self.format not in ("parquet", "arrow"):
@@ -593,10 +627,43 @@ class DataFile(DataFrames):
         return lines
 
 
-def _first_is_iso(head: pa.Table | None, column: str) -> bool:
-    """Whether ``column``'s first value in ``head`` is an ISO 8601 date or timestamp."""
-    present = head.column(column).drop_null() if head is not None else []
-    return bool(len(present)) and is_iso(present[0].as_py())
+def _holds_times(head: pa.Table | None, column: str) -> bool:
+    """Whether a text ``column``'s first values in ``head`` are timestamps (``timestamps.looks_like_times``)."""
+    return head is not None and looks_like_times(head.column(column).drop_null()[:1_000].to_pylist())
+
+
+def _before_epoch(piece: pd.Series) -> int | None:
+    """The position of ``piece``'s first timestamp before 1970, or None (a column not of datetimes: the dtype
+    audit speaks of it)."""
+    if not pd.api.types.is_datetime64_any_dtype(piece.dtype):
+        return None
+    early = (piece < pd.Timestamp(0, tz=piece.dt.tz)).to_numpy(dtype=bool, na_value=False)
+    return int(early.argmax()) if early.any() else None
+
+
+def _arrow_before_epoch(column: pa.Array) -> int | None:
+    """The position of an Arrow timestamp column's first value before 1970, or None."""
+    early = pc.fill_null(pc.less(column.cast(pa.int64()), 0), False)
+    return int(pc.index(early, True).as_py()) if pc.any(early).as_py() else None
+
+
+def _parquet_min_at_or_after_epoch(paths: list[Path], column: str) -> bool:
+    """Whether every row group's statistics of a Parquet timestamp column say it holds nothing before 1970."""
+    import pyarrow.parquet as pq
+
+    for path in paths:
+        metadata = pq.ParquetFile(path).metadata
+        index = metadata.schema.to_arrow_schema().get_field_index(column)
+        if index < 0:
+            return False
+        for group in range(metadata.num_row_groups):
+            statistics = metadata.row_group(group).column(index).statistics
+            if statistics is None or not statistics.has_min_max:
+                return False
+            low = statistics.min
+            if low is None or pd.Timestamp(low).value < 0:
+                return False
+    return True
 
 
 def _read_as_time(arrow_type: pa.DataType) -> bool:

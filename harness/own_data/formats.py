@@ -2,7 +2,8 @@
 folder or glob of files read as one dataset, Hive partition folders (``key=value``) among its path's parts.
 
 Formats: Parquet (``.parquet``, ``.pq``), Arrow IPC (``.arrow``, ``.feather``, ``.ipc``; a stream: ``.arrows``),
-CSV (``.csv``; ``.tsv``: tab-separated) and JSON lines (``.jsonl``, ``.ndjson``). A format read front to back (CSV,
+CSV (``.csv``; ``.tsv``: tab-separated) and JSON lines (``.jsonl``, ``.ndjson``; ``.json`` when it holds JSON lines: one
+that holds a JSON array is refused, the command that makes JSON lines of it named). A format read front to back (CSV,
 JSON lines, an Arrow stream) may be compressed, told by a further suffix: ``.gz``, ``.bz2``, ``.zst``, ``.lz4``
 (the lz4 frame format). A dataset's files are every file of a known format below the folder (or matching the
 glob), those whose names start with ``.`` or ``_`` (``_SUCCESS``, ``.crc``) left out, read in the order of their
@@ -19,12 +20,12 @@ from pathlib import Path
 from harness.errors import UsageError
 
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
-           ".arrows": "arrow stream", ".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".ndjson": "json"}
+           ".arrows": "arrow stream", ".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json"}
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
 # Formats read front to back, which a compressed stream can feed.
 STREAMED = frozenset({"csv", "json", "arrow stream"})
 KNOWN = ("Parquet: .parquet/.pq, Arrow IPC: .arrow/.feather/.ipc, Arrow stream: .arrows, CSV: .csv/.tsv, JSON lines: "
-         ".jsonl/.ndjson; compressed CSV, JSON lines or Arrow stream: + .gz/.bz2/.zst/.lz4; or a folder of them")
+         ".jsonl/.ndjson/.json; compressed CSV, JSON lines or Arrow stream: + .gz/.bz2/.zst/.lz4; or a folder of them")
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,10 @@ class DataSource:
             fix = "" if data.is_file() else f" (fill or drop them: df = df.dropna(subset=[{self.at!r}]))"
             raise UsageError(f"{data.name}: the designated timestamp {self.at!r} has {nulls} nulls: every row needs "
                              f"its timestamp{fix}")
+        if (early := data.first_before_epoch(self.at)) is not None:
+            row, value = early
+            raise UsageError(f"{data.name}: the designated timestamp {self.at!r} holds {value} at row {row}: QuestDB's "
+                             f"designated timestamps start at 1970-01-01 (the client refuses an earlier one)")
         head = data.head(HEAD_ROWS)
         if isinstance(self.symbols, tuple):
             self.symbols = tuple(data.sent_name(name) for name in self.symbols)

@@ -43,8 +43,9 @@ _DIGITS_DATE = re.compile(r"^(19|20|21)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])
 COMMON_FORMATS = ("%m/%d/%Y %I:%M:%S %p", "%m/%d/%Y %I:%M %p", "%d/%m/%Y %I:%M:%S %p", "%m/%d/%Y %H:%M:%S",
                   "%d/%m/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%d/%m/%Y %H:%M", "%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y %H:%M:%S",
                   "%d.%m.%Y %H:%M", "%d.%m.%Y", "%Y%m%d%H%M%S", "%Y%m%d %H:%M:%S", "%Y%m%d")
-# First values a format is judged by.
+# First values a format is judged by, and the share of them that must parse for a text column to hold timestamps.
 HEAD_VALUES = 1_000
+TIMES_SHARE = 0.9
 
 
 class BadValue(Exception):
@@ -89,6 +90,26 @@ def _inferred_format(values: list[str]) -> str | None:
         if count > best_count:
             best, best_count = candidate, count
     return best
+
+
+def looks_like_times(values: list[str]) -> bool:
+    """Whether a text column whose first values are ``values`` holds timestamps: the first of the first 1,000 and
+    nine in ten of them are ISO 8601, or parse with the format inferred from them (``_inferred_format``); a bare
+    number never does. (A later value that does not parse is then named by its line, or skipped.)"""
+    values = [value for value in values[:HEAD_VALUES] if value is not None]
+    if not values:
+        return False
+    if is_iso(values[0]) and sum(map(is_iso, values)) >= TIMES_SHARE * len(values):
+        return True
+    first = values[0].strip()
+    if not re.search(r"\d", first) or re.fullmatch(r"[+-]?\d+([.,]\d+)?", first):
+        return False
+    fmt = _inferred_format(values)
+    if fmt is None:
+        return False
+    parsed = pd.to_datetime(pd.Series(values, dtype=object), format=fmt, errors="coerce",
+                            utc="%z" in fmt or "%Z" in fmt)
+    return bool(parsed.notna().mean() >= TIMES_SHARE)
 
 
 def is_iso(text: str) -> bool:
