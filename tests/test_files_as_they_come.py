@@ -13,6 +13,8 @@ import bz2
 import gzip
 import io
 import json
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +29,7 @@ from harness.commands.inspect import InspectOptions, run_inspect
 from harness.commands.read import ReadOptions, run_read
 from harness.own_data.files import DataFile, Reading
 from harness.run.bench_options import BenchOptions
+from harness.questdb.wal import wait_for_count
 from helpers import assert_one_line_error, run_cli
 
 ROWS = 120
@@ -462,3 +465,24 @@ def test_a_bad_value_found_while_sending_ends_in_one_line_and_the_record_says_wh
         assert 0 < landed < 150_000 and f"{table}: {landed} rows visible" in record["error"], record["error"]
     finally:
         questdb_server.client.drop_table(table)
+
+
+def test_tunes_code_reads_a_file_as_the_sweep_did(questdb_server, corpus):
+    """The code tune prints, for a CSV whose timestamps need parsing and whose names QuestDB refuses, run as
+    printed: every row lands, under the names the sweep sent."""
+    from harness.run.tune import setting_code
+
+    questdb = questdb_server
+    options = BenchOptions(data=str(corpus["refused_names"]), at="Time (UTC)", rename="price (USD)=price_usd",
+                           table="as_they_come_tune_code", host=questdb.host, ilp_port=questdb.ilp_port, send=True)
+    table = options.table
+    code = setting_code(options)
+    assert "DataFile(PATH, reading=Reading(at='Time (UTC)', renames='price (USD)=price_usd'))" in code, code
+    questdb.client.drop_table(table)
+    try:
+        subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+        wait_for_count(questdb.client, table, ROWS, 60)
+        columns = dict(questdb.client.table_columns(table))
+        assert "price_usd" in columns and "load _" in columns and questdb.client.count(table) == ROWS
+    finally:
+        questdb.client.drop_table(table)

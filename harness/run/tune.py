@@ -190,7 +190,8 @@ def _format(options: BenchOptions) -> str:
 def _reads_arrow_strings(options: BenchOptions) -> bool:
     """Whether the code reads a file's strings as Arrow strings explicitly: the conversion of strings a file
     gave as Python objects (pandas 2's reading, ``--object-strings``)."""
-    return bool(options.convert_dtypes and getattr(options.use_case_entry.data, "object_strings", False))
+    return bool(options.convert_dtypes and getattr(options.use_case_entry.data, "object_strings", False)) and \
+        not _read_by_the_harness(options)
 
 
 def _string_mapping(options: BenchOptions) -> list[str]:
@@ -200,7 +201,33 @@ def _string_mapping(options: BenchOptions) -> list[str]:
             "ARROW_STRINGS = {pa.string(): pd.StringDtype('pyarrow'), pa.large_string(): pd.StringDtype('pyarrow')}"]
 
 
+def _read_by_the_harness(options: BenchOptions) -> bool:
+    """Whether the code reads the file with the harness's own reader: a text format, a dataset, or a file whose
+    reading converts a type or a name (pyarrow's readers alone would hand the client other dtypes, or text
+    timestamps it refuses)."""
+    data = options.use_case_entry.data
+    if not _format(options):
+        return False
+    return data.format in ("csv", "json") or data.dataset or bool(data.normalisation.conversions) or \
+        bool(data.normalisation.renames)
+
+
+def _reading_call(options: BenchOptions) -> str:
+    """``DataFile(PATH, ...)`` with the flags the run read the file with."""
+    reading = options.use_case_entry.data.reading
+    defaults = type(reading)()
+    given = ", ".join(f"{item.name}={getattr(reading, item.name)!r}" for item in dataclasses.fields(reading)
+                      if getattr(reading, item.name) != getattr(defaults, item.name))
+    strings = ", object_strings=True" if getattr(options.use_case_entry.data, "object_strings", False) and \
+        not options.convert_dtypes else ""
+    return f"DataFile(PATH{strings}, reading=Reading({given}))"
+
+
 def _reader_imports(options: BenchOptions) -> list[str]:
+    if _read_by_the_harness(options):
+        return ["# The harness's reader: the file read as the sweep read it (timestamps parsed, types and names made",
+                "# what the client and QuestDB take; harness.own_data.files).",
+                "from harness.own_data.files import DataFile, Reading"]
     kind = _format(options)
     imports = {"parquet": ["import pyarrow.parquet as pq"], "csv": ["from pyarrow import csv"], "": []}.get(kind, [])
     if kind not in ("parquet", "csv", "") or _reads_arrow_strings(options):
@@ -220,6 +247,11 @@ def _reader_lines(options: BenchOptions) -> list[str]:
                 *(["    frame_sent = df"] if fixes else ["    frame_sent = frame"]),
                 "    for start in range(0, len(frame_sent), CHUNK_ROWS):  # frame: your DataFrame",
                 "        df = frame_sent.iloc[start:start + CHUNK_ROWS]"]
+    if _read_by_the_harness(options):
+        lines = [f"    for df in {_reading_call(options)}.frames(CHUNK_ROWS):"]
+        if options.convert_dtypes and source.piece_audits:
+            lines += [f"        {audit.fix}" for audit in source.piece_audits if audit.fix]
+        return lines
     batches = {"parquet": "pq.ParquetFile(PATH, pre_buffer=False).iter_batches(batch_size=CHUNK_ROWS)",
                "arrow": "pa.ipc.open_file(pa.memory_map(PATH)).read_all().to_batches(max_chunksize=CHUNK_ROWS)",
                "arrow stream": "pa.ipc.open_stream(pa.OSFile(PATH))",
