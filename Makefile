@@ -78,7 +78,7 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 	$(WORKERS_OPTION) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
 .PHONY: bench-native bench-generate bench-groups bench-generate-startup bench-table bench-overhead bench-exactly-once \
-	bench-own-data bench-open-loop matrix \
+	bench-own-data bench-files bench-open-loop matrix \
 	bench-scale bench-parity bench-replay-parity bench-query-parity bench-serialize-parity ab
 
 # What bench-native runs, and (the native input checks, below) checks first.
@@ -125,6 +125,12 @@ ROUNDS ?= 5## matrix: counted rounds, after a warm-up round
 
 matrix: setup ## The same bench (ROWS, WORKERS, TRANSPORT ...) against every release of VERSIONS with every config of CONFIGS, alternated over ROUNDS
 	$(PY) -m harness matrix --versions "$(VERSIONS)" --configs "$(CONFIGS)" --rounds $(ROUNDS) --report $(BENCH_ARGS)
+
+bench-files: setup ## Files as they come: CSV and CSV.gz vs Parquet client CPU, peak RSS 10x CSV and 20 Parquet files, public files into QuestDB
+	$(PY) benchmarks/file_formats.py cpu --rows 1000000 --rounds 5 --json results/own-data/file-formats-cpu.json
+	$(PY) benchmarks/file_formats.py rss --rows 200000 --factor 10 --json results/own-data/file-formats-rss.json
+	@$(PY) -m harness native up --questdb-only
+	$(PY) benchmarks/public_files.py
 
 bench-own-data: setup ## Your data: Parquet streamed vs in memory into the sink (1 and 2 workers), peak RSS 1x vs 20x, tune's default grid on 2M rows
 	@$(PY) -m harness native up

@@ -218,6 +218,11 @@ def _bad_files_as_they_come(tmp_path) -> dict[str, tuple[str, list[str], tuple[s
     sample_frame().assign(ts=lambda frame: frame.ts - pd.Timedelta(days=365 * 60)).to_parquet(early_parquet)
     cases["a Parquet designated timestamp before 1970"] = (str(early_parquet), [], ("'ts' holds 1964-",
                                                                                    "at row 1"))
+    latin = tmp_path / "late_latin.csv"  # UTF-8 for longer than the dialect's sample, then a Latin-1 byte
+    latin.write_bytes(b"ts,name\n" + ("2024-01-01T00:00:00Z,plain\n" * 3000).encode() +
+                      "2024-01-01T00:00:01Z,caf\xe9\n".encode("latin-1"))
+    cases["Latin-1 past the sniffed start"] = (str(latin), [], ("column 'name' holds text that is not utf-8",
+                                                                "--encoding"))
     array = tmp_path / "array.json"
     array.write_text('[{"ts": "2024-01-01T00:00:00Z", "v": 1}]\n')
     cases["a JSON array"] = (str(array), [], ("a JSON array, not JSON lines", "jq -c"))

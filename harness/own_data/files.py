@@ -329,6 +329,11 @@ class DataFile(DataFrames):
                                  f"{differ!r} ({unified.field(differ).type}; {schema.field(differ).type}): a "
                                  f"dataset's files share one schema") from None
         if self.format in ("csv", "json"):
+            undecoded = next((item.name for item in unified if pa.types.is_binary(item.type)), None)
+            if undecoded is not None:  # bytes its encoding cannot decode, past the start the dialect was sniffed on
+                raise UsageError(f"{self.flag} {self.name}: column {undecoded!r} holds text that is not "
+                                 f"{self.reading.encoding or 'utf-8'}: give the file's encoding with --encoding (e.g. "
+                                 f"latin-1, cp1252)")
             # Text the readers would make timestamps, dates or times of, or nothing of (a column empty in the
             # first block), and text named a timestamp: read as text, parsed here.
             named = self._named_times()
