@@ -16,7 +16,8 @@ import pytest
 
 from harness.commands.bench import run_bench
 from harness.errors import UsageError
-from harness.own_data.files import DataFile, FramesInMemory
+from harness.own_data.files import DataFile
+from harness.own_data.frames import FramesInMemory
 from harness.run.bench_options import BenchOptions
 from helpers import assert_one_line_error, run_cli
 

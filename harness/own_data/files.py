@@ -1,17 +1,12 @@
-"""The user's data as pieces of pandas DataFrames in bounded memory: a data file, or a folder (or glob) of them
-read as one dataset (``harness.own_data.formats``), or DataFrames already in memory. Parquet is read by row
-groups, Arrow IPC files and streams by record batches, CSV by blocks (its dialect sniffed:
-``harness.own_data.csv_dialect``), JSON lines by blocks, compressed ones through a decompressing stream, all
-with pyarrow's readers; each batch is made what the client takes (``harness.own_data.normalise``: timestamps
-parsed, types normalised, names made QuestDB's) before it becomes a DataFrame. Owns the formats' errors in one
-line (a value that does not parse named by its file's line or row), and what can be known of the data before
-anything is sent: its columns, rows, timestamp columns and the nulls of one.
-
-A piece becomes a DataFrame as ``pd.read_parquet`` (``pyarrow.Table.to_pandas``) gives it, the pandas
-metadata a file carries included: the frames a user's own code would hold. pandas 3 reads strings as
-Arrow-backed ``str``; ``object_strings`` reads them as pandas 2 does, Python ``str`` objects (object dtype).
-Pieces are re-cut to exactly ``chunk_rows`` rows, so a chunk's number names the same rows whatever the file's row
-groups are.
+"""The user's data files: a file, or a folder (or glob) of them read as one dataset (``harness.own_data.formats``),
+as pieces of pandas DataFrames in bounded memory (``harness.own_data.frames``). Parquet is read by row groups,
+Arrow IPC files and streams by record batches, CSV by blocks (its dialect sniffed: ``harness.own_data.csv_dialect``),
+JSON lines by blocks, compressed ones through a decompressing stream, all with pyarrow's readers; each batch is
+made what the client takes (``harness.own_data.normalise``: timestamps parsed, types normalised, names made
+QuestDB's) before it becomes a DataFrame. Owns how a file is read (``Reading``: the user's flags), the formats'
+errors in one line (a value that does not parse named by its file's line or row), and what can be known of the
+data before anything is sent: its columns, rows, timestamp columns, the nulls of one and its first time before
+1970.
 """
 
 from __future__ import annotations
@@ -20,8 +15,8 @@ import copy
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -31,7 +26,8 @@ import pyarrow.compute as pc
 from harness.errors import UsageError
 from harness.own_data import csv_dialect, normalise
 from harness.own_data.choices import EpochUnit, OnBadTimestamp
-from harness.own_data.formats import DataPart, locate
+from harness.own_data.formats import DataPart, locate, partition_schema, with_partitions
+from harness.own_data.frames import HEAD_ROWS, DataFrames, FramesInMemory, frame_of, recut
 from harness.own_data.names import parse_renames, positional_name
 from harness.own_data.timestamps import looks_like_times
 
@@ -42,13 +38,9 @@ INFER_BLOCK_BYTES = 16 << 20
 # a large file than for a small one; with these, 32 MiB at most. Parsing 1 MiB blocks also takes less than half the
 # CPU 16 MiB blocks take (they stay in the cache; measured: benchmarks/file_formats.py).
 READ_BLOCK_BYTES = 1 << 20
-# Rows of a piece read to learn a CSV's or an Arrow stream's columns, and by default for the dtype audit.
-HEAD_ROWS = 10_000
 # pyarrow's CSV error for a value its column's type cannot take (its row is the file's line).
 _CSV_CONVERSION = re.compile(r"In CSV column #(?P<column>\d+): Row #(?P<line>\d+): CSV conversion error to "
                              r"(?P<type>[^:]+): invalid value '(?P<value>.*)'")
-# Rows converted to pandas at a time, the chunks then sliced from them: the most rows held as a DataFrame.
-CONVERT_ROWS = 100_000
 
 
 @dataclass(frozen=True)
@@ -84,75 +76,6 @@ class Reading:
         from harness.own_data.timestamps import check_zone
 
         check_zone(self.tz)
-
-
-class DataFrames:
-    """What a run may ask of the user's data, whatever holds it (``DataFile``, ``FramesInMemory``)."""
-
-    name: str  # how it is named in messages and records (the path; "DataFrame")
-
-    def columns(self) -> list[tuple[str, pa.DataType | None, str]]:
-        """(name, Arrow type or None, pandas dtype) of every column, in order."""
-        raise NotImplementedError
-
-    def rows(self) -> int:
-        """Rows in all (counting them may read the data once, without keeping it)."""
-        raise NotImplementedError
-
-    def nulls(self, column: str) -> int:
-        """Nulls in ``column`` (it exists)."""
-        raise NotImplementedError
-
-    def frames(self, chunk_rows: int) -> Iterator[pd.DataFrame]:
-        """Every row, in order, in DataFrames of ``chunk_rows`` rows (the last may hold fewer)."""
-        raise NotImplementedError
-
-    def column_pieces(self, column: str, chunk_rows: int = HEAD_ROWS * 10) -> Iterator[pd.Series]:
-        """``column``'s values, in order, in pieces (a file reads only that column where its format allows)."""
-        for frame in self.frames(chunk_rows):
-            yield frame[column]
-
-    def sent_name(self, column: str) -> str:
-        """The name ``column`` (as the user named it, in the data) is sent under."""
-        return column
-
-    def first_before_epoch(self, column: str) -> tuple[int, object] | None:
-        """The first row (from 1) of timestamp ``column`` before 1970-01-01, and its value; None if there is none
-        (QuestDB's designated timestamps start there)."""
-        rows = 0
-        for piece in self.column_pieces(column):
-            found = _before_epoch(piece)
-            if found is not None:
-                return rows + found + 1, piece.iloc[found]
-            rows += len(piece)
-        return None
-
-    def is_file(self) -> bool:
-        """Whether the data is read from files (its fixes are then flags, not pandas code)."""
-        return False
-
-    def described(self) -> dict:
-        """How the data was read, for the record (nothing for frames in memory)."""
-        return {}
-
-    def reading_lines(self) -> list[str]:
-        """How the data was read, as a run prints it (nothing for frames in memory)."""
-        return []
-
-    def head(self, rows: int = HEAD_ROWS) -> pd.DataFrame:
-        """The first ``rows`` rows (fewer when there are fewer)."""
-        return next(iter(self.frames(rows)), None)
-
-    def converted(self, convert) -> tuple[DataFrames, bool]:
-        """The data as sent with the dtype audit's conversions (``convert``: a frame to its converted copy):
-        the data to read, and whether each piece still needs ``convert``."""
-        raise NotImplementedError
-
-    def timestamp_columns(self) -> list[str]:
-        """Columns holding timestamps: the candidates for the designated one."""
-        return [name for name, arrow_type, dtype in self.columns()
-                if (arrow_type is not None and pa.types.is_timestamp(arrow_type))
-                or dtype.startswith("datetime64") or dtype.startswith("timestamp[")]
 
 
 class DataFile(DataFrames):
@@ -343,7 +266,7 @@ class DataFile(DataFrames):
                 pa.field(item.name, pa.string()) if _read_as_text(item.type) or item.name in symbols or (
                     item.name in named and pa.types.is_timestamp(item.type)) else item for item in unified])
             unified = self._read_types
-        return _with_partitions(unified, self.parts, self.flag, self.name)
+        return partition_schema(unified, self.parts, self.flag, self.name)
 
     def _decide(self) -> normalise.Normalisation:
         flat = normalise.flatten_schema(self.raw_schema)
@@ -455,7 +378,7 @@ class DataFile(DataFrames):
                 batch = pa.RecordBatch.from_arrays(
                     [column.cast(item.type) for column, item in zip(batch.columns, file_wanted)], schema=file_wanted)
             if partition_names:
-                batch = _add_partitions(batch, part, wanted)
+                batch = with_partitions(batch, part, wanted)
             yield batch
 
     def _normalised(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
@@ -486,13 +409,13 @@ class DataFile(DataFrames):
     # --- what can be known before sending -----------------------------------------------------------------------
 
     def columns(self) -> list[tuple[str, pa.DataType | None, str]]:
-        empty = self._empty_frame()
+        empty = self._emptyframe_of()
         dtypes = [str(dtype) for dtype in empty.dtypes] if len(empty.columns) == len(self.schema) else \
             [""] * len(self.schema)
         return [(item.name, item.type, dtype) for item, dtype in zip(self.schema, dtypes)]
 
-    def _empty_frame(self) -> pd.DataFrame:
-        return _frame(self.schema.empty_table(), self.object_strings, self._nullable_columns())
+    def _emptyframe_of(self) -> pd.DataFrame:
+        return frame_of(self.schema.empty_table(), self.object_strings, self._nullable_columns())
 
     def rows(self) -> int:
         if self._rows is None:
@@ -586,10 +509,10 @@ class DataFile(DataFrames):
         raw = self.normalisation.raw_name(column)
         nullable = self._nullable_columns()
         for batch in self._normalised([raw]):
-            yield _frame(pa.Table.from_batches([batch]), self.object_strings, nullable)[column]
+            yield frame_of(pa.Table.from_batches([batch]), self.object_strings, nullable)[column]
 
     def frames(self, chunk_rows: int) -> Iterator[pd.DataFrame]:
-        return _recut(self.batches(), chunk_rows, self.object_strings, self._nullable_columns())
+        return recut(self.batches(), chunk_rows, self.object_strings, self._nullable_columns())
 
     def head(self, rows: int = HEAD_ROWS) -> pd.DataFrame:
         # Only the batches the rows need: a value further on that its column's type cannot take is met when sending.
@@ -600,7 +523,7 @@ class DataFile(DataFrames):
             if held >= rows:
                 break
         table = pa.Table.from_batches(batches, schema=self.schema if not batches else None).slice(0, rows)
-        return _frame(table, self.object_strings, self._nullable_columns())
+        return frame_of(table, self.object_strings, self._nullable_columns())
 
     def converted(self, convert) -> tuple[DataFrames, bool]:
         # Strings read as Python objects are read as Arrow strings instead (the conversion made by the reader,
@@ -713,127 +636,6 @@ def _arrow_stream_batches(stream, columns: list[str] | None) -> Iterator[pa.Reco
     with stream as source:
         for batch in pa.ipc.open_stream(source):
             yield batch if columns is None else batch.select(columns)
-
-
-def _partition_type(values: list[str]) -> pa.DataType:
-    try:
-        [int(value) for value in values]
-        return pa.int64()
-    except ValueError:
-        return pa.string()
-
-
-def _with_partitions(schema: pa.Schema, parts: list[DataPart], flag: str, name: str) -> pa.Schema:
-    """``schema`` with a column per Hive partition key, typed int64 where every value is an integer."""
-    keys = [key for key, _ in parts[0].partitions]
-    for part in parts[1:]:
-        if [key for key, _ in part.partitions] != keys:
-            raise UsageError(f"{flag} {name}: {parts[0].path} and {part.path} lie in different partition folders "
-                             f"({', '.join(keys) or 'none'}; {', '.join(key for key, _ in part.partitions) or 'none'})")
-    for key in keys:
-        if key in schema.names:
-            raise UsageError(f"{flag} {name}: the partition folders' key {key!r} is also a column of the files")
-    fields = [pa.field(key, _partition_type([dict(part.partitions)[key] for part in parts])) for key in keys]
-    return pa.schema(list(schema) + fields, metadata=schema.metadata)
-
-
-def _add_partitions(batch: pa.RecordBatch, part: DataPart, wanted: pa.Schema) -> pa.RecordBatch:
-    values = dict(part.partitions)
-    arrays = []
-    for item in wanted:
-        if item.name in values:
-            value = values[item.name]
-            arrays.append(pa.array([int(value) if pa.types.is_integer(item.type) else value] * batch.num_rows,
-                                   item.type))
-        else:
-            arrays.append(batch.column(item.name))
-    return pa.RecordBatch.from_arrays(arrays, schema=wanted)
-
-def _recut(batches: Iterable[pa.RecordBatch], chunk_rows: int, object_strings: bool = False,
-           nullable: frozenset[str] = frozenset()) -> Iterator[pd.DataFrame]:
-    """Record batches re-cut into DataFrames of exactly ``chunk_rows`` rows (the last one: the rest). Rows are
-    converted to pandas ``CONVERT_ROWS`` (or a chunk, if more) at a time and the chunks sliced from them without
-    a copy: a conversion's cost per call (categories, column objects) is paid once per many small chunks."""
-    whole_chunks = max(1, CONVERT_ROWS // chunk_rows) * chunk_rows
-    held: list[pa.RecordBatch] = []
-    held_rows = 0
-
-    def cut(table: pa.Table) -> Iterator[pd.DataFrame]:
-        frame = _frame(table, object_strings, nullable)
-        for start in range(0, len(frame), chunk_rows):
-            yield frame.iloc[start:start + chunk_rows]
-
-    for batch in batches:
-        held.append(batch)
-        held_rows += batch.num_rows
-        while held_rows >= whole_chunks:
-            table = pa.Table.from_batches(held)
-            yield from cut(table.slice(0, whole_chunks))
-            rest = table.slice(whole_chunks)
-            held, held_rows = rest.to_batches(), rest.num_rows
-    if held_rows:
-        yield from cut(pa.Table.from_batches(held))
-
-
-def _frame(table: pa.Table, object_strings: bool = False, nullable: frozenset[str] = frozenset()) -> pd.DataFrame:
-    # Each piece numbered from 0, as a file read whole and sliced would not be: the client ignores the index.
-    frame = table.to_pandas().reset_index(drop=True)
-    for name in nullable.intersection(frame.columns):  # one dtype in every piece, nulls or none
-        dtype = normalise.NULLABLE_DTYPES.get(table.schema.field(name).type)
-        if dtype is not None and str(frame[name].dtype) != dtype:
-            frame[name] = pd.array(table.column(name), dtype=dtype)
-    if object_strings:  # as pandas 2 reads them: a Python str object per value, missing ones None
-        for name in frame.columns:
-            if isinstance(frame[name].dtype, pd.StringDtype):
-                frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
-    return frame
-
-
-class FramesInMemory(DataFrames):
-    """DataFrames the user holds: one DataFrame, or several in order (a list), cut into pieces of
-    ``chunk_rows`` rows without copying more than a piece."""
-
-    def __init__(self, frames: pd.DataFrame | Iterable[pd.DataFrame]):
-        self.name = "DataFrame"
-        self._frames = [frames] if isinstance(frames, pd.DataFrame) else list(frames)
-        if not self._frames or not all(isinstance(frame, pd.DataFrame) for frame in self._frames):
-            raise UsageError("the data: a DataFrame, or DataFrames in a list, is needed")
-        first = self._frames[0]
-        for frame in self._frames[1:]:
-            if list(frame.columns) != list(first.columns):
-                raise UsageError(f"the DataFrames have different columns: {list(first.columns)} and "
-                                 f"{list(frame.columns)}")
-
-    def columns(self) -> list[tuple[str, pa.DataType | None, str]]:
-        first = self._frames[0]
-        return [(str(name), None, str(dtype)) for name, dtype in zip(first.columns, first.dtypes)]
-
-    def rows(self) -> int:
-        return sum(len(frame) for frame in self._frames)
-
-    def nulls(self, column: str) -> int:
-        return sum(int(frame[column].isna().sum()) for frame in self._frames)
-
-    def converted(self, convert) -> tuple[DataFrames, bool]:
-        # Frames in memory are converted once, as the user would before sending them (the time it takes is
-        # the source's ``conversion_seconds``, outside every timed phase).
-        return FramesInMemory([convert(frame) for frame in self._frames]), False
-
-    def frames(self, chunk_rows: int) -> Iterator[pd.DataFrame]:
-        held: list[pd.DataFrame] = []
-        held_rows = 0
-        for frame in self._frames:
-            start = 0
-            while start < len(frame):
-                piece = frame.iloc[start:start + chunk_rows - held_rows]
-                start += len(piece)
-                held.append(piece)
-                held_rows += len(piece)
-                if held_rows == chunk_rows:
-                    yield held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
-                    held, held_rows = [], 0
-        if held_rows:
-            yield held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
 
 
 def open_data(data, object_strings: bool = False, flag: str = "--data", reading: Reading | None = None

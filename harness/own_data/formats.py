@@ -17,6 +17,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from harness.errors import UsageError
 
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
@@ -107,3 +109,40 @@ def _partitions(path: Path, root: Path) -> tuple[tuple[str, str], ...]:
     except ValueError:
         folders = path.parts[:-1]
     return tuple(tuple(folder.split("=", 1)) for folder in folders if "=" in folder and not folder.startswith("="))
+
+
+def _partition_type(values: list[str]) -> pa.DataType:
+    try:
+        [int(value) for value in values]
+        return pa.int64()
+    except ValueError:
+        return pa.string()
+
+
+def partition_schema(schema: pa.Schema, parts: list[DataPart], flag: str, name: str) -> pa.Schema:
+    """``schema`` with a column per Hive partition key, typed int64 where every value is an integer; parts in
+    folders of other keys, or a key that is also a column, are refused in one line starting with ``flag``."""
+    keys = [key for key, _ in parts[0].partitions]
+    for part in parts[1:]:
+        if [key for key, _ in part.partitions] != keys:
+            raise UsageError(f"{flag} {name}: {parts[0].path} and {part.path} lie in different partition folders "
+                             f"({', '.join(keys) or 'none'}; {', '.join(key for key, _ in part.partitions) or 'none'})")
+    for key in keys:
+        if key in schema.names:
+            raise UsageError(f"{flag} {name}: the partition folders' key {key!r} is also a column of the files")
+    fields = [pa.field(key, _partition_type([dict(part.partitions)[key] for part in parts])) for key in keys]
+    return pa.schema(list(schema) + fields, metadata=schema.metadata)
+
+
+def with_partitions(batch: pa.RecordBatch, part: DataPart, wanted: pa.Schema) -> pa.RecordBatch:
+    """``batch`` of ``part`` with its partition values as columns, in ``wanted``'s order."""
+    values = dict(part.partitions)
+    arrays = []
+    for item in wanted:
+        if item.name in values:
+            value = values[item.name]
+            arrays.append(pa.array([int(value) if pa.types.is_integer(item.type) else value] * batch.num_rows,
+                                   item.type))
+        else:
+            arrays.append(batch.column(item.name))
+    return pa.RecordBatch.from_arrays(arrays, schema=wanted)

@@ -27,7 +27,7 @@ from harness.own_data.audit import (
     first_refusal,
     is_string_like,
 )
-from harness.own_data.files import HEAD_ROWS, DataFrames
+from harness.own_data.frames import HEAD_ROWS, DataFrames
 from harness.tsbs.schema import PARTITION_BY, TableSchema
 
 NAME = "data"

@@ -42,7 +42,7 @@ import pandas as pd
 
 from harness.errors import UsageError
 from harness.own_data.audit import is_string_like
-from harness.own_data.files import DataFrames
+from harness.own_data.frames import DataFrames
 from harness.read.check import CheckFailed, OrderedCheck, canonical, shown
 from harness.read.frames import BOOLEAN, DOUBLE, LONG, OTHER, STRING, TIMESTAMP, TIMESTAMP_NS, kind_of
 from harness.read.plan import ReadPlan
