@@ -10,8 +10,6 @@ import json
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from harness.commands.bench import run_bench

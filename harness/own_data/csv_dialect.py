@@ -32,11 +32,13 @@ _DELIMITER_NAMES = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe"}
 
 @dataclass(frozen=True)
 class Dialect:
-    """How a CSV file is read; ``sniffed``: which of delimiter and header were found rather than given."""
+    """How a CSV file is read; ``width``: the fields of its first line (a file without a header names that many
+    columns); ``sniffed``: which of delimiter and header were found rather than given."""
 
     delimiter: str = ","
     header: bool = True
     encoding: str = "utf-8"
+    width: int = 1
     sniffed: tuple[str, ...] = ()
 
     def describe(self) -> str:
@@ -91,7 +93,8 @@ def sniff(sample: bytes, whole: bool, name: str, delimiter: str | None = None, h
     if header is None:
         header = _sniff_header(lines, delimiter)
         sniffed.append("header")
-    return Dialect(delimiter, header, encoding, tuple(sniffed))
+    first = _rows(lines[:1], delimiter)
+    return Dialect(delimiter, header, encoding, max(1, len(first[0]) if first else 1), tuple(sniffed))
 
 
 def _rows(lines: list[str], delimiter: str) -> list[list[str]]:

@@ -27,9 +27,9 @@ from harness.errors import UsageError
 from harness.own_data import csv_dialect, normalise
 from harness.own_data.choices import EpochUnit, OnBadTimestamp
 from harness.own_data.formats import DataPart, locate, partition_schema, with_partitions
-from harness.own_data.frames import HEAD_ROWS, DataFrames, FramesInMemory, frame_of, recut
+from harness.own_data.frames import CONVERT_ROWS, HEAD_ROWS, DataFrames, FramesInMemory, frame_of, recut
 from harness.own_data.names import parse_renames, positional_name
-from harness.own_data.timestamps import looks_like_times
+from harness.own_data.timestamps import check_zone, looks_like_times
 
 # Bytes at the start of a CSV or JSON lines file whose values decide its columns' types (pyarrow's inference).
 INFER_BLOCK_BYTES = 16 << 20
@@ -73,8 +73,6 @@ class Reading:
             if value is not None and self.at is None:
                 raise UsageError(f"{flag} reads the designated timestamp: name its column with --at")
         parse_renames(self.renames)
-        from harness.own_data.timestamps import check_zone
-
         check_zone(self.tz)
 
 
@@ -97,7 +95,8 @@ class DataFile(DataFrames):
         for part in self.parts:
             if not os.access(part.path, os.R_OK):
                 raise UsageError(f"{self.flag} {part.path}: not readable (permission denied)")
-        self._part = self.parts[0]  # the part being read, for messages
+        self._part = self.parts[0]  # the part being read, and its first row's number in it: for messages
+        self._batch_start = 0
         self._rows: int | None = None
         self._nulls: dict[str, int] = {}  # by the name sent, for the columns counted so far
         self._early: dict[str, tuple[int, object] | None] = {}  # and their first time before 1970, if any
@@ -321,7 +320,7 @@ class DataFile(DataFrames):
         dialect = self.dialect
         names = None
         if not dialect.header:
-            names = [positional_name(position) for position in range(self._width(part))]
+            names = [positional_name(position) for position in range(dialect.width)]
         # One thread: rows are numbered as the file's lines (a ragged row is named by its line).
         # The first block of a file whose types are still to infer is the inference's; every later read has them.
         block = INFER_BLOCK_BYTES if column_types is None else READ_BLOCK_BYTES
@@ -334,14 +333,6 @@ class DataFile(DataFrames):
                                                              invalid_row_handler=on_invalid),
                               convert_options=convert)
         return reader
-
-    def _width(self, part: DataPart) -> int:
-        """Fields of a header-less CSV's first line."""
-        with self._stream(part) as stream:
-            sample = stream.read(csv_dialect.SAMPLE_BYTES)
-        text = sample.decode(self.dialect.encoding if self.dialect.encoding.lower().replace("-", "") != "utf8"
-                             else "utf-8-sig", errors="replace")
-        return max(1, len(csv_dialect._rows(text.splitlines()[:1], self.dialect.delimiter)[0]))
 
     def _raw_batches(self, part: DataPart, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
         """A part's record batches as its reader gives them (``columns``: only those, where the format reads
@@ -558,15 +549,6 @@ class DataFile(DataFrames):
 def _holds_times(head: pa.Table | None, column: str) -> bool:
     """Whether a text ``column``'s first values in ``head`` are timestamps (``timestamps.looks_like_times``)."""
     return head is not None and looks_like_times(head.column(column).drop_null()[:1_000].to_pylist())
-
-
-def _before_epoch(piece: pd.Series) -> int | None:
-    """The position of ``piece``'s first timestamp before 1970, or None (a column not of datetimes: the dtype
-    audit speaks of it)."""
-    if not pd.api.types.is_datetime64_any_dtype(piece.dtype):
-        return None
-    early = (piece < pd.Timestamp(0, tz=piece.dt.tz)).to_numpy(dtype=bool, na_value=False)
-    return int(early.argmax()) if early.any() else None
 
 
 def _arrow_before_epoch(column: pa.Array) -> int | None:

@@ -182,3 +182,12 @@ class FramesInMemory(DataFrames):
                     held, held_rows = [], 0
         if held_rows:
             yield held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
+
+
+def _before_epoch(piece: pd.Series) -> int | None:
+    """The position of ``piece``'s first timestamp before 1970, or None (a column not of datetimes: the dtype
+    audit speaks of it)."""
+    if not pd.api.types.is_datetime64_any_dtype(piece.dtype):
+        return None
+    early = (piece < pd.Timestamp(0, tz=piece.dt.tz)).to_numpy(dtype=bool, na_value=False)
+    return int(early.argmax()) if early.any() else None
