@@ -20,7 +20,6 @@ Integer and boolean columns holding nulls anywhere in the file become pandas' nu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -155,10 +154,6 @@ class Normalisation:
         if bad is None:
             return result, 0
         return result.filter(pa.array(~bad)), int(bad.sum())
-
-    def batch_schema(self, columns: Sequence[str]) -> pa.Schema:
-        """The final schema of a batch read with only ``columns`` (the file's names)."""
-        return pa.schema([self.schema.field(self.final_name(name)) for name in columns])
 
 
 def flattened(batch: pa.RecordBatch) -> pa.RecordBatch:
