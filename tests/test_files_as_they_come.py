@@ -486,3 +486,36 @@ def test_tunes_code_reads_a_file_as_the_sweep_did(questdb_server, corpus):
         assert "price_usd" in columns and "load _" in columns and questdb.client.count(table) == ROWS
     finally:
         questdb.client.drop_table(table)
+
+
+def test_a_column_whose_later_values_need_a_wider_type_is_widened_before_sending(questdb_server, tmp_path,
+                                                                                 monkeypatch):
+    """A CSV's types are inferred from its first 16 MiB; an integer column with a decimal further on becomes DOUBLE,
+    a boolean column with other text VARCHAR, found by the read before sending: every row lands, every value read
+    back equal, the widening named."""
+    from harness.own_data import files
+
+    monkeypatch.setattr(files, "INFER_BLOCK_BYTES", 4096)
+    rows = 3_000
+    counts = [str(index) for index in range(rows)]
+    flags = ["true" if index % 2 else "false" for index in range(rows)]
+    counts[2_500], flags[2_900] = "2.5", "unknown"
+    path = _write(tmp_path / "widened.csv", _csv({"ts": _texts(_seconds(rows), "%Y-%m-%dT%H:%M:%SZ"),
+                                                  "count": counts, "flag": flags}))
+    table = "as_they_come_widened"
+    questdb_server.client.drop_table(table)
+    try:
+        with open("/dev/null", "w") as devnull:
+            record = run_bench(BenchOptions(data=str(path), table=table, send=True, transport="http",
+                                            reporting_period=0, sample_interval=0, results=str(tmp_path / "b.json"),
+                                            **_server(questdb_server)), out=devnull)
+        assert record.validation.visible_rows == rows
+        assert dict(questdb_server.client.table_columns(table))["count"] == "DOUBLE"
+        assert dict(questdb_server.client.table_columns(table))["flag"] == "VARCHAR"
+        widened = [item for item in record.parameters["reading"]["conversions"] if "widened" in item["how"]]
+        assert [(item["column"], item["from"], item["to"]) for item in widened] == [
+            ("count", "int64", "double"), ("flag", "bool", "string")]
+        read, printed = _read(questdb_server, tmp_path, str(path), table, {})
+        assert read.status == "ok" and f"every value of {rows} rows equal" in printed, printed
+    finally:
+        questdb_server.client.drop_table(table)

@@ -39,8 +39,16 @@ INFER_BLOCK_BYTES = 16 << 20
 # CPU 16 MiB blocks take (they stay in the cache; measured: benchmarks/file_formats.py).
 READ_BLOCK_BYTES = 1 << 20
 # pyarrow's CSV error for a value its column's type cannot take (its row is the file's line).
-_CSV_CONVERSION = re.compile(r"In CSV column #(?P<column>\d+): Row #(?P<line>\d+): CSV conversion error to "
+_CSV_CONVERSION = re.compile(r"In CSV column #(?P<column>\d+): (?:Row #(?P<line>\d+): )?CSV conversion error to "
                              r"(?P<type>[^:]+): invalid value '(?P<value>.*)'")
+
+
+class WrongType(UsageError):
+    """A value of a CSV's column that the column's type, inferred from the file's first lines, cannot take."""
+
+    def __init__(self, message: str, column: str, value: str):
+        super().__init__(message)
+        self.column, self.value = column, value
 
 
 @dataclass(frozen=True)
@@ -101,6 +109,7 @@ class DataFile(DataFrames):
         self._nulls: dict[str, int] = {}  # by the name sent, for the columns counted so far
         self._early: dict[str, tuple[int, object] | None] = {}  # and their first time before 1970, if any
         self.skipped_rows = 0
+        self.widened: list[normalise.Conversion] = []  # a CSV's columns whose type a later value widened
         # A CSV's rows whose fields do not match its header, as its reader skips them: the first one ends the read.
         self._ragged: list = []
         self.dialect = self._guard(self._sniff) if self.format == "csv" else None
@@ -140,9 +149,10 @@ class DataFile(DataFrames):
                 text = self._json_error() or text
             elif (wrong := _CSV_CONVERSION.search(text)) is not None:
                 column = self._read_types.names[int(wrong["column"])] if self._read_types is not None else "?"
-                raise UsageError(f"{self.flag} {self._where()}: line {wrong['line']}, column {column!r}: "
-                                 f"{wrong['value']!r} is not {wrong['type']}, the column's type as its first lines "
-                                 f"gave it") from None
+                where = f"line {wrong['line']}" if wrong["line"] else "a line past the first 16 MiB"
+                raise WrongType(f"{self.flag} {self._where()}: {where}, column {column!r}: {wrong['value']!r} is not "
+                                f"{wrong['type']}, the column's type as its first lines gave it", column,
+                                wrong["value"]) from None
             raise UsageError(f"{self.flag} {self._where()}: not a readable {self.kind.describe()} file: "
                              f"{text}") from None
         if self._ragged:
@@ -395,17 +405,23 @@ class DataFile(DataFrames):
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         """The data's record batches as sent, errors in one line."""
+        self._scanned()
         return self._normalised()
+
+    def _scanned(self) -> None:
+        """A text format read once before anything else reads it: its types are final only then (``_widen``)."""
+        if self._rows is None and self.format not in ("parquet", "arrow"):
+            self._scan()
 
     # --- what can be known before sending -----------------------------------------------------------------------
 
     def columns(self) -> list[tuple[str, pa.DataType | None, str]]:
-        empty = self._emptyframe_of()
+        empty = self._empty_frame()
         dtypes = [str(dtype) for dtype in empty.dtypes] if len(empty.columns) == len(self.schema) else \
             [""] * len(self.schema)
         return [(item.name, item.type, dtype) for item, dtype in zip(self.schema, dtypes)]
 
-    def _emptyframe_of(self) -> pd.DataFrame:
+    def _empty_frame(self) -> pd.DataFrame:
         return frame_of(self.schema.empty_table(), self.object_strings, self._nullable_columns())
 
     def rows(self) -> int:
@@ -423,7 +439,38 @@ class DataFile(DataFrames):
         known first (``_scanned_columns``), their nulls counted; on the way, the first ragged CSV row (named by
         its line), value one of them cannot take, or timestamp that does not parse. A text format's other
         columns are tokenised, not converted (a third of the cost of reading them all)."""
-        self._count(self._scanned_columns())
+        for _ in range(2 * len(self.raw_schema) + 1):
+            try:
+                return self._count(self._scanned_columns())
+            except WrongType as wrong:
+                if not self._widen(wrong.column, wrong.value):
+                    raise
+
+    def _widen(self, column: str, value: str) -> bool:
+        """A CSV's integer or boolean column whose later value its type cannot take, given the type that takes it
+        (an integer column with a decimal: double; otherwise text), the change named; False for any other."""
+        if self.format != "csv" or column not in self._read_types.names:
+            return False
+        index = self._read_types.get_field_index(column)
+        before = self._read_types.field(index).type
+        if not (pa.types.is_integer(before) or pa.types.is_boolean(before)):
+            return False
+        try:
+            float(value)
+            after = pa.float64() if pa.types.is_integer(before) else pa.string()
+        except ValueError:
+            after = pa.string()
+        self._read_types = self._read_types.set(index, pa.field(column, after))
+        self.raw_schema = partition_schema(self._read_types, self.parts, self.flag, self.name)
+        previous = self.normalisation
+        self.normalisation = normalise.Normalisation(normalise.flatten_schema(self.raw_schema), previous.parsers,
+                                                     previous.names, previous.bad_rows)
+        self.schema = self.normalisation.schema
+        self._nulls, self._early = {}, {}
+        self.widened.append(normalise.Conversion(column, str(before), str(after),
+                                                 f"a later value, {value!r}, is not {before}: the column's type "
+                                                 f"as its first 16 MiB gave it, widened"))
+        return True
 
     def _scanned_columns(self) -> list[str]:
         """The file's columns a scan reads: those parsed as timestamps and, in a text format, integers and
@@ -449,8 +496,7 @@ class DataFile(DataFrames):
         self._early.update(early)
 
     def first_before_epoch(self, column: str) -> tuple[int, object] | None:
-        if self._rows is None and self.format not in ("parquet", "arrow"):
-            self._scan()
+        self._scanned()
         if column in self._early:
             return self._early[column]
         raw = self.normalisation.raw_name(column)
@@ -460,8 +506,7 @@ class DataFile(DataFrames):
         return super().first_before_epoch(column)
 
     def nulls(self, column: str) -> int:
-        if self._rows is None and self.format not in ("parquet", "arrow"):
-            self._scan()
+        self._scanned()
         if column not in self._nulls:
             self._count([self.normalisation.raw_name(column)])
         return self._nulls[column]
@@ -497,6 +542,7 @@ class DataFile(DataFrames):
     def column_pieces(self, column: str, chunk_rows: int = HEAD_ROWS * 10) -> Iterator[pd.Series]:
         """Only ``column`` read where the format allows it (Parquet, Arrow IPC; a CSV's other columns are
         parsed but not converted), in pieces, as ``frames`` gives it."""
+        self._scanned()
         raw = self.normalisation.raw_name(column)
         nullable = self._nullable_columns()
         for batch in self._normalised([raw]):
@@ -530,7 +576,8 @@ class DataFile(DataFrames):
         described = {"format": self.kind.describe(), "files": len(self.parts)}
         if self.dialect is not None:
             described["dialect"] = self.dialect.describe()
-        described["conversions"] = [conversion.stored() for conversion in self.normalisation.conversions]
+        described["conversions"] = [conversion.stored() for conversion in
+                                    self.widened + self.normalisation.conversions]
         described["renames"] = self.normalisation.renames
         described["skipped_rows"] = self.skipped_rows
         return described
@@ -539,7 +586,7 @@ class DataFile(DataFrames):
         files = f" ({len(self.parts)} files)" if self.dataset else ""
         dialect = f", {self.dialect.describe()}" if self.dialect is not None else ""
         lines = [f"Read as {self.kind.describe()}{files}{dialect}"]
-        lines += [f"  converted {conversion.line()}" for conversion in self.normalisation.conversions]
+        lines += [f"  converted {conversion.line()}" for conversion in self.widened + self.normalisation.conversions]
         lines += [f"  renamed {line}" for line in self.normalisation.rename_lines()]
         if self.skipped_rows:
             lines.append(f"  skipped {self.skipped_rows} rows whose timestamp did not parse (--on-bad-timestamp skip)")

@@ -121,7 +121,8 @@ def recut(batches: Iterable[pa.RecordBatch], chunk_rows: int, object_strings: bo
         yield from cut(pa.Table.from_batches(held))
 
 
-def frame_of(table: pa.Table, object_strings: bool = False, nullable: frozenset[str] = frozenset()) -> pd.DataFrame:
+def frame_of(table: pa.Table, object_strings: bool = False, nullable: frozenset[str] = frozenset()
+             ) -> pd.DataFrame:
     # Each piece numbered from 0, as a file read whole and sliced would not be: the client ignores the index.
     frame = table.to_pandas().reset_index(drop=True)
     for name in nullable.intersection(frame.columns):  # one dtype in every piece, nulls or none
