@@ -191,13 +191,14 @@ def _typed_table() -> pa.Table:
 
 def _widened(folder: Path) -> Path:
     """Monthly files as public data sets publish them: a column all empty in one month (Arrow null) and doubles in
-    the next, an integer column that becomes double."""
+    the next, its name's case changing too, an integer column that becomes double."""
     root = folder / "trips"
     root.mkdir()
     for month, (fee, fare) in enumerate(((pa.nulls(60), pa.array(range(60), pa.int64())),
                                          (pa.array(np.linspace(0, 5, 60)), pa.array(np.linspace(1, 9, 60))))):
         stamps = _seconds(60, START + pd.Timedelta(days=31 * month))
-        pq.write_table(pa.table({"pickup": pa.array(stamps.to_numpy()), "airport_fee": fee, "fare": fare}),
+        fee_name = "airport_fee" if month == 0 else "Airport_fee"  # as New York's taxi files spell it, month by month
+        pq.write_table(pa.table({"pickup": pa.array(stamps.to_numpy()), fee_name: fee, "fare": fare}),
                        root / f"trips-2024-0{month + 1}.parquet")
     return root
 

@@ -115,6 +115,7 @@ class DataFile(DataFrames):
         self.dialect = self._guard(self._sniff) if self.format == "csv" else None
         self._read_types: pa.Schema | None = None  # a CSV's or JSON file's columns as read (its text columns)
         self._inferred: dict[str, pa.DataType] = {}  # and as its reader inferred them
+        self._own_names: dict[Path, dict[str, str]] = {}  # a dataset file's names where their case differs
         self.raw_schema = self._guard(self._unified_schema)
         if not len(self.raw_schema):
             raise UsageError(f"{self.flag} {path}: the file has no columns")
@@ -242,17 +243,21 @@ class DataFile(DataFrames):
         return sample
 
     def _unified_schema(self) -> pa.Schema:
-        """One schema for every part: the same names in the same order, types widened where one part's
-        inference differs from another's (an integer column that is float in another file); partition folders'
-        keys appended."""
+        """One schema for every part: the same names in the same order (their case may differ: the first file's
+        spelling is the dataset's), types widened where one part's inference differs from another's (an integer
+        column that is float in another file); partition folders' keys appended."""
         schemas = [(part, self._part_schema(part)) for part in self.parts]
         first_part, unified = schemas[0]
         unified = unified.remove_metadata() if len(schemas) > 1 else unified
         for part, schema in schemas[1:]:
-            if schema.names != unified.names:
+            if [name.lower() for name in schema.names] != [name.lower() for name in unified.names]:
                 raise UsageError(f"{self.flag} {self.name}: {first_part.path} and {part.path} have different columns "
                                  f"({', '.join(unified.names)}; {', '.join(schema.names)}): a dataset's files share "
                                  f"one schema")
+            if schema.names != unified.names:  # the same names but for case (QuestDB's are case-insensitive)
+                self._own_names[part.path] = {name: own for name, own in zip(unified.names, schema.names)
+                                              if name != own}
+                schema = pa.schema([pa.field(name, item.type) for name, item in zip(unified.names, schema)])
             try:
                 unified = pa.unify_schemas([unified, schema.remove_metadata()], promote_options="permissive")
             except (pa.ArrowInvalid, pa.ArrowTypeError):
@@ -349,7 +354,9 @@ class DataFile(DataFrames):
         fewer), in the unified schema, its partition columns added."""
         self._part = part
         partition_names = [key for key, _ in part.partitions]
-        file_columns = None if columns is None else [name for name in columns if name not in partition_names]
+        own = self._own_names.get(part.path, {})  # the dataset's name -> this file's, where its case differs
+        file_columns = None if columns is None else [own.get(name, name) for name in columns
+                                                     if name not in partition_names]
         if self.format == "parquet":
             import pyarrow.parquet as pq
 
@@ -364,20 +371,23 @@ class DataFile(DataFrames):
         elif self.format == "json":
             from pyarrow import json as pa_json
 
-            explicit = pa.schema([item for item in self._read_types if item.name not in partition_names])
+            explicit = pa.schema([pa.field(own.get(item.name, item.name), item.type) for item in self._read_types
+                                  if item.name not in partition_names])
             batches = pa_json.open_json(self._stream(part), read_options=pa_json.ReadOptions(
                 use_threads=False, block_size=READ_BLOCK_BYTES), parse_options=pa_json.ParseOptions(
                 explicit_schema=explicit, unexpected_field_behavior="error"))
             batches = (batch.select(file_columns) if file_columns is not None else batch for batch in batches)
         else:
-            types = {item.name: item.type for item in self._read_types if item.name not in partition_names}
+            types = {own.get(item.name, item.name): item.type for item in self._read_types
+                     if item.name not in partition_names}
             batches = self._open_csv(part, types, file_columns)
         wanted = self.raw_schema if columns is None else pa.schema([self.raw_schema.field(name) for name in columns])
         file_wanted = pa.schema([item for item in wanted if item.name not in partition_names])
         for batch in batches:
-            if batch.schema.remove_metadata() != file_wanted:
+            if batch.schema.remove_metadata() != file_wanted:  # another file's widened types, or names' case
                 batch = pa.RecordBatch.from_arrays(
-                    [column.cast(item.type) for column, item in zip(batch.columns, file_wanted)], schema=file_wanted)
+                    [batch.column(own.get(item.name, item.name)).cast(item.type) for item in file_wanted],
+                    schema=file_wanted)
             if partition_names:
                 batch = with_partitions(batch, part, wanted)
             yield batch
