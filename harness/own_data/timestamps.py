@@ -207,7 +207,7 @@ class TimeParser:
                              f"by")
         if at_format is not None:
             parser = cls(column, "format", format=at_format, aware="%z" in at_format or "%Z" in at_format, tz=tz)
-            parser._refuse_zone_twice()
+            parser._refuse_zone_twice(flag)
             parser._check_head(values, flag)
             return parser
         first = values[0]
@@ -221,11 +221,15 @@ class TimeParser:
                                  f"give it with --at-format (strftime, e.g. '%d/%m/%Y %H:%M')")
             parser = cls(column, "format", format=guessed, inferred=True, aware="%z" in guessed or "%Z" in guessed,
                          tz=tz)
-        parser._refuse_zone_twice()
+        parser._refuse_zone_twice(flag)
         parser._check_head(values, flag)
         return parser
 
-    def _refuse_zone_twice(self) -> None:
+    def _refuse_zone_twice(self, flag: str) -> None:
+        """--tz for a column that carries its own offsets: refused where the user named the column, left aside for
+        a column found by its values (--tz is for the naive ones)."""
+        if self.aware and self.tz and flag == "column":
+            self.tz = None
         if self.aware and self.tz:
             raise UsageError(f"--tz {self.tz}: column {self.column!r} carries its own offsets; --tz is for naive "
                              f"times")
