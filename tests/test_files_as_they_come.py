@@ -342,6 +342,7 @@ def _server(questdb) -> dict:
                 server_metrics_port=questdb.min_port)
 
 
+@pytest.mark.slow  # one of 44 cases that together take half a minute
 @pytest.mark.parametrize("shape", SHAPES, ids=[shape.name for shape in SHAPES])
 def test_each_shape_lands_exact(questdb_server, corpus, tmp_path, shape):
     table = f"as_they_come_{shape.name}"
@@ -436,6 +437,7 @@ def test_a_files_advice_is_a_flag_of_the_harness(tmp_path):
     assert_one_line_error(result, 2, "'took'", "convert it: send with --convert-dtypes, which applies")
 
 
+@pytest.mark.slow
 def test_a_bad_value_found_while_sending_ends_in_one_line_and_the_record_says_what_landed(questdb_server, tmp_path,
                                                                                          monkeypatch):
     """A value the scan before sending does not read (a CSV's float column: only timestamps, integers and booleans
@@ -468,6 +470,7 @@ def test_a_bad_value_found_while_sending_ends_in_one_line_and_the_record_says_wh
         questdb_server.client.drop_table(table)
 
 
+@pytest.mark.slow
 def test_tunes_code_reads_a_file_as_the_sweep_did(questdb_server, corpus):
     """The code tune prints, for a CSV whose timestamps need parsing and whose names QuestDB refuses, run as
     printed: every row lands, under the names the sweep sent."""
@@ -489,6 +492,7 @@ def test_tunes_code_reads_a_file_as_the_sweep_did(questdb_server, corpus):
         questdb.client.drop_table(table)
 
 
+@pytest.mark.slow
 def test_a_column_whose_later_values_need_a_wider_type_is_widened_before_sending(questdb_server, tmp_path,
                                                                                  monkeypatch):
     """A CSV's types are inferred from its first 16 MiB; an integer column with a decimal further on becomes DOUBLE,
