@@ -341,7 +341,8 @@ def test_a_connection_lost_after_a_signal_adds_nothing_to_the_runs_one_line(capl
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_a_signal_mid_query_run_ends_it_with_the_queries_done(tmp_path, query_data, protocol, signum, code, word):
-    command = [sys.executable, "-m", "harness", "queries", "run", "--generate", *QUERY_DATA_SET, "--queries", "1000",
+    # Enough queries that the run still goes on when the signal arrives (1,000 over PGWire could all be done).
+    command = [sys.executable, "-m", "harness", "queries", "run", "--generate", *QUERY_DATA_SET, "--queries", "5000",
                "--protocol", protocol, "--host", query_data.host, "--http-port", str(query_data.http_port),
                "--pg-port", str(query_data.pg_port), "--reporting-period", "0.2", "--results", str(tmp_path / "r.json")]
     result = stop_when(command, query_progress, lambda run: run.send_signal(signum))
