@@ -510,8 +510,9 @@ class DataFile(DataFrames):
         if column in self._early:
             return self._early[column]
         raw = self.normalisation.raw_name(column)
-        if self.format == "parquet" and raw not in self.normalisation.parsers and _parquet_min_at_or_after_epoch(
-                [part.path for part in self.parts], raw):
+        if self.format == "parquet" and raw not in self.normalisation.parsers and all(
+                statistics is not None and statistics.has_min_max and statistics.min is not None
+                and pd.Timestamp(statistics.min).value >= 0 for statistics in self._parquet_statistics(raw)):
             return None  # every row group's statistics say so
         return super().first_before_epoch(column)
 
@@ -535,19 +536,22 @@ class DataFile(DataFrames):
         (a group without them counts as yes); an Arrow file's column is read."""
         raw = self.normalisation.raw_name(column)
         if self.format == "parquet" and not any(raw == key for part in self.parts for key, _ in part.partitions):
-            import pyarrow.parquet as pq
-
-            for part in self.parts:
-                metadata = pq.ParquetFile(part.path).metadata
-                index = metadata.schema.to_arrow_schema().get_field_index(raw)
-                if index < 0:
-                    return True
-                for group in range(metadata.num_row_groups):
-                    statistics = metadata.row_group(group).column(index).statistics
-                    if statistics is None or not statistics.has_null_count or statistics.null_count:
-                        return True
-            return False
+            return any(statistics is None or not statistics.has_null_count or statistics.null_count
+                       for statistics in self._parquet_statistics(raw))
         return self.nulls(column) > 0
+
+    def _parquet_statistics(self, column: str):
+        """Each row group's statistics of a Parquet dataset's ``column`` (the file's name), every part's; None for
+        a group without them, or a part where the column is no leaf of its own."""
+        import pyarrow.parquet as pq
+
+        for part in self.parts:
+            own = self._own_names.get(part.path, {}).get(column, column)
+            metadata = pq.ParquetFile(part.path).metadata
+            leaves = [metadata.schema.column(leaf).path for leaf in range(metadata.num_columns)]
+            index = leaves.index(own) if own in leaves else None
+            for group in range(metadata.num_row_groups):
+                yield None if index is None else metadata.row_group(group).column(index).statistics
 
     def column_pieces(self, column: str, chunk_rows: int = HEAD_ROWS * 10) -> Iterator[pd.Series]:
         """Only ``column`` read where the format allows it (Parquet, Arrow IPC; a CSV's other columns are
@@ -612,25 +616,6 @@ def _arrow_before_epoch(column: pa.Array) -> int | None:
     """The position of an Arrow timestamp column's first value before 1970, or None."""
     early = pc.fill_null(pc.less(column.cast(pa.int64()), 0), False)
     return int(pc.index(early, True).as_py()) if pc.any(early).as_py() else None
-
-
-def _parquet_min_at_or_after_epoch(paths: list[Path], column: str) -> bool:
-    """Whether every row group's statistics of a Parquet timestamp column say it holds nothing before 1970."""
-    import pyarrow.parquet as pq
-
-    for path in paths:
-        metadata = pq.ParquetFile(path).metadata
-        index = metadata.schema.to_arrow_schema().get_field_index(column)
-        if index < 0:
-            return False
-        for group in range(metadata.num_row_groups):
-            statistics = metadata.row_group(group).column(index).statistics
-            if statistics is None or not statistics.has_min_max:
-                return False
-            low = statistics.min
-            if low is None or pd.Timestamp(low).value < 0:
-                return False
-    return True
 
 
 def _read_as_time(arrow_type: pa.DataType) -> bool:
