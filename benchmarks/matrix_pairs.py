@@ -1,5 +1,5 @@
 """The WAL pairs of a matrix record: per release, each figure of WAL on against WAL off, paired per round (the
-record's own summary is against its first cell only). Run: .venv/bin/python results/reference/2026-11-28-matrix/pairs.py RECORD.json"""
+record's own summary is against its first cell only). Run: .venv/bin/python benchmarks/matrix_pairs.py RECORD.json ..."""
 
 import dataclasses
 import sys
