@@ -40,7 +40,7 @@ from harness import api
 from harness.own_data.files import READ_BLOCK_BYTES
 from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement, Round
 from harness.records.intervals import summarize
-from harness.servers.sink import sink_at
+from harness.servers.sink import free_port, sink_at
 
 app = typer.Typer(add_completion=False)
 TAGS = ("hostname", "region", "datacenter", "rack", "os", "arch", "team", "service", "service_version",
@@ -92,7 +92,7 @@ def cpu(rows: int = typer.Option(1_000_000, min=1), rounds: int = typer.Option(5
     print(f"{system['cpu_model']}, {system['cpu_count']} CPUs; {rows} cpu-only rows, {workers} worker(s), chunks "
           f"of {chunk}, into a socat sink; " + ", ".join(f"{name} {path.stat().st_size / 2**20:.0f} MiB"
                                                         for name, path in files.items()))
-    with sink_at("127.0.0.1", _free_port(), print) as sink:
+    with sink_at("127.0.0.1", free_port(), print) as sink:
         common = dict(send=True, target="sink", host=sink.host, ilp_port=sink.port, workers=workers,
                       worker_chunk_row_count=chunk, reporting_period=0, sample_interval=0, symbols=",".join(TAGS),
                       results_dir=str(folder / "runs"), quiet=True)
@@ -144,14 +144,6 @@ def _read_whole(path: Path) -> int:
     return sum(batch.num_rows for batch in reader)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _child_peak(command: list[str]) -> tuple[int, float]:
     """Peak RSS (bytes) and wall seconds of ``command`` run as a child process: its high-water mark (``VmHWM``),
     read every 10 ms until it exits. Not ``ru_maxrss``: Linux keeps across ``exec`` the high-water mark of the
@@ -193,7 +185,7 @@ def rss(rows: int = typer.Option(200_000, min=1), factor: int = typer.Option(10,
     system = record.system
     print(f"{system['cpu_model']}, {system['cpu_count']} CPUs; bench --data into a socat sink, each a process of "
           f"its own")
-    with sink_at("127.0.0.1", _free_port(), print) as sink:
+    with sink_at("127.0.0.1", free_port(), print) as sink:
         for name, (one, bigger, times, bigger_rows) in pairs.items():
             measured = {}
             for label, path, count in (("1x", one, rows), (f"{times}x", bigger, bigger_rows)):

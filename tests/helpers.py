@@ -2,7 +2,7 @@
 
     GOLDEN_DIR              TSBS's own output (shared/tsbs-golden, beside the checkout)
     run_cli                 ``python -m harness ARGS`` in a subprocess, its output captured
-    free_port               a port nothing listens on now
+    free_port               a port nothing listens on now (harness.servers.sink's)
     assert_one_line_error   a command failed with its exit code in one ``error: `` line, no traceback
     assert_one_error_line   the same of a stderr text alone
     PORT_OFFSET, shifted    HARNESS_TEST_PORT_OFFSET, and ports moved by it
@@ -12,10 +12,11 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
+
+from harness.servers.sink import free_port  # noqa: F401 (the tests import it from here)
 
 # TSBS's own output with the flags that made it (its README): the ground truth, beside the project.
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "shared" / "tsbs-golden"
@@ -28,11 +29,6 @@ def run_cli(*args: str, timeout: float = 120, text: bool = True, env: dict | Non
                           env=env)
 
 
-def free_port() -> int:
-    """A port nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def assert_one_error_line(stderr: str, *fragments: str, besides: tuple[str, ...] = ()) -> None:

@@ -127,7 +127,7 @@ def _start_private(pid_file: Path) -> SocatSink | PythonSink:
     """socat (or the Python sink) on a loopback port free a moment ago; another one if something took it since."""
     socat = shutil.which("socat") is not None
     for attempt in range(1, PRIVATE_SINK_ATTEMPTS + 1):
-        port = _free_port()
+        port = free_port()
         sink = SocatSink(port, PRIVATE_SINK_HOST, pid_file, PRIVATE_SINK_HOST, dies_with_parent=True) if socat \
             else PythonSink(port, pid_file, PRIVATE_SINK_HOST, PRIVATE_SINK_HOST)
         try:
@@ -138,7 +138,8 @@ def _start_private(pid_file: Path) -> SocatSink | PythonSink:
     raise AssertionError("unreachable")
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port nothing listens on now (the kernel's choice)."""
     with socket.socket() as probe:
         probe.bind((PRIVATE_SINK_HOST, 0))
         return probe.getsockname()[1]
