@@ -26,11 +26,19 @@ $(VENV)/.installed: requirements.lock requirements-test.lock pyproject.toml
 	$(VENV)/bin/pip install --quiet --no-deps -e .
 	touch $@
 
-test: test-deps ## Set up what the tests need (test-deps), then run every test; a missing tool fails, never skips
-	HARNESS_REQUIRE_TOOLS=1 $(PY) -m pytest -v
+TEST_WORKERS ?= 2 ## pytest-xdist workers of the tests' parallel part (make test, make test-fast)
+# make test's parallel part: a module to a worker, the Docker modules together, longest first
+# (tests/conftest.py). make test-fast hands out single tests (xdist's default): its modules are short.
+PARALLEL := -n $(TEST_WORKERS) --dist loadscope
 
-test-fast: setup ## Run the tests marked neither docker nor slow: about a minute, real QuestDB and sink included
-	$(PY) -m pytest -q -m "not docker and not slow"
+test: test-deps ## Set up what the tests need (test-deps), then every test: the parallel part, then the serial one alone
+	@status=0; \
+	HARNESS_REQUIRE_TOOLS=1 $(PY) -m pytest -v $(PARALLEL) -m "not serial" || status=$$?; \
+	HARNESS_REQUIRE_TOOLS=1 $(PY) -m pytest -v -m serial || status=$$?; \
+	exit $$status
+
+test-fast: setup ## Run the tests marked neither docker nor slow, in parallel: under a minute, real QuestDB and sink included
+	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not docker and not slow"
 
 test-deps: setup ## Install/start what the tests need: socat, Prometheus, dockerd, Compose, offline images (root)
 	HARNESS_PYTHON='$(PY)' QUESTDB_VERSION='$(QUESTDB_VERSION)' scripts/setup-test-env.sh

@@ -20,6 +20,7 @@ on one that runs the Docker CLI elsewhere, and ``slow`` are set in the modules. 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,15 +39,58 @@ from helpers import KILLABLE_PORTS, SINK_PORT, TEST_PORTS
 SERVER_FIXTURES = frozenset({"questdb_server", "questdb", "killable_questdb", "questdb_factory", "socat_sink"})
 # The modules that run the Docker engine (Compose, Swarm): every test of theirs is `docker`.
 DOCKER_MODULES = frozenset({"test_docker_e2e.py", "test_docker_swarm.py", "test_docker_swarm_nodes.py"})
+# The modules whose slow tests depend on timing: a schedule held, a signal or a kill at a moment of a run, a
+# bound on how soon it ends. Those are `serial`: make test runs them alone, after the parallel part.
+SERIAL_MODULES = frozenset({"test_open_loop.py", "test_faults.py", "test_server_faults.py", "test_exactly_once.py"})
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     for item in items:
         if SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.server)
         if item.path.name in DOCKER_MODULES:
             item.add_marker(pytest.mark.docker)
+        if item.path.name in SERIAL_MODULES and item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.serial)
+        if item.get_closest_marker("serial") and not item.get_closest_marker("slow"):
+            # make test-fast has no serial part: it runs every test it takes in parallel.
+            raise pytest.UsageError(f"{item.nodeid} is marked serial but not slow: a serial test is also slow")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # Longest first, a module's tests in their order: the scheduler below hands out modules as listed.
+        weights = module_weights(items)
+        items.sort(key=lambda item: -weights[item.path.name])
+
+
+def module_weights(items) -> dict[str, int]:
+    """Each module's place in the parallel part's queue: the Docker modules first (they wait on the engine
+    most of their time, the other worker's tests beside them), then modules by their count of slow tests."""
+    weights: dict[str, int] = {}
+    for item in items:
+        weights[item.path.name] = weights.get(item.path.name, 0) + bool(item.get_closest_marker("slow"))
+    return {name: 1_000_000 if name in DOCKER_MODULES else weight for name, weight in weights.items()}
+
+
+if importlib.util.find_spec("xdist") is not None:
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        """pytest-xdist's --dist loadscope, a module to a worker (its module fixtures made once), with the
+        Docker modules one unit: they share the one engine (a swarm, the stack's ports), so they take turns."""
+
+        def __init__(self, config, log=None):
+            super().__init__(config, log)
+            config.option.loadscopereorder = False  # the collection's order is already longest first
+
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "docker" if Path(module).name in DOCKER_MODULES else module
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(config, log):
+        if config.getvalue("dist") == "loadscope":
+            return ModuleScheduling(config, log)
+        return None
 
 
 @pytest.fixture

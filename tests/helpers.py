@@ -5,7 +5,7 @@
     free_port               a port nothing listens on now (harness.servers.sink's)
     assert_one_line_error   a command failed with its exit code in one ``error: `` line, no traceback
     assert_one_error_line   the same of a stderr text alone
-    PORT_OFFSET, shifted    HARNESS_TEST_PORT_OFFSET, and ports moved by it
+    PORT_OFFSET, shifted    HARNESS_TEST_PORT_OFFSET (plus the xdist worker's stride), and ports moved by it
     TEST_PORTS ...          the suite's fixed ports (the table below)
 """
 
@@ -53,7 +53,13 @@ def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragm
 # stack may hold. HARNESS_TEST_PORT_OFFSET=N adds N to each, so two test runs on one machine do not
 # collide. An N up to 1,400 keeps every one below Linux's ephemeral range (32768+), where the suite's own
 # client connections could hold a port at the moment a server (Docker's, above all) binds it.
-PORT_OFFSET = int(os.environ.get("HARNESS_TEST_PORT_OFFSET", "0"))
+# Under pytest-xdist (make test's parallel part) worker gwK adds K * WORKER_PORT_STRIDE: each worker has
+# servers of its own, and 1,000 moves every range below past the others' (the 29xxx metrics ranges stay
+# below the 30xxx Docker ones). With two workers, N up to 400 keeps them all below 32768.
+WORKER_PORT_STRIDE = 1000
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1" ... under xdist; "" in a plain run
+PORT_OFFSET = (int(os.environ.get("HARNESS_TEST_PORT_OFFSET", "0"))
+               + (int(WORKER[2:]) * WORKER_PORT_STRIDE if WORKER.startswith("gw") else 0))
 
 
 def shifted(**ports: int) -> dict[str, int]:
