@@ -29,7 +29,7 @@ $(VENV)/.installed: requirements.lock requirements-test.lock pyproject.toml
 TEST_WORKERS ?= 2 ## pytest-xdist workers of the tests' parallel part (make test, make test-fast)
 # make test's parallel part: a module to a worker, the Docker modules together, longest first
 # (tests/conftest.py). make test-fast hands out single tests (xdist's default): its modules are short.
-PARALLEL := -n $(TEST_WORKERS) --dist loadscope
+PARALLEL := -n $(TEST_WORKERS) --dist loadscope --max-worker-restart 0
 
 test: test-deps ## Set up what the tests need (test-deps), then every test: the parallel part, then the serial one alone
 	@status=0; \
@@ -38,7 +38,7 @@ test: test-deps ## Set up what the tests need (test-deps), then every test: the 
 	exit $$status
 
 test-fast: setup ## Run the tests marked neither docker nor slow, in parallel: under a minute, real QuestDB and sink included
-	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not docker and not slow"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --max-worker-restart 0 -m "not docker and not slow"
 
 test-deps: setup ## Install/start what the tests need: socat, Prometheus, dockerd, Compose, offline images (root)
 	HARNESS_PYTHON='$(PY)' QUESTDB_VERSION='$(QUESTDB_VERSION)' scripts/setup-test-env.sh

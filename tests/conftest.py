@@ -33,15 +33,14 @@ from harness.servers.process import port_in_use
 from harness.servers.questdb import NativeQuestDB
 from harness.servers.sink import SocatSink
 from harness.telemetry.timeseries import listening_process
-from helpers import KILLABLE_PORTS, SINK_PORT, TEST_PORTS
+from helpers import KILLABLE_PORTS, SINK_PORT, TEST_PORTS, WORKER_PORT_STRIDE
+
+pytest_plugins = ["fixture_timer"]  # --fixture-durations=N
 
 # The fixtures that start (or hand out) a real QuestDB or the socat sink: a test using one is `server`.
 SERVER_FIXTURES = frozenset({"questdb_server", "questdb", "killable_questdb", "questdb_factory", "socat_sink"})
 # The modules that run the Docker engine (Compose, Swarm): every test of theirs is `docker`.
 DOCKER_MODULES = frozenset({"test_docker_e2e.py", "test_docker_swarm.py", "test_docker_swarm_nodes.py"})
-# The modules whose slow tests depend on timing: a schedule held, a signal or a kill at a moment of a run, a
-# bound on how soon it ends. Those are `serial`: make test runs them alone, after the parallel part.
-SERIAL_MODULES = frozenset({"test_open_loop.py", "test_faults.py", "test_server_faults.py", "test_exactly_once.py"})
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
@@ -51,8 +50,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.server)
         if item.path.name in DOCKER_MODULES:
             item.add_marker(pytest.mark.docker)
-        if item.path.name in SERIAL_MODULES and item.get_closest_marker("slow"):
-            item.add_marker(pytest.mark.serial)
         if item.get_closest_marker("serial") and not item.get_closest_marker("slow"):
             # make test-fast has no serial part: it runs every test it takes in parallel.
             raise pytest.UsageError(f"{item.nodeid} is marked serial but not slow: a serial test is also slow")
@@ -86,7 +83,7 @@ if importlib.util.find_spec("xdist") is not None:
             module = nodeid.split("::", 1)[0]
             return "docker" if Path(module).name in DOCKER_MODULES else module
 
-    @pytest.hookimpl(tryfirst=True)
+    @pytest.hookimpl(tryfirst=True, optionalhook=True)
     def pytest_xdist_make_scheduler(config, log):
         if config.getvalue("dist") == "loadscope":
             return ModuleScheduling(config, log)
@@ -114,11 +111,18 @@ def _holder(port: int) -> str:
 
 def pytest_sessionstart(session):
     """Refuse to start, in one line, when a server port the fixtures need is taken: otherwise every test
-    that uses it errors with the same message."""
-    for port in (*TEST_PORTS.values(), *KILLABLE_PORTS.values(), SINK_PORT):
-        if port_in_use(port):
-            pytest.exit(f"test port {port} is taken by {_holder(port)}: stop it, or move the tests' ports with "
-                        f"HARNESS_TEST_PORT_OFFSET=N", returncode=2)
+    that uses it errors with the same message. Under pytest-xdist the controller checks every worker's
+    ports before any worker starts (a worker that stopped on a busy port would be replaced by one with
+    other ports)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    workers = len(getattr(session.config.option, "tx", None) or ()) or 1  # pytest-xdist's -n, resolved
+    for worker in range(workers):
+        for port in (*TEST_PORTS.values(), *KILLABLE_PORTS.values(), SINK_PORT):
+            port += worker * WORKER_PORT_STRIDE
+            if port_in_use(port):
+                pytest.exit(f"test port {port} is taken by {_holder(port)}: stop it, or move the tests' ports "
+                            f"with HARNESS_TEST_PORT_OFFSET=N", returncode=2)
 
 
 @dataclass

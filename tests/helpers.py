@@ -58,8 +58,8 @@ def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragm
 # below the 30xxx Docker ones). With two workers, N up to 400 keeps them all below 32768.
 WORKER_PORT_STRIDE = 1000
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1" ... under xdist; "" in a plain run
-PORT_OFFSET = (int(os.environ.get("HARNESS_TEST_PORT_OFFSET", "0"))
-               + (int(WORKER[2:]) * WORKER_PORT_STRIDE if WORKER.startswith("gw") else 0))
+WORKER_INDEX = int(WORKER[2:]) if WORKER.startswith("gw") else 0
+PORT_OFFSET = int(os.environ.get("HARNESS_TEST_PORT_OFFSET", "0")) + WORKER_INDEX * WORKER_PORT_STRIDE
 
 
 def shifted(**ports: int) -> dict[str, int]:

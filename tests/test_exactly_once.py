@@ -33,6 +33,7 @@ def wait_for_sent_rows(process: subprocess.Popen, at_least: int) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 # One restart alone is the first of two: the suite's time is kept for the cases that add something.
 @pytest.mark.parametrize("workers, restarts", [((), 2), (("--workers", "2"), 1)])
 def test_restarts_mid_send_lose_and_double_nothing(tmp_path, killable_questdb, workers, restarts):
@@ -71,6 +72,7 @@ def test_restarts_mid_send_lose_and_double_nothing(tmp_path, killable_questdb, w
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_without_exactly_once_a_restart_fails_the_run_clearly(tmp_path, killable_questdb):
     server = killable_questdb
     command = [arg for arg in bench_command(server, tmp_path / "r.json") if arg != "--exactly-once"]
@@ -86,6 +88,7 @@ def test_without_exactly_once_a_restart_fails_the_run_clearly(tmp_path, killable
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 # Single-threaded: several workers' acknowledged chunks are the restarts' test above, with --workers 2.
 @pytest.mark.parametrize("workers", [()])
 def test_a_killed_client_resumes_to_an_exact_table(tmp_path, killable_questdb, workers):

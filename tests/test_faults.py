@@ -84,6 +84,7 @@ def assert_failed_in_one_line(result: subprocess.CompletedProcess, code: int, fr
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("listener", ["frozen"], indirect=True)
 @pytest.mark.parametrize("workers", [(), ("--workers", "2")])
 def test_a_server_that_stops_reading_ends_the_run(tmp_path, listener, workers):
@@ -94,6 +95,7 @@ def test_a_server_that_stops_reading_ends_the_run(tmp_path, listener, workers):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("listener", ["closing"], indirect=True)
 def test_a_dropped_connection_while_streaming_ends_the_run(tmp_path, listener):
     """Two workers fail while the generator (large hosts count: slower than the workers) still produces:
@@ -104,6 +106,7 @@ def test_a_dropped_connection_while_streaming_ends_the_run(tmp_path, listener):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_a_busy_metrics_port_is_one_line_and_a_record(tmp_path, socat_sink):
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
@@ -112,6 +115,7 @@ def test_a_busy_metrics_port_is_one_line_and_a_record(tmp_path, socat_sink):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.server
 @pytest.mark.parametrize("workers", [(), ("--workers", "2")])
 def test_the_sink_killed_mid_send_fails_the_run_with_the_rows_sent(tmp_path, workers):
@@ -190,6 +194,7 @@ def assert_interrupted(result: subprocess.CompletedProcess, code: int, word: str
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("phase, args", [
     ("serialize", ["--row-count", "5000000"]),
     ("serialize", ["--row-count", "5000000", "--workers", "2"]),
@@ -212,6 +217,7 @@ VALIDATED_ROWS = 50_000
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
 def test_a_signal_while_validating_ends_the_run_with_every_row_sent(tmp_path, questdb_server, signum, code, word):
     """Validation waits for rows that cannot come: the table deduplicates, and already holds this data set
@@ -263,6 +269,7 @@ print(json.dumps({"outcome": outcome, "threads": threads, "connections": len(con
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("overrides", [dict(), dict(workers=2), dict(workers=2, stream=True)])
 def test_an_interrupted_send_leaves_no_thread_or_connection(tmp_path, socat_sink, overrides):
     options = dict(send=True, target="sink", host=socat_sink.host, ilp_port=socat_sink.port, scale=1000,
@@ -338,6 +345,7 @@ def test_a_connection_lost_after_a_signal_adds_nothing_to_the_runs_one_line(capl
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_a_signal_mid_query_run_ends_it_with_the_queries_done(tmp_path, query_data, protocol, signum, code, word):
@@ -353,6 +361,7 @@ def test_a_signal_mid_query_run_ends_it_with_the_queries_done(tmp_path, query_da
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
 @pytest.mark.parametrize("protocol", ["asyncpg", "http-csv"])
 def test_a_signal_mid_read_ends_it_with_the_rows_read(tmp_path, query_data, protocol, signum, code, word):
@@ -372,6 +381,7 @@ GENERATED_ROWS = 100 * 8640  # a day of 10 s epochs
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
 @pytest.mark.parametrize("fields", ["double", "long"])
 def test_a_signal_while_generating_to_stdout_leaves_a_true_prefix(fields, signum, code, word):
@@ -391,6 +401,7 @@ def test_a_signal_while_generating_to_stdout_leaves_a_true_prefix(fields, signum
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("signum, code, word", SIGNALS)
 def test_a_signal_while_generating_to_a_file_leaves_no_file(tmp_path, signum, code, word):
     """Caught while the file is being written (its temporary file has bytes): neither it nor a partial file

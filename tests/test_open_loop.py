@@ -212,6 +212,7 @@ def server_args(server) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_a_rate_far_below_capacity_is_sustained_with_freshness_percentiles(questdb, tmp_path):
     queries = tmp_path / "q.jsonl"
     generated = run_cli("queries", "generate", "--scale", "100", "--seed", "1", "--queries", "10", "--query-type",
@@ -246,6 +247,7 @@ def test_a_rate_far_below_capacity_is_sustained_with_freshness_percentiles(quest
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_a_rate_far_above_capacity_is_not_sustained_and_fails_its_threshold(questdb, tmp_path):
     # 50 million rows/s: far beyond what 2 cores send; the backlog grows and the run says so.
     result = run_cli("bench", "--send", "--rate", "50000000", "--row-count", "300000", "--scale", "100", "--seed",
@@ -262,6 +264,7 @@ def test_a_rate_far_above_capacity_is_not_sustained_and_fails_its_threshold(ques
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_a_paused_server_shows_in_the_freshness_of_the_chunks_it_delayed(killable_questdb, tmp_path):
     server = killable_questdb
     command = [sys.executable, "-m", "harness", "bench", "--send", "--rate", "20000", "--duration", "8s",
@@ -295,6 +298,7 @@ def test_a_paused_server_shows_in_the_freshness_of_the_chunks_it_delayed(killabl
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_a_ramp_names_its_knee_beside_the_closed_loop_rate(questdb, tmp_path):
     # The closed-loop rate first, on its own, to place the ramp's rates around it.
     closed = run_cli("bench", "--send", "--stream", "--transport", "http", "--workers", "2", "--row-count", "300000",
@@ -323,6 +327,7 @@ def test_a_ramp_names_its_knee_beside_the_closed_loop_rate(questdb, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_an_open_loop_into_the_sink_keeps_its_schedule(socat_sink, tmp_path):
     result = run_cli("bench", "--send", "--target", "sink", "--ilp-port", str(socat_sink.port), "--rate", "40000",
                      "--duration", "2s", "--worker-chunk-row-count", "4000", "--scale", "100", "--workers", "2",
@@ -385,6 +390,7 @@ def test_an_open_loop_record_reads_back_and_shows_in_the_report_and_compare(tmp_
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_the_users_own_file_goes_out_on_the_schedule(questdb, tmp_path):
     import numpy as np
     import pandas as pd

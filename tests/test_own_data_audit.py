@@ -446,6 +446,8 @@ GIL_SITUATIONS = [situation for situation in ACCEPTED if situation[3] == 2 and s
                   and audit_of(frame_for(situation[0], situation[1]), *situation[1:])[1].path != SKIPPED]
 
 
+@pytest.mark.slow
+@pytest.mark.serial  # a sleeper thread's rate: another test's load beside it (CPU) blurs the references
 @pytest.mark.parametrize("situation", GIL_SITUATIONS, ids=situation_id)
 def test_the_gil_claim_holds(situation, references):
     case, role, symbols, _ = situation
@@ -454,6 +456,8 @@ def test_the_gil_claim_holds(situation, references):
     assert_gil_claim(lambda: rate_of(case, role, symbols), audit.parallel, references)
 
 
+@pytest.mark.slow
+@pytest.mark.serial
 @pytest.mark.parametrize("role, symbols", [(FIELD, []), (SYMBOL, ["v"])])
 def test_fixed_object_strings_release_the_gil(role, symbols, references):
     frame = frame_for("object strings", role, GIL_ROWS)
@@ -464,6 +468,8 @@ def test_fixed_object_strings_release_the_gil(role, symbols, references):
     assert_gil_claim(lambda: wakeups_per_second(fixed, "ts", symbols), True, references)
 
 
+@pytest.mark.slow
+@pytest.mark.serial
 def test_one_object_column_holds_the_gil_for_the_whole_frame(references):
     frame = frame_for(RELEASED_REFERENCE, FIELD, GIL_ROWS).assign(n=CATALOGUE[HELD_REFERENCE](GIL_ROWS))
     assert not releases_gil(audit_frame(frame, at="ts", symbols=[]))

@@ -21,7 +21,7 @@ from test_faults import (
 from harness.questdb.wal import wal_state
 
 # Every test starts a QuestDB of its own (or a frozen listener) and waits out a fault.
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 # What the run may take after the pause beyond --flush-timeout: the bound.
 AFTER_FLUSH_TIMEOUT_SECONDS = 15
