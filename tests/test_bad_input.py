@@ -79,6 +79,8 @@ CASES = [
     (BENCH + ["--target", "elsewhere"], 2, "--target"),
     (BENCH + ["--target", "sink", "--transport", "http"], 2, "sink"),
     (BENCH + ["--fields", "float"], 2, "--fields"),
+    (BENCH + ["--rate", "1000", "--grace", "a while"], 2, "--grace"),
+    (BENCH + ["--grace", "5s"], 2, "--grace belongs to an open-loop run"),
     (BENCH + ["--symbol-dtype", "int"], 2, "--symbol-dtype"),
     (BENCH + ["--row-count", "0"], 2, "--row-count"),
     (BENCH + ["--row-count", "-1"], 2, "--row-count"),

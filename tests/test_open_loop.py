@@ -66,6 +66,19 @@ def test_the_achieved_rate_counts_the_schedule_or_the_last_start_whichever_ends_
     assert loop.achieved_rate() == pytest.approx(500)
 
 
+def test_no_chunk_starts_once_the_schedule_has_ended_and_its_rows_are_unsent():
+    loop = OpenLoop(rate=1000, chunk_rows=100, total_rows=1000, grace=2.0)  # ends 1 s after its start
+    loop.begin()
+    start, stop = loop.start, threading.Event()
+    assert loop.end == pytest.approx(start + 1.0)
+    assert not loop.ended(start + 0.99) and loop.ended(start + 1.0)
+    assert not loop.past_grace(start + 2.99) and loop.past_grace(start + 3.0)
+    loop.sent(0, start, start, start + 0.01, {"cpu": 100})
+    loop.start -= 1.5  # 1.5 s have gone by: chunk 9 (due at 0.9 s) is late, and the schedule over
+    assert loop.wait(9, stop) is None and loop.started_chunks == 0
+    assert loop.unsent_rows == 900
+
+
 def test_a_worker_waits_for_its_chunks_time():
     loop = OpenLoop(rate=100, chunk_rows=10, total_rows=100)  # a chunk every 0.1 s
     loop.begin()
@@ -161,6 +174,9 @@ def test_a_threshold_that_does_not_parse_is_refused(text, message):
     (dict(rate="1000", duration="soon"), "--duration must be a duration"),
     (dict(rate="1000", duration="0s"), "--duration must be longer than zero"),
     (dict(rate="1000", probe_interval="often"), "--probe-interval must be a duration"),
+    (dict(rate="1000", grace="a while"), "--grace must be a duration"),
+    (dict(rate="1000", grace="0s"), "--grace must be longer than zero"),
+    (dict(grace="5s"), "--grace belongs to an open-loop run"),
     (dict(rate="1000", threshold=["latency<1s"]), "unknown figure"),
     (dict(duration="10s"), "--duration belongs to an open-loop run"),
     (dict(threshold=["rate_sustained"]), "--threshold belongs to an open-loop run"),
@@ -249,17 +265,42 @@ def test_a_rate_far_below_capacity_is_sustained_with_freshness_percentiles(quest
 @pytest.mark.slow
 @pytest.mark.serial
 def test_a_rate_far_above_capacity_is_not_sustained_and_fails_its_threshold(questdb, tmp_path):
-    # 50 million rows/s: far beyond what 2 cores send; the backlog grows and the run says so.
+    # 50 million rows/s: far beyond what 2 cores send; the schedule (300,000 rows: 6 ms) ends with most of its
+    # chunks not started, and the run says so.
     result = run_cli("bench", "--send", "--rate", "50000000", "--row-count", "300000", "--scale", "100", "--seed",
                      "1", *server_args(questdb), "--threshold", "rate_sustained", "--threshold", "max_backlog<1000000",
                      "--results", str(tmp_path / "r.json"))
     assert result.returncode == 1, result.stderr
     assert result.stderr == "error: threshold failed: rate_sustained (rate_sustained was no)\n", result.stderr
     record = json.loads((tmp_path / "r.json").read_text())
-    assert record["status"] == "ok" and record["validation"]["visible_rows"] == 300_000
     (step,) = record["open_loop"]["steps"]
-    assert not step["sustained"] and step["late_chunks"] > 0 and step["max_backlog_rows"] > 0
+    assert record["status"] == "ok" and record["validation"]["visible_rows"] == step["rows"]
+    assert not step["sustained"] and step["max_backlog_rows"] > 0
+    assert step["unsent_rows"] > 0 and step["rows"] + step["unsent_rows"] == 300_000
     assert step["achieved_rows_per_second"] < 50_000_000 * 0.99
+    assert "rows never sent (the schedule ended)" in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.serial
+def test_an_overloaded_run_ends_at_its_duration_with_the_rows_it_never_sent(questdb, tmp_path):
+    # 3 million rows/s for 3 s: this machine sends a small share of it. Every late chunk going out would drain a
+    # backlog of millions of rows for minutes; the run ends at its duration, its grace and its validation.
+    started = time.monotonic()
+    result = run_cli("bench", "--send", "--rate", "3000000", "--duration", "3s", "--grace", "5s", "--row-count",
+                     "20000000", "--transport", "http", "--scale", "100", "--seed", "3", *server_args(questdb),
+                     "--threshold", "rate_sustained", "--results", str(tmp_path / "r.json"), timeout=300)
+    took = time.monotonic() - started
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == "error: threshold failed: rate_sustained (rate_sustained was no)\n", result.stderr
+    assert took < 3 + 5 + 60, f"took {took:.0f}s"  # the duration, the grace, start-up and the validation
+    record = json.loads((tmp_path / "r.json").read_text())
+    (step,) = record["open_loop"]["steps"]
+    assert record["status"] == "ok" and record["parameters"]["grace"] == "5s"
+    assert step["unsent_rows"] > 0 and step["rows"] + step["unsent_rows"] == 9_000_000
+    assert record["validation"]["visible_rows"] == step["rows"] > 0
+    assert step["freshness"]["count"] + step["unseen_chunks"] == step["chunks"] and step["freshness"]["count"] > 0
+    assert f"{step['unsent_rows']} rows never sent" in result.stdout
     assert "NOT sustained" in result.stdout
 
 

@@ -2,8 +2,11 @@
 (``chunk_rows / rate`` seconds) after the start, whatever happened to the chunks before it.
 
 A worker waits for its chunk's time; a chunk whose time has passed (its worker was busy, the server stalled)
-goes out at once, late, and is never skipped. Every latency counts from the intended time (``Latencies``), so
-a stall shows in the chunks it delayed instead of hiding behind them (coordinated omission). The schedule also
+goes out at once, late. The schedule ends when its last chunk's interval does (``--duration``, or the data
+set's end when that comes first): from then on no chunk starts, those left are never sent (``unsent_rows``),
+and the chunks in flight have ``grace`` seconds to finish, as k6's ``gracefulStop`` gives its iterations.
+Every latency counts from the intended time (``Latencies``), so a stall shows in the chunks it delayed
+instead of hiding behind them (coordinated omission). The schedule also
 keeps what the run is behind (the backlog: rows of chunks due by now that have not gone out) and, for each chunk sent, its
 intended time and rows per table, in the order the sends ended, for the freshness probe
 (``harness.ingest.freshness``).
@@ -46,6 +49,7 @@ class OpenLoop:
     chunk_rows: int
     total_rows: int
     first_chunk: int = 0
+    grace: float = 10.0  # seconds the chunks in flight at the schedule's end have to finish
     acknowledged: bool = False
     on_sent: Callable[[SentChunk], None] | None = None
     start: float | None = None
@@ -77,13 +81,35 @@ class OpenLoop:
     def intended(self, number: int) -> float:
         return self.start + (number - self.first_chunk) * self.interval
 
-    def wait(self, number: int, stop: threading.Event) -> float:
+    @property
+    def end(self) -> float:
+        """When the schedule ends: its last chunk's interval is over (``perf_counter`` time)."""
+        return self.start + math.ceil(self.total_rows / self.chunk_rows) * self.interval
+
+    def ended(self, now: float) -> bool:
+        """Whether no chunk may start at ``now``."""
+        return self.start is not None and now >= self.end
+
+    def past_grace(self, now: float) -> bool:
+        """Whether the chunks still in flight at ``now`` have had their grace."""
+        return self.start is not None and now >= self.end + self.grace
+
+    @property
+    def unsent_rows(self) -> int:
+        """Rows of the schedule that never went out (their chunk did not start before its end, or never
+        finished)."""
+        return self.total_rows - self.sent_rows
+
+    def wait(self, number: int, stop: threading.Event) -> float | None:
         """Until chunk ``number`` is due (at once when it is late, or ``stop`` is set); returns its intended
-        time."""
+        time, or None when the schedule has ended: the chunk is not to start."""
         intended = self.intended(number)
         while True:
-            left = intended - time.perf_counter()
+            now = time.perf_counter()
+            left = intended - now
             if left <= 0 or stop.is_set():
+                if self.ended(now):
+                    return None
                 with self._lock:
                     self.started_chunks += 1
                 return intended

@@ -194,6 +194,7 @@ class ChunkStream:
         self._workers = workers
         self._stop = threading.Event()
         self.error: BaseException | None = None
+        self.rows_made = 0  # rows of the chunks taken from the source (sent or not)
         self._thread = threading.Thread(target=self._produce, name="chunk-generator", daemon=True)
 
     def start(self) -> None:
@@ -218,8 +219,9 @@ class ChunkStream:
 
     def _produce(self) -> None:
         try:
-            for chunk in self._chunks:
-                if not self._put(chunk):
+            for item in self._chunks:
+                self.rows_made += chunk_rows(item[1])
+                if not self._put(item):
                     return
         except BaseException as exc:  # handed to the phase, which reports it
             self.error = exc
@@ -249,6 +251,13 @@ class ChunkStream:
                 self._queue.get_nowait()
         except queue.Empty:
             pass
+
+    def close(self) -> None:
+        """Stop, and wait for the producer to put down the chunk it is making: the source is then free for
+        another stream (an open loop's next rate), never read by two threads at once."""
+        self.stop()
+        if self._thread.ident is not None:
+            self._thread.join()
 
 
 def run_phase(
@@ -289,6 +298,8 @@ def run_phase(
                     intended = schedule.wait(number, stop)
                     if stop.is_set():
                         return
+                    if intended is None:  # the schedule has ended: this chunk and the rest are never sent
+                        break
                     began = time.perf_counter()
                 nbytes = worker.process(chunk)
                 rows = {table: len(frame) for table, frame in chunk.items()}
@@ -329,12 +340,22 @@ def run_phase(
         gc.freeze()
         cpu_started = time.process_time()
         started = progress.started = time.perf_counter()
+        in_flight = 0
         for thread in threads:
-            while thread.is_alive() and not stuck:
+            while thread.is_alive() and not stuck and not in_flight:
                 thread.join(timeout=WATCH_SECONDS)
                 stuck.update(_stuck_flushes(workers, flush_timeout))
                 if schedule is not None:  # the backlog grows while nothing is sent too (a stalled server)
-                    schedule.sample_backlog(time.perf_counter())
+                    now = time.perf_counter()
+                    schedule.sample_backlog(now)
+                    if schedule.ended(now) and isinstance(work, ChunkStream):
+                        work.stop()  # a worker waiting for the source's next chunk takes none
+                    if schedule.past_grace(now):
+                        in_flight = sum(thread.is_alive() for thread in threads)
+        if in_flight:
+            failures.append(RunError(f"{in_flight} chunk(s) still in flight {schedule.grace:g}s (--grace) after the "
+                                     f"schedule's end: the server stopped taking rows"))
+            halt()
         if stuck:
             index = min(stuck)
             failures.append(RunError(f"worker {index}'s flush to {getattr(workers[index], 'address', 'the server')} "

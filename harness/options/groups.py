@@ -243,18 +243,26 @@ class SendOptions:
         return parse_conf(conf)[0] if conf is not None else str(self.transport)
 
 
+# How long an open loop's chunks in flight at the schedule's end have to finish (k6's gracefulStop: 30 s).
+DEFAULT_GRACE = "10s"
+
+
 @dataclass
 class OpenLoopOptions:
     """An open loop (``bench --rate``): rows sent at a fixed rate, every latency from a chunk's intended time."""
 
     rate: str | None = option(None, "Send at this many rows per second, in an open loop: each chunk at its own "
-                                    "intended time, a late one sent late and never skipped, every latency from its "
+                                    "intended time, a late one sent late (none after the schedule's end), every latency from its "
                                     "intended time; into QuestDB, a probe measures each chunk's freshness (intended "
                                     "time to visible to a query). A:B:STEP ramps from A to B rows/s, --duration at "
                                     "each rate after a closed-loop step, and names the knee: the highest rate held "
                                     "with freshness p99 under --slo.")
-    duration: str | None = option(None, "With --rate: how long the schedule runs, a Go duration (30s, 5m). Default: "
+    duration: str | None = option(None, "With --rate: how long the schedule runs, a Go duration (30s, 5m): then no "
+                                        "chunk starts, and the rows left are never sent (unsent_rows). Default: "
                                         "until the data set ends (--row-count).")
+    grace: str | None = option(None, "With --rate: how long the chunks in flight when the schedule ends have to "
+                                     "finish, and the freshness probe to see what was sent, a Go duration. "
+                                     f"Default: {DEFAULT_GRACE}.")
     slo: str = option("1s", "With a ramp (--rate A:B:STEP): the freshness p99 a rate must stay under to count as "
                             "held, a Go duration.")
     probe_interval: str = option("50ms", "With --rate into QuestDB: time between the freshness probe's counts (one "
@@ -305,13 +313,17 @@ class OpenLoopOptions:
     def probe_seconds(self) -> float:
         return _duration_seconds(self.probe_interval, "--probe-interval")
 
+    def grace_seconds(self) -> float:
+        return _duration_seconds(self.grace or DEFAULT_GRACE, "--grace")
+
     def thresholds(self) -> list[Threshold]:
         return [Threshold.parse(text) for text in self.threshold or ()]
 
     def check_open_loop(self) -> None:
         """--rate's values, and its companions only with it; each a UsageError naming the flag."""
         if not self.open_loop:
-            given = [flag for flag, value in (("--duration", self.duration), ("--threshold", self.threshold),
+            given = [flag for flag, value in (("--duration", self.duration), ("--grace", self.grace),
+                                              ("--threshold", self.threshold),
                                               ("--queries", self.queries), ("--query-rate", self.query_rate)) if value]
             if given:
                 raise UsageError(f"{given[0]} belongs to an open-loop run: add --rate ROWS_PER_SECOND")
@@ -319,6 +331,7 @@ class OpenLoopOptions:
         self.rates()
         self.slo_seconds()
         self.probe_seconds()
+        self.grace_seconds()
         self.thresholds()
         if (self.queries is None) != (self.query_rate is None):
             raise UsageError("--queries FILE and --query-rate Q go together: the queries beside the ingest, and how "

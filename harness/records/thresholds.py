@@ -37,6 +37,7 @@ FIGURES: dict[str, tuple[Callable[[RateStep], float | bool | None], str]] = {
     "achieved_rate": (lambda step: step.achieved_rows_per_second, "number"),
     "max_backlog": (lambda step: step.max_backlog_rows, "number"),
     "late_chunks": (lambda step: step.late_chunks, "number"),
+    "unsent_rows": (lambda step: step.unsent_rows, "number"),
     "rate_sustained": (lambda step: step.sustained, "yes/no"),
 }
 # The queries beside the ingest (--queries): over the whole run, not per rate.

@@ -164,7 +164,8 @@ def _open_loop_rows(figures: OpenLoopFigures) -> list[tuple[str, str]]:
         achieved = step.achieved_rows_per_second or 0
         rows.append((f"open loop at {step.target_rows_per_second:,.0f} rows/s",
                      f"{achieved:,.0f} rows/s achieved, {'sustained' if step.sustained else 'NOT sustained'}; "
-                     f"{step.late_chunks} of {step.chunks} chunks late; backlog at most {step.max_backlog_rows} rows"))
+                     f"{step.late_chunks} of {step.chunks} chunks late; backlog at most {step.max_backlog_rows} rows"
+                     + (f"; {step.unsent_rows} rows never sent (the schedule ended)" if step.unsent_rows else "")))
         rows.extend((f"  {name}", _percentiles(summary)) for name, summary in (
             ("schedule delay", step.schedule_delay), ("acknowledged", step.acknowledged),
             ("freshness", step.freshness)) if summary is not None)

@@ -75,8 +75,10 @@ def comparison_table(records: list[RunRecord]) -> str:
 
 def open_loop_table(records: list[RunRecord]) -> str:
     """Open-loop runs, a row per rate held: the target and achieved rates, whether it was sustained, late
-    chunks, the largest backlog, and the latencies from the intended times (ms); a ramp's knee on its last row."""
-    header = ("file", "target rows/s", "achieved", "held", "late", "backlog max", "freshness p50", "p99", "max",
+    chunks, the largest backlog, the rows never sent, and the latencies from the intended times (ms); a ramp's
+    knee on its last row."""
+    header = ("file", "target rows/s", "achieved", "held", "late", "backlog max", "unsent", "freshness p50", "p99",
+              "max",
               "ack p50", "p99", "sched p99", "knee")
     table = []
     for record in records:
@@ -91,7 +93,7 @@ def open_loop_table(records: list[RunRecord]) -> str:
                 f"{step.target_rows_per_second:,.0f}",
                 f"{step.achieved_rows_per_second:,.0f}" if step.achieved_rows_per_second else "-",
                 "yes" if step.sustained else "no", str(step.late_chunks), str(step.max_backlog_rows),
-                _milliseconds(step.freshness, "p50"), _milliseconds(step.freshness, "p99"),
+                str(step.unsent_rows), _milliseconds(step.freshness, "p50"), _milliseconds(step.freshness, "p99"),
                 _milliseconds(step.freshness, "max"), _milliseconds(step.acknowledged, "p50"),
                 _milliseconds(step.acknowledged, "p99"), _milliseconds(step.schedule_delay, "p99"),
                 f"{knee:,.0f}" if knee else ("none held" if last and figures.closed_loop_rows_per_second else ""),

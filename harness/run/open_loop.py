@@ -107,7 +107,7 @@ def _rates(options: BenchOptions, target: SenderSettings, chunks: Iterator[Chunk
             record, last_flush = send(hold.stream, rows, name, hold.schedule)
         next_chunk += math.ceil(rows / chunk_rows)
         _add(sent, record.rows_by_table(tables))
-        left -= record.rows
+        left -= hold.stream.rows_made  # the rows it never sent are passed over, not sent at the next rate
     return last_flush
 
 
@@ -197,7 +197,8 @@ class RateHold:
         self.run = run
         self.drain_seconds = options.validation_query_timeout
         chunk_rows = options.worker_chunk_row_count
-        self.schedule = OpenLoop(rate, chunk_rows, rows, first, acknowledged=target.scheme.startswith("http"))
+        self.schedule = OpenLoop(rate, chunk_rows, rows, first, grace=options.grace_seconds(),
+                                 acknowledged=target.scheme.startswith("http"))
         observer = metrics.open_loop(rate, lambda: self.schedule.behind(time.perf_counter()))
         self.schedule.schedule_delay.observer = observer("schedule_delay")
         self.schedule.ack_latency.observer = observer("acknowledged")
@@ -218,9 +219,13 @@ class RateHold:
         return self
 
     def __exit__(self, kind, error, traceback) -> None:
+        self.stream.close()
         if self.probe is not None:
-            # After a send that went well, the chunks sent last become visible: the probe waits for them.
-            self.probe.stop(drain_seconds=self.drain_seconds if error is None else 0.0)
+            # After a send that went well, the chunks sent last become visible: the probe waits for them until
+            # the schedule's grace is over (and at most the validation's timeout); those still unseen are counted.
+            end = self.schedule.end + self.schedule.grace if self.schedule.start is not None else 0.0
+            drain = min(self.drain_seconds, max(0.0, end - time.perf_counter()))
+            self.probe.stop(drain_seconds=drain if error is None else 0.0)
         figures = self.run.record.open_loop
         figures.steps.append(rate_step(self.schedule, self.probe))
         probe = probe_figures(self.probe)
@@ -241,6 +246,7 @@ def rate_step(schedule: OpenLoop, probe: FreshnessProbe | None) -> RateStep:
         sustained=achieved is not None and schedule.sent_rows == schedule.total_rows
         and (achieved >= SUSTAINED_SHARE * schedule.rate or schedule.late_chunks == 0),
         rows=schedule.sent_rows, chunks=schedule.sent_chunks, late_chunks=schedule.late_chunks,
+        unsent_rows=schedule.unsent_rows,
         max_backlog_rows=max((rows for _, rows in schedule.backlog), default=0),
         schedule_delay=schedule.schedule_delay.summary(),
         acknowledged=schedule.ack_latency.summary() if schedule.acknowledged else None,
@@ -261,8 +267,9 @@ def probe_figures(probe: FreshnessProbe | None) -> ProbeFigures | None:
 def say_step(run: Run, step: RateStep, probe: ProbeFigures | None) -> None:
     held = "sustained" if step.sustained else "NOT sustained"
     achieved = f"{step.achieved_rows_per_second:,.0f}" if step.achieved_rows_per_second is not None else "no"
+    unsent = f"; {step.unsent_rows} rows never sent (the schedule ended)" if step.unsent_rows else ""
     run.say(f"Open loop at {step.target_rows_per_second:,.0f} rows/s: {achieved} rows/s achieved ({held}); "
-            f"{step.late_chunks} of {step.chunks} chunks late; backlog at most {step.max_backlog_rows} rows.")
+            f"{step.late_chunks} of {step.chunks} chunks late; backlog at most {step.max_backlog_rows} rows{unsent}.")
     for name, summary in (("schedule delay", step.schedule_delay), ("acknowledged", step.acknowledged),
                           ("freshness", step.freshness)):
         if summary is not None:
