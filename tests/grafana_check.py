@@ -33,9 +33,10 @@ import pytest
 import yaml
 from helpers import GRAFANA_PORT
 
-from test_dashboard import (DATASOURCES_DIR, PROVIDERS_DIR, QUERIES_ROW, READ_ROW, ROOT, load_dashboard,
-                            panel_expressions, panels_by_row, prometheus_datasource_uid, substitute)
-from test_prometheus_panels import PROMETHEUS_PORT, stack, stop_process, wait_for  # noqa: F401 (a fixture)
+from test_dashboard import (DATASOURCES_DIR, OPEN_LOOP_ROW, PROVIDERS_DIR, QUERIES_ROW, READ_ROW, ROOT,
+                            load_dashboard, panel_expressions, panels_by_row, prometheus_datasource_uid, substitute)
+from test_prometheus_panels import (PROMETHEUS_PORT, panels_per_run, stack,  # noqa: F401 (a fixture)
+                                    stop_process, wait_for)
 
 IMAGE_PROVISIONING_FOLDERS = ("datasources", "dashboards", "notifiers", "plugins", "access-control", "alerting")
 # The series only a send exports: an ingest panel asked for a query run must draw nothing.
@@ -169,7 +170,7 @@ def test_the_dashboard_is_provisioned_as_the_file_says(grafana):
 
 def test_the_run_variable_resolves_to_the_newest_run_through_grafana(grafana, stack):  # noqa: F811
     """The `run` variable's query_result, through the data source's resource API as Grafana's frontend asks
-    it: the newest run (the read run, started last) comes first."""
+    it: the newest run (the stack's last, the open-loop run) comes first."""
     variable = next(v for v in load_dashboard()["templating"]["list"] if v["name"] == "run")
     promql = substitute(variable["definition"].removeprefix("query_result(").removesuffix(")"), "unused")
     status, answer = grafana.request(f"/api/datasources/uid/{prometheus_datasource_uid()}/resources/api/v1/query",
@@ -178,7 +179,8 @@ def test_the_run_variable_resolves_to_the_newest_run_through_grafana(grafana, st
     pattern = re.compile(variable["regex"].strip("/"))
     listed = [pattern.search("{" + ",".join(f'{k}="{v}"' for k, v in result["metric"].items()) + "}").group(1)
               for result in answer["data"]["result"]]
-    assert listed[0] == stack.read_record["run_id"], listed
+    newest = max(panels_per_run(stack, load_dashboard()), key=lambda run: run[1])[0]
+    assert newest is stack.open_loop_record and listed[0] == newest["run_id"], listed
 
 
 def ds_query(grafana: Grafana, expressions: list[tuple[str, str, str]], run_id: str, start: float,
@@ -202,17 +204,11 @@ def ds_query(grafana: Grafana, expressions: list[tuple[str, str, str]], run_id: 
 
 def test_every_panel_draws_through_grafana(grafana, stack):  # noqa: F811
     """As tests/test_prometheus_panels.py's test_every_panel_query_returns_data, through Grafana: each row's
-    queries against the run it is for."""
-    dashboard = load_dashboard()
-    rows = panels_by_row(dashboard)
-    query_panels, read_panels = rows.pop(QUERIES_ROW), rows.pop(READ_ROW)
+    queries against the run it is for (the same panels_per_run), the open-loop row's for the open-loop run."""
     now = time.time()
     empty = []
-    for run, started, panels in (
-            (stack.record, stack.run_started, [panel for panels in rows.values() for panel in panels]),
-            (stack.query_record, stack.query_started, rows["Run"] + query_panels),
-            (stack.read_record, stack.read_started, rows["Run"] + read_panels)):
-        points = ds_query(grafana, panel_expressions(dashboard, panels), run["run_id"], started - 2, now)
+    for run, started, expressions in panels_per_run(stack, load_dashboard()):
+        points = ds_query(grafana, expressions, run["run_id"], started - 2, now)
         empty += [name for name, count in points.items() if not count]
     assert not empty, empty
 
@@ -222,7 +218,8 @@ def test_a_query_run_draws_no_ingest_lines_through_grafana(grafana, stack):  # n
     zero lines; asked for the bench run, each draws."""
     dashboard = load_dashboard()
     rows = panels_by_row(dashboard)
-    panels = [panel for row, panels in rows.items() if row not in (QUERIES_ROW, READ_ROW) for panel in panels]
+    panels = [panel for row, panels in rows.items() if row not in (QUERIES_ROW, READ_ROW, OPEN_LOOP_ROW)
+              for panel in panels]
     ingest = [(title, ref, expr) for title, ref, expr in panel_expressions(dashboard, panels)
               if any(metric in expr for metric in INGEST_METRICS)]
     assert len(ingest) >= 3

@@ -336,6 +336,12 @@ def test_a_paused_server_shows_in_the_freshness_of_the_chunks_it_delayed(killabl
     assert step["freshness"]["p99"] >= paused - 2 * interval, (paused, step["freshness"])
     assert step["acknowledged"]["max"] >= paused - interval, (paused, step["acknowledged"])
     assert step["freshness"]["count"] == 80 and step["late_chunks"] > 0
+    # What a closed-loop tool reports, timed from each send's start: the chunks that waited for the pause before
+    # going out (a fifth of the run's) show in the open loop's p90 and vanish from it.
+    from_send = step["acknowledged_from_send"]
+    assert from_send["count"] == step["acknowledged"]["count"] == 80
+    assert step["acknowledged"]["p90"] >= paused / 2 > from_send["p90"], (paused, step["acknowledged"], from_send)
+    assert len(step["acknowledged_from_send_series"]) == len(step["acknowledged_series"]) == 80
 
 
 @pytest.mark.slow
@@ -414,7 +420,8 @@ def test_an_open_loop_record_reads_back_and_shows_in_the_report_and_compare(tmp_
 
     steps = [step(target_rows_per_second=rate, backlog=[[0.0, 0], [1.0, 1000]],
                   freshness_series=[[0.1, 0.2], [0.9, 0.4]], acknowledged=LatencySummary(9, 0.1, 0.1, 0.2, 0.2, 0.3),
-                  acknowledged_series=[[0.1, 0.1]]) for rate in (1000, 2000)]
+                  acknowledged_series=[[0.1, 0.1]], acknowledged_from_send=LatencySummary(9, 0.01, 0.01, 0.02, 0.02, 0.03),
+                  acknowledged_from_send_series=[[0.1, 0.01]], unsent_rows=rate) for rate in (1000, 2000)]
     record = RunRecord(kind="bench", mode="send", parameters={"rate": "1000:2000:1000"})
     record.open_loop = OpenLoopFigures(steps, ProbeFigures(0.01, 300, 99.0, 1), [ThresholdOutcome("rate_sustained",
                                                                                                    1.0, True)],
@@ -426,8 +433,12 @@ def test_an_open_loop_record_reads_back_and_shows_in_the_report_and_compare(tmp_
     assert loaded.open_loop == record.open_loop
     page = write_report([loaded], tmp_path / "r.html").read_text()
     assert "open loop at 2,000 rows/s" in page and "latency against rate" in page and "knee" in page
+    assert "what coordinated omission hides" in page and "acknowledged, from the send" in page
+    assert "2000 rows never sent (the schedule ended)" in page
     table = comparison_table([loaded])
     assert "freshness p50" in table and "2,000" in table.splitlines()[-1]
+    open_loop = table.split("\n\n")[-1].splitlines()
+    assert "unsent" in open_loop[0] and " 2000 " in open_loop[-1]
 
 
 @pytest.mark.slow

@@ -497,25 +497,30 @@ def test_run_variable_lists_the_runs_newest_first(stack):
     assert [run for run in listed if run in runs] == runs[::-1]  # started bench, queries, read, open loop
 
 
+def panels_per_run(stack: Stack, dashboard: dict) -> list[tuple[dict, float, list[tuple[str, str, str]]]]:
+    """Each run of the stack with the panel queries that are for it, (record, started, expressions): every
+    panel but the query, read and open-loop rows' for the bench run; the query benchmark's row, and the Run
+    row (a query run is listed in the run variable too), for the query run; the read row, and the Run row,
+    for the read run; the open-loop row, and the Run row, for the open-loop run. tests/grafana_check.py asks
+    the same of Grafana."""
+    rows = panels_by_row(dashboard)
+    query_panels, read_panels, open_loop_panels = rows.pop(QUERIES_ROW), rows.pop(READ_ROW), rows.pop(OPEN_LOOP_ROW)
+    return [(stack.record, stack.run_started,
+             panel_expressions(dashboard, [panel for panels in rows.values() for panel in panels])),
+            (stack.query_record, stack.query_started, panel_expressions(dashboard, rows["Run"] + query_panels)),
+            (stack.read_record, stack.read_started, panel_expressions(dashboard, rows["Run"] + read_panels)),
+            (stack.open_loop_record, stack.open_loop_started,
+             panel_expressions(dashboard, rows["Run"] + open_loop_panels))]
+
+
 def test_every_panel_query_returns_data(stack):
-    """Every panel but the query, read and open-loop rows' against the bench run; the query benchmark's row, and
-    the Run row (a query run is listed in the run variable too), against the query run; the read row, and the
-    Run row, against the read run; the open-loop row, and the Run row, against the open-loop run."""
+    """Every panel's queries against the run they are for (panels_per_run)."""
     dashboard = load_dashboard()
     assert len(panel_expressions(dashboard)) >= 20
-    rows = panels_by_row(dashboard)
-    query_panels = rows.pop(QUERIES_ROW)
-    read_panels = rows.pop(READ_ROW)
-    open_loop_panels = rows.pop(OPEN_LOOP_ROW)
-    bench = panel_expressions(dashboard, [panel for panels in rows.values() for panel in panels])
-    queries = panel_expressions(dashboard, rows["Run"] + query_panels)
     now = time.time()
-    problems = evaluate(stack.prometheus, bench, stack.record["run_id"], stack.run_started - 2, now)
-    problems += evaluate(stack.prometheus, queries, stack.query_record["run_id"], stack.query_started - 2, now)
-    reads = panel_expressions(dashboard, rows["Run"] + read_panels)
-    problems += evaluate(stack.prometheus, reads, stack.read_record["run_id"], stack.read_started - 2, now)
-    loop = panel_expressions(dashboard, rows["Run"] + open_loop_panels)
-    problems += evaluate(stack.prometheus, loop, stack.open_loop_record["run_id"], stack.open_loop_started - 2, now)
+    problems = []
+    for record, started, expressions in panels_per_run(stack, dashboard):
+        problems += evaluate(stack.prometheus, expressions, record["run_id"], started - 2, now)
     assert not problems, "\n".join(problems)
 
 

@@ -55,6 +55,8 @@ class OpenLoop:
     start: float | None = None
     schedule_delay: Latencies = field(default_factory=Latencies)  # from intended to the send's start
     ack_latency: Latencies = field(default_factory=Latencies)  # from intended to the send's end
+    # From the send's start to its end: what a closed-loop tool reports, blind to the wait before the send.
+    ack_from_send: Latencies = field(default_factory=Latencies)
     late_chunks: int = 0
     started_chunks: int = 0
     sent_rows: int = 0
@@ -64,6 +66,7 @@ class OpenLoop:
     backlog: list[tuple[float, int]] = field(default_factory=list)  # (seconds since start, rows behind)
     # Each chunk's acknowledgement latency by its intended time (seconds since the start), bounded.
     ack_series: BoundedSeries = field(default_factory=BoundedSeries)
+    ack_from_send_series: BoundedSeries = field(default_factory=BoundedSeries)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_sample: float = 0.0
     _sample_every: float = BACKLOG_SAMPLE_SECONDS
@@ -122,6 +125,8 @@ class OpenLoop:
         if self.acknowledged:
             self.ack_latency.record(ended - intended)
             self.ack_series.add(intended - self.start, ended - intended)
+            self.ack_from_send.record(ended - started)
+            self.ack_from_send_series.add(intended - self.start, ended - started)
         with self._lock:
             # Late: it started a chunk interval or more after its time (its worker was still busy).
             self.late_chunks += started - intended >= self.interval

@@ -174,12 +174,15 @@ class RateStep:
     max_backlog_rows: int
     schedule_delay: LatencySummary  # intended time to the send's start: the client's own lateness
     acknowledged: LatencySummary | None = None  # intended time to the server's answer (ILP over HTTP)
+    # The send's start to the server's answer: what a closed-loop tool reports (coordinated omission).
+    acknowledged_from_send: LatencySummary | None = None
     freshness: LatencySummary | None = None  # intended time to visible to a count (into QuestDB)
     unseen_chunks: int = 0  # sent, and not yet seen by the probe when it stopped
     unsent_rows: int = 0  # never went out: their chunk had not started when the schedule ended
     backlog: list[list[float]] = field(default_factory=list)  # [seconds since start, rows behind schedule]
     # Each chunk's latency by its intended time ([seconds since start, seconds]), at most 2,000 points each.
     acknowledged_series: list[list[float]] = field(default_factory=list)
+    acknowledged_from_send_series: list[list[float]] = field(default_factory=list)
     freshness_series: list[list[float]] = field(default_factory=list)
 
 

@@ -168,6 +168,7 @@ def _open_loop_rows(figures: OpenLoopFigures) -> list[tuple[str, str]]:
                      + (f"; {step.unsent_rows} rows never sent (the schedule ended)" if step.unsent_rows else "")))
         rows.extend((f"  {name}", _percentiles(summary)) for name, summary in (
             ("schedule delay", step.schedule_delay), ("acknowledged", step.acknowledged),
+            ("acknowledged, from the send", step.acknowledged_from_send),
             ("freshness", step.freshness)) if summary is not None)
     if figures.probe is not None:
         rows.append(("  freshness probe", f"every {figures.probe.interval_seconds * 1e3:g} ms: {figures.probe.queries} "
@@ -375,6 +376,8 @@ class _Charts:
         backlog.set_ylabel("backlog (rows)")
         backlog.set_title("rows due that have not gone out")
         charts = [self._svg(figure, "open loop latency and backlog")]
+        if any(step.acknowledged_from_send_series for step in figures.steps):
+            charts.append(self._coordinated_omission(figures))
         if len(figures.steps) > 1:
             figure, (ax,) = self._figure("latency against rate (the ramp)", "seconds")
             rates = [step.target_rows_per_second for step in figures.steps]
@@ -392,6 +395,23 @@ class _Charts:
             ax.legend(loc="upper left")
             charts.append(self._svg(figure, "latency against rate"))
         return charts
+
+    def _coordinated_omission(self, figures: OpenLoopFigures) -> str:
+        """Each chunk's acknowledgement latency twice on one axis: from its intended time (the open loop's) and
+        from when its send began (a closed-loop tool's), so a stall shows in the chunks it delayed or hides."""
+        figure, (ax,) = self._figure("what coordinated omission hides: acknowledgement latency, two ways", "seconds")
+        offset = 0.0
+        for index, step in enumerate(figures.steps):
+            for points, label, color in ((step.acknowledged_series, "from the intended time (open loop)", "tab:orange"),
+                                         (step.acknowledged_from_send_series,
+                                          "from the send (what a closed-loop tool reports)", "tab:green")):
+                if points:
+                    ax.plot([offset + t for t, _ in points], [value for _, value in points], "o", markersize=3,
+                            linestyle="none", color=color, alpha=0.7, label=label if index == 0 else None)
+            offset += max((t for t, _ in step.backlog), default=0.0)
+        ax.set_xlabel("intended time (s since the schedule's start)")
+        ax.legend(loc="upper left")
+        return self._svg(figure, "coordinated omission")
 
     def _latency(self, record: RunRecord) -> str:
         types = record.queries.statistics if record.queries is not None else {}

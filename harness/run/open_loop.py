@@ -250,10 +250,12 @@ def rate_step(schedule: OpenLoop, probe: FreshnessProbe | None) -> RateStep:
         max_backlog_rows=max((rows for _, rows in schedule.backlog), default=0),
         schedule_delay=schedule.schedule_delay.summary(),
         acknowledged=schedule.ack_latency.summary() if schedule.acknowledged else None,
+        acknowledged_from_send=schedule.ack_from_send.summary() if schedule.acknowledged else None,
         freshness=probe.freshness.summary() if probe is not None else None,
         unseen_chunks=probe.unresolved if probe is not None else 0,
         backlog=[[seconds, rows] for seconds, rows in schedule.backlog],
         acknowledged_series=schedule.ack_series.points if schedule.acknowledged else [],
+        acknowledged_from_send_series=schedule.ack_from_send_series.points if schedule.acknowledged else [],
         freshness_series=probe.series.points if probe is not None else [])
 
 
@@ -271,7 +273,7 @@ def say_step(run: Run, step: RateStep, probe: ProbeFigures | None) -> None:
     run.say(f"Open loop at {step.target_rows_per_second:,.0f} rows/s: {achieved} rows/s achieved ({held}); "
             f"{step.late_chunks} of {step.chunks} chunks late; backlog at most {step.max_backlog_rows} rows{unsent}.")
     for name, summary in (("schedule delay", step.schedule_delay), ("acknowledged", step.acknowledged),
-                          ("freshness", step.freshness)):
+                          ("ack from send", step.acknowledged_from_send), ("freshness", step.freshness)):
         if summary is not None:
             run.say(f"  {name + ':':16}{latency_line(summary)}")
     if probe is not None:
