@@ -7,6 +7,7 @@ pause in the freshness of the chunks it delayed."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -22,6 +23,7 @@ from harness.errors import UsageError
 from harness.ingest.open_loop import OpenLoop
 from harness.records.run_record import RateStep
 from harness.records.thresholds import Threshold, failed_lines
+from harness.options.declare import check_options
 from harness.run.bench_options import BenchOptions
 from harness.telemetry.latency import Latencies, LatencySummary, decoded
 
@@ -195,12 +197,63 @@ def test_a_threshold_that_does_not_parse_is_refused(text, message):
     (dict(rate="500:100:100", duration="1s"), "must land on 100"),
     (dict(rate="100:500:100"), "holds each rate for --duration"),
     (dict(rate="100:500:100", duration="1s", slo="never"), "--slo must be a duration"),
+    (dict(search=True), "--search belongs to an open-loop run"),
+    (dict(rate="1000", search=True, duration="1s"), "--search bisects between two rates"),
+    (dict(rate="100:500:100", search=True, duration="1s"), "--search bisects between two rates"),
+    (dict(rate="500:100", search=True, duration="1s"), "a search's range rises"),
+    (dict(rate="100:500", search=True), "holds each rate for --duration"),
+    (dict(rate="100:500", search=True, duration="1s", repeat=0), "--repeat"),
+    (dict(rate="100:500", search=True, duration="1s", search_resolution=0.0), "--search-resolution"),
+    (dict(rate="100:500:100", duration="1s", repeat=2), "--repeat runs a --search again"),
 ])
 def test_bad_open_loop_options_are_refused(options, message):
     values = dict(send=True, row_count=1000)
     values.update(options)
     with pytest.raises(UsageError, match=message):
-        BenchOptions(**values).check_values()
+        options = BenchOptions(**values)
+        check_options(options)
+        options.check_values()
+
+
+# --- the knee, searched ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("knee, low, high, resolution, found", [
+    (137_000, 10_000, 1_000_000, 0.05, None),  # found: within 5 % below the knee (checked below)
+    (137_000, 200_000, 1_000_000, 0.05, "none"),  # the lowest rate missed: no knee
+    (5_000_000, 10_000, 1_000_000, 0.05, 1_000_000),  # the highest held: the knee is the range's end
+    (137_000, 10_000, 1_000_000, 0.5, None),
+])
+def test_the_search_bisects_to_its_resolution(knee, low, high, resolution, found):
+    from harness.run.open_loop import search_knee
+
+    probed = []
+
+    def probe(rate):
+        probed.append(rate)
+        return step(target_rows_per_second=rate, sustained=rate <= knee)
+
+    result = search_knee(probe, low, high, resolution, slo_seconds=1.0)
+    assert probed[:2] == ([low] if found == "none" else [low, high])
+    if found == "none":
+        assert result is None
+    elif found is not None:
+        assert result == found
+    else:
+        missed = min(rate for rate in probed if rate > knee)
+        assert result <= knee < missed and missed - result <= resolution * result
+        assert len(probed) <= 2 + math.ceil(math.log2((high - low) / (resolution * low)))
+
+
+def test_a_search_ends_with_what_it_found_when_the_data_runs_out():
+    from harness.run.open_loop import search_knee
+
+    steps = iter([step(target_rows_per_second=100, sustained=True), step(target_rows_per_second=1000,
+                                                                         sustained=False)])
+    assert search_knee(lambda rate: next(steps, None), 100, 1000, 0.05, 1.0) == 100
+    # A rate sustained whose freshness p99 is over the SLO is not held.
+    slow = step(target_rows_per_second=100, freshness=LatencySummary(10, 0.1, 0.2, 2.0, 2.0, 2.0))
+    assert search_knee(lambda rate: slow, 100, 1000, 0.05, 1.0) is None
 
 
 def test_an_open_loop_run_cannot_be_resumed(tmp_path):
@@ -375,6 +428,33 @@ def test_a_ramp_names_its_knee_beside_the_closed_loop_rate(questdb, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.serial
+@pytest.mark.slow
+@pytest.mark.serial
+def test_a_repeated_search_gives_the_knees_median_and_spread(socat_sink, tmp_path):
+    # Into the sink (no freshness: a rate is held when sustained), 2,000 to 400,000 rows/s to 50 %, twice; each
+    # search after a closed-loop step of 400,000 rows.
+    result = run_cli("bench", "--send", "--target", "sink", "--ilp-port", str(socat_sink.port), "--rate",
+                     "2000:400000", "--search", "--repeat", "2", "--search-resolution", "0.5", "--duration", "1s",
+                     "--grace", "2s", "--worker-chunk-row-count", "1000", "--row-count", "4000000", "--scale", "100",
+                     "--reporting-period", "0", "--results", str(tmp_path / "r.json"), timeout=600)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads((tmp_path / "r.json").read_text())["open_loop"]
+    searches, steps = figures["searches"], figures["steps"]
+    assert [search["repetition"] for search in searches] == [1, 2] and figures["search_resolution"] == 0.5
+    for search in searches:
+        probes = [probe for probe in steps if probe["search"] == search["repetition"]]
+        assert [probe["target_rows_per_second"] for probe in probes[:2]] == [2000, 400000]
+        knee = search["knee_rows_per_second"]
+        assert knee is not None and search["closed_loop_rows_per_second"] > 0
+        assert any(probe["target_rows_per_second"] == knee and probe["sustained"] for probe in probes)
+        missed = [probe["target_rows_per_second"] for probe in probes if not probe["sustained"]]
+        assert knee == 400000 or min(rate for rate in missed if rate > knee) - knee <= 0.5 * knee
+    knees = sorted(search["knee_rows_per_second"] for search in searches)
+    assert figures["knee_rows_per_second"] == pytest.approx(sum(knees) / 2)
+    assert f"lowest {knees[0]:,.0f}, highest {knees[1]:,.0f}" in result.stdout
+    assert "the median of 2 search(es) to 50%" in result.stdout and "Search probes:" in result.stdout
+
+
 def test_an_open_loop_into_the_sink_keeps_its_schedule(socat_sink, tmp_path):
     result = run_cli("bench", "--send", "--target", "sink", "--ilp-port", str(socat_sink.port), "--rate", "40000",
                      "--duration", "2s", "--worker-chunk-row-count", "4000", "--scale", "100", "--workers", "2",

@@ -263,8 +263,16 @@ class OpenLoopOptions:
     grace: str | None = option(None, "With --rate: how long the chunks in flight when the schedule ends have to "
                                      "finish, and the freshness probe to see what was sent, a Go duration. "
                                      f"Default: {DEFAULT_GRACE}.")
-    slo: str = option("1s", "With a ramp (--rate A:B:STEP): the freshness p99 a rate must stay under to count as "
-                            "held, a Go duration.")
+    search: bool = option(False, "With --rate A:B: find the knee by bisection between A and B, after a closed-loop "
+                                 "step: each probe holds its rate for --duration, and the search stops when the "
+                                 "lowest rate missed is within --search-resolution of the highest held.",
+                          flags=("--search",))
+    search_resolution: float = option(0.05, "With --search: how close (a share of the rate held) the lowest rate "
+                                            "missed must come to the highest held.", min=0, min_open=True, max=1)
+    repeat: int = option(1, "With --search: run the whole search this many times, each after a closed-loop step of "
+                            "its own; the knee is their median, given with the lowest and highest.", min=1)
+    slo: str = option("1s", "With a ramp (--rate A:B:STEP) or --search: the freshness p99 a rate must stay under to "
+                            "count as held, a Go duration.")
     probe_interval: str = option("50ms", "With --rate into QuestDB: time between the freshness probe's counts (one "
                                          "count() per table each), a Go duration.")
     queries: str | None = option(None, "With --rate: run this query file's queries (as `queries generate` writes "
@@ -285,12 +293,23 @@ class OpenLoopOptions:
 
     @property
     def ramp(self) -> bool:
-        """Whether --rate steps from one rate to another (A:B:STEP)."""
+        """Whether --rate steps from one rate to another (A:B:STEP), or --search finds the knee between two (A:B):
+        either measures the closed-loop rate first and names a knee."""
         return self.rate is not None and ":" in self.rate
 
     def rates(self) -> list[float]:
-        """The rates to hold, rows per second: --rate's one, or each step of its ramp; a UsageError unless each
-        is a positive, finite number and a ramp's steps land on its end."""
+        """The rates to hold, rows per second: --rate's one, or each step of its ramp, or --search's two ends; a
+        UsageError unless each is a positive, finite number, a ramp's steps land on its end and a search's
+        range rises."""
+        if self.search:
+            parts = (self.rate or "").split(":")
+            if len(parts) != 2:
+                raise UsageError(f"--search bisects between two rates: give --rate LOW:HIGH (rows per second), got "
+                                 f"--rate {self.rate!r}")
+            low, high = (_rate(part) for part in parts)
+            if high <= low:
+                raise UsageError(f"--rate {self.rate!r}: a search's range rises, LOW:HIGH")
+            return [low, high]
         if not self.ramp:
             return [_rate(self.rate)]
         parts = self.rate.split(":")
@@ -323,7 +342,7 @@ class OpenLoopOptions:
         """--rate's values, and its companions only with it; each a UsageError naming the flag."""
         if not self.open_loop:
             given = [flag for flag, value in (("--duration", self.duration), ("--grace", self.grace),
-                                              ("--threshold", self.threshold),
+                                              ("--search", self.search), ("--threshold", self.threshold),
                                               ("--queries", self.queries), ("--query-rate", self.query_rate)) if value]
             if given:
                 raise UsageError(f"{given[0]} belongs to an open-loop run: add --rate ROWS_PER_SECOND")
@@ -340,8 +359,10 @@ class OpenLoopOptions:
             raise UsageError(f"--queries {self.queries}: no such file")
         if self.query_protocol not in ("pgwire", "http"):
             raise UsageError(f"--query-protocol must be pgwire or http, got {self.query_protocol!r}")
+        if self.repeat > 1 and not self.search:
+            raise UsageError("--repeat runs a --search again: add --search (and --rate LOW:HIGH)")
         if self.ramp and self.duration is None:
-            raise UsageError("--rate A:B:STEP holds each rate for --duration: give one (e.g. --duration 30s)")
+            raise UsageError(f"--rate {self.rate} holds each rate for --duration: give one (e.g. --duration 30s)")
         self.duration_seconds()
 
 

@@ -8,6 +8,7 @@ read. The store (``harness.records.store``) writes and reads it, older versions 
 
 from __future__ import annotations
 
+import statistics
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -184,6 +185,23 @@ class RateStep:
     acknowledged_series: list[list[float]] = field(default_factory=list)
     acknowledged_from_send_series: list[list[float]] = field(default_factory=list)
     freshness_series: list[list[float]] = field(default_factory=list)
+    search: int | None = None  # the --search repetition (1, 2 ...) this rate was a probe of
+
+
+@dataclass
+class KneeSearch:
+    """One search for the knee (``bench --rate LOW:HIGH --search``): its closed-loop step and its knee."""
+
+    repetition: int
+    closed_loop_rows_per_second: float | None
+    closed_loop_visible_seconds: float | None
+    knee_rows_per_second: float | None  # the highest rate held; None: not even LOW
+
+    @property
+    def knee_over_closed_loop(self) -> float | None:
+        if self.knee_rows_per_second is None or not self.closed_loop_rows_per_second:
+            return None
+        return self.knee_rows_per_second / self.closed_loop_rows_per_second
 
 
 @dataclass
@@ -241,8 +259,21 @@ class OpenLoopFigures:
     slo_seconds: float | None = None
     closed_loop_rows_per_second: float | None = None  # its rows over its send and the time until visible
     closed_loop_visible_seconds: float | None = None  # from its last flush until its rows were visible
-    knee_rows_per_second: float | None = None
+    knee_rows_per_second: float | None = None  # a search's: the median of its repetitions'
     queries: PacedQueryFigures | None = None
+    # --search: each repetition, and the resolution it stopped at (a share of the rate held).
+    searches: list[KneeSearch] = field(default_factory=list)
+    search_resolution: float | None = None
+
+    def knee_spread(self) -> tuple[float, float] | None:
+        """The lowest and highest knee of the searches (None: fewer than one found a knee)."""
+        knees = [search.knee_rows_per_second for search in self.searches if search.knee_rows_per_second]
+        return (min(knees), max(knees)) if knees else None
+
+    def ratio_spread(self) -> tuple[float, float, float] | None:
+        """The knee over the same search's closed-loop rate: median, lowest and highest."""
+        ratios = sorted(ratio for search in self.searches if (ratio := search.knee_over_closed_loop) is not None)
+        return (statistics.median(ratios), ratios[0], ratios[-1]) if ratios else None
 
 
 @dataclass

@@ -175,10 +175,18 @@ def _open_loop_rows(figures: OpenLoopFigures) -> list[tuple[str, str]]:
                                           f"counts ({figures.probe.queries_per_second:g}/s), {figures.probe.failures} "
                                           f"failed"))
     if figures.closed_loop_rows_per_second is not None:
-        knee = figures.knee_rows_per_second
-        rows.append(("knee", f"{knee:,.0f} rows/s" if knee is not None else "no rate held")
-                    )
-        rows.append(("closed loop (same run)", f"{figures.closed_loop_rows_per_second:,.0f} rows/s"))
+        knee, spread, ratios = figures.knee_rows_per_second, figures.knee_spread(), figures.ratio_spread()
+        if figures.searches and spread is not None:
+            rows.append((f"knee (median of {len(figures.searches)} searches to {figures.search_resolution:.0%})",
+                         f"{knee:,.0f} rows/s; lowest {spread[0]:,.0f}, highest {spread[1]:,.0f} "
+                         f"(spread {spread[1] / spread[0]:.2f}x)"))
+        else:
+            rows.append(("knee", f"{knee:,.0f} rows/s" if knee is not None else "no rate held"))
+        rows.append(("closed loop (same run)", f"{figures.closed_loop_rows_per_second:,.0f} rows/s"
+                     + (" (median)" if figures.searches else "")))
+        if ratios is not None:
+            rows.append(("knee over the closed loop", f"{ratios[0]:.2f}x (lowest {ratios[1]:.2f}x, highest "
+                                                      f"{ratios[2]:.2f}x)"))
     if figures.queries is not None:
         rows.append((f"queries beside ({figures.queries.rate:g}/s)", _percentiles(figures.queries.latency)))
     rows.extend((f"threshold {outcome.expression}", "passed" if outcome.passed else "FAILED")
@@ -380,13 +388,16 @@ class _Charts:
             charts.append(self._coordinated_omission(figures))
         if len(figures.steps) > 1:
             figure, (ax,) = self._figure("latency against rate (the ramp)", "seconds")
-            rates = [step.target_rows_per_second for step in figures.steps]
+            # A search's probes in rate order, as points (its repetitions probe the same rates more than once).
+            steps = sorted(figures.steps, key=lambda step: step.target_rows_per_second) if figures.searches \
+                else figures.steps
+            rates = [step.target_rows_per_second for step in steps]
             for name in ("freshness", "acknowledged"):
                 for quantile, style in (("p50", "-o"), ("p99", "--o")):
                     values = [getattr(step, name).figure(quantile) if getattr(step, name) is not None
-                              and getattr(step, name).count else None for step in figures.steps]
+                              and getattr(step, name).count else None for step in steps]
                     if any(value is not None for value in values):
-                        ax.plot(rates, values, style, label=f"{name} {quantile}")
+                        ax.plot(rates, values, style[-1] if figures.searches else style, label=f"{name} {quantile}")
             if figures.knee_rows_per_second is not None:
                 ax.axvline(figures.knee_rows_per_second, color="green", label="knee")
             if figures.slo_seconds is not None:

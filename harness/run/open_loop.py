@@ -9,6 +9,7 @@ import contextlib
 import gc
 import itertools
 import math
+import statistics
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -20,7 +21,7 @@ from harness.ingest.open_loop import OpenLoop
 from harness.ingest.phase_loop import ChunkStream
 from harness.queries.paced import PacedQueries
 from harness.questdb.wal import wait_for_count
-from harness.records.run_record import OpenLoopFigures, PacedQueryFigures, ProbeFigures, RateStep
+from harness.records.run_record import KneeSearch, OpenLoopFigures, PacedQueryFigures, ProbeFigures, RateStep
 from harness.records.thresholds import failed_lines
 from harness.telemetry.latency import LatencySummary
 from harness.tsbs.query_file import read_jsonl
@@ -54,7 +55,14 @@ def open_loop_send(options: BenchOptions, target: SenderSettings, chunks: Iterat
     sent = dict.fromkeys((schema.table for schema in options.schemas()), 0)
     with prompt_threads(), queries_beside(options, run, metrics):
         last_flush = _rates(options, target, chunks, total_rows, questdb, rows_before, run, metrics, send, sent)
-    if options.ramp:
+    if options.search:
+        knees = [search.knee_rows_per_second for search in figures.searches if search.knee_rows_per_second]
+        closed = [search.closed_loop_rows_per_second for search in figures.searches
+                  if search.closed_loop_rows_per_second]
+        figures.knee_rows_per_second = statistics.median(knees) if knees else None
+        figures.closed_loop_rows_per_second = statistics.median(closed) if closed else None
+        say_ramp(run, figures)
+    elif options.ramp:
         figures.knee_rows_per_second = knee(figures.steps, figures.slo_seconds)
         say_ramp(run, figures)
     return sent, last_flush
@@ -63,13 +71,14 @@ def open_loop_send(options: BenchOptions, target: SenderSettings, chunks: Iterat
 def _rates(options: BenchOptions, target: SenderSettings, chunks: Iterator[Chunk], total_rows: int,
            questdb: QuestDBSql | None, rows_before: dict[str, int], run: Run, metrics: RunMetrics,
            send: SendPhase, sent: dict[str, int]) -> float:
-    """Each rate in turn (a ramp: after its closed-loop step); adds the rows sent to ``sent``; returns when the
-    last flush ended."""
+    """Each rate in turn (a ramp: after its closed-loop step), or each search for the knee (--search, --repeat
+    times); adds the rows sent to ``sent``; returns when the last flush ended."""
     rates, duration = options.rates(), options.duration_seconds()
     tables = list(sent)
     chunk_rows = options.worker_chunk_row_count
     figures = run.record.open_loop
     left, next_chunk = total_rows, options.first_chunk
+    last_flush = time.perf_counter()
 
     def rows_for(rate: float) -> int:
         return left if duration is None else min(left, max(1, math.ceil(rate * duration / chunk_rows)) * chunk_rows)
@@ -77,38 +86,99 @@ def _rates(options: BenchOptions, target: SenderSettings, chunks: Iterator[Chunk
     def take(rows: int) -> Iterator[Chunk]:
         return itertools.islice(chunks, math.ceil(rows / chunk_rows))
 
-    last_flush = time.perf_counter()
-    if options.ramp:
+    def closed_loop(name: str) -> tuple[float | None, float | None]:
+        """HIGH x --duration rows as fast as they go: their rate until visible, and the seconds from the last
+        flush until they were."""
+        nonlocal left, next_chunk, last_flush
         rows = rows_for(rates[-1])
         run.say(f"Closed loop first: {rows} rows as fast as they go")
         stream = ChunkStream(take(rows), options.threads, first_index=next_chunk)
-        record, last_flush = send(stream, rows, "send", None)
+        record, last_flush = send(stream, rows, name, None)
         next_chunk += math.ceil(rows / chunk_rows)
         _add(sent, record.rows_by_table(tables))
         left -= record.rows
         # Its rate counts until its rows are visible, as a step's freshness does: rows sent into the WAL faster
         # than the server applies them are not yet capacity (and would weigh on the first step).
-        seconds = record.seconds
+        seconds, visible = record.seconds, None
         if questdb is not None:
             for table in tables:
                 wait_for_count(questdb, table, rows_before.get(table, 0) + sent[table],
                                options.validation_query_timeout)
-            figures.closed_loop_visible_seconds = round(time.perf_counter() - last_flush, 3)
-            seconds += figures.closed_loop_visible_seconds
-        figures.closed_loop_rows_per_second = round(record.rows / seconds, 1) if seconds else None
-    for rate in rates:
+            visible = round(time.perf_counter() - last_flush, 3)
+            seconds += visible
+        return (round(record.rows / seconds, 1) if seconds else None), visible
+
+    def hold(rate: float, search: int | None = None) -> RateStep | None:
+        """``rate`` for --duration (or the data set's rest); its step, or None when the data set has ended."""
+        nonlocal left, next_chunk, last_flush
         if left <= 0:
             run.say(f"The data set ended before {rate:,.0f} rows/s (raise --row-count)")
-            break
+            return None
         rows = rows_for(rate)
         before = {table: rows_before.get(table, 0) + sent[table] for table in tables}
-        with RateHold(options, target, rate, take(rows), rows, next_chunk, questdb, before, run, metrics) as hold:
+        with RateHold(options, target, rate, take(rows), rows, next_chunk, questdb, before, run, metrics) as held:
             name = f"send at {rate:g} rows/s" if options.ramp else "send"
-            record, last_flush = send(hold.stream, rows, name, hold.schedule)
+            name += f" (search {search})" if search is not None and options.repeat > 1 else ""
+            record, last_flush = send(held.stream, rows, name, held.schedule)
         next_chunk += math.ceil(rows / chunk_rows)
         _add(sent, record.rows_by_table(tables))
-        left -= hold.stream.rows_made  # the rows it never sent are passed over, not sent at the next rate
+        left -= held.stream.rows_made  # the rows it never sent are passed over, not sent at the next rate
+        figures.steps[-1].search = search
+        return figures.steps[-1]
+
+    if options.search:
+        figures.search_resolution = options.search_resolution
+        for repetition in range(1, options.repeat + 1):
+            name = "send" if repetition == 1 else f"send (closed loop, search {repetition})"
+            closed, visible = closed_loop(name)
+            found = search_knee(lambda rate: hold(rate, repetition), *rates, options.search_resolution,
+                                figures.slo_seconds)
+            figures.searches.append(KneeSearch(repetition, closed, visible, found))
+            run.say(f"Search {repetition}: knee {_rate_text(found)}, closed loop {_rate_text(closed)}")
+        return last_flush
+    if options.ramp:
+        figures.closed_loop_rows_per_second, figures.closed_loop_visible_seconds = closed_loop("send")
+    for rate in rates:
+        if hold(rate) is None:
+            break
     return last_flush
+
+
+def held(step: RateStep, slo_seconds: float | None) -> bool:
+    """Whether a rate was held: sustained, and its freshness p99 (where measured) under the SLO."""
+    return step.sustained and (step.freshness is None or slo_seconds is None
+                               or (step.freshness.count > 0 and step.freshness.p99 < slo_seconds))
+
+
+def search_knee(probe: Callable[[float], RateStep | None], low: float, high: float, resolution: float,
+                slo_seconds: float | None) -> float | None:
+    """The highest rate held between ``low`` and ``high``, by bisection: ``low`` first (None when it is missed),
+    then ``high`` (the knee when it is held), then the middle of the highest held and the lowest missed until
+    they are within ``resolution`` of the rate held. ``probe`` holds a rate and returns its step (None: no
+    data left, and the search ends with what it found)."""
+    step = probe(low)
+    if step is None or not held(step, slo_seconds):
+        return None
+    step = probe(high)
+    if step is None:
+        return low
+    if held(step, slo_seconds):
+        return high
+    held_rate, missed_rate = low, high
+    while missed_rate - held_rate > resolution * held_rate:
+        middle = round((held_rate + missed_rate) / 2)
+        step = probe(middle)
+        if step is None:
+            break
+        if held(step, slo_seconds):
+            held_rate = middle
+        else:
+            missed_rate = middle
+    return held_rate
+
+
+def _rate_text(rate: float | None) -> str:
+    return f"{rate:,.0f} rows/s" if rate else "none"
 
 
 @contextlib.contextmanager
@@ -180,10 +250,7 @@ def _add(totals: dict[str, int], more: dict[str, int]) -> None:
 
 def knee(steps: list[RateStep], slo_seconds: float | None) -> float | None:
     """The highest rate held: sustained, its freshness p99 (where measured) under the SLO."""
-    held = [step.target_rows_per_second for step in steps if step.sustained and (
-        step.freshness is None or slo_seconds is None
-        or (step.freshness.count and step.freshness.p99 < slo_seconds))]
-    return max(held, default=None)
+    return max((step.target_rows_per_second for step in steps if held(step, slo_seconds)), default=None)
 
 
 class RateHold:
@@ -296,26 +363,41 @@ def _ms(seconds: float) -> str:
 
 
 def say_ramp(run: Run, figures: OpenLoopFigures) -> None:
-    """The ramp's table, rate by rate, and its knee beside the closed-loop rate."""
-    run.say("Ramp:\n  rows/s target   achieved   held   freshness p50   p99   backlog max")
+    """The ramp's table, rate by rate (a search's every probe, in the order held), and its knee beside the
+    closed-loop rate; a search's median knee with its spread."""
+    searched = bool(figures.searches)
+    run.say(f"{'Search probes' if searched else 'Ramp'}:\n  {'search  ' if searched else ''}rows/s target   "
+            f"achieved   held   freshness p50   p99   backlog max")
     for step in figures.steps:
         freshness = step.freshness
         p50, p99 = ((_ms(freshness.p50), _ms(freshness.p99)) if freshness is not None and freshness.count
                     else ("-", "-"))
         achieved = f"{step.achieved_rows_per_second:,.0f}" if step.achieved_rows_per_second else "-"
-        run.say(f"  {step.target_rows_per_second:>13,.0f}  {achieved:>9}   {'yes' if step.sustained else 'no ':4} "
-                f"{p50:>14}  {p99:>9}  {step.max_backlog_rows:>10}")
+        search = f"{step.search or '-':>6}  " if searched else ""
+        run.say(f"  {search}{step.target_rows_per_second:>13,.0f}  {achieved:>9}   "
+                f"{'yes' if held(step, figures.slo_seconds) else 'no ':4} {p50:>14}  {p99:>9}  "
+                f"{step.max_backlog_rows:>10}")
     closed = figures.closed_loop_rows_per_second
     closed_text = f"{closed:,.0f} rows/s" if closed else "unknown"
     if closed and figures.closed_loop_visible_seconds is not None:
         closed_text += f" (its rows visible {figures.closed_loop_visible_seconds:.2f}s after its last flush)"
-    if figures.knee_rows_per_second is None:
-        run.say(f"Knee: no rate was held (freshness p99 under {figures.slo_seconds:g}s, sustained); closed loop "
-                f"{closed_text}")
+    held_by = f"freshness p99 under {figures.slo_seconds:g}s, sustained"
+    if searched:
+        spread, ratios = figures.knee_spread(), figures.ratio_spread()
+        if spread is None:
+            run.say(f"Knee: no rate was held ({held_by}) in {len(figures.searches)} search(es)")
+            return
+        low, high = spread
+        ratio = (f"; knee over the closed loop {ratios[0]:.2f}x (lowest {ratios[1]:.2f}x, highest {ratios[2]:.2f}x)"
+                 if ratios else "")
+        run.say(f"Knee: {figures.knee_rows_per_second:,.0f} rows/s, the median of {len(figures.searches)} "
+                f"search(es) to {figures.search_resolution:.0%} ({held_by}): lowest {low:,.0f}, highest "
+                f"{high:,.0f}, spread {high / low:.2f}x; closed loop median {closed_text}{ratio}")
+    elif figures.knee_rows_per_second is None:
+        run.say(f"Knee: no rate was held ({held_by}); closed loop {closed_text}")
     else:
         ratio = f" ({figures.knee_rows_per_second / closed:.2f}x of it)" if closed else ""
-        run.say(f"Knee: {figures.knee_rows_per_second:,.0f} rows/s (freshness p99 under {figures.slo_seconds:g}s, "
-                f"sustained){ratio}; closed loop {closed_text}")
+        run.say(f"Knee: {figures.knee_rows_per_second:,.0f} rows/s ({held_by}){ratio}; closed loop {closed_text}")
 
 
 def judge_thresholds(options: BenchOptions, run: Run) -> None:
