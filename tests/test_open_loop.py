@@ -428,8 +428,6 @@ def test_a_ramp_names_its_knee_beside_the_closed_loop_rate(questdb, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.serial
-@pytest.mark.slow
-@pytest.mark.serial
 def test_a_repeated_search_gives_the_knees_median_and_spread(socat_sink, tmp_path):
     # Into the sink (no freshness: a rate is held when sustained), 2,000 to 400,000 rows/s to 50 %, twice; each
     # search after a closed-loop step of 400,000 rows.
@@ -455,6 +453,8 @@ def test_a_repeated_search_gives_the_knees_median_and_spread(socat_sink, tmp_pat
     assert "the median of 2 search(es) to 50%" in result.stdout and "Search probes:" in result.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.serial
 def test_an_open_loop_into_the_sink_keeps_its_schedule(socat_sink, tmp_path):
     result = run_cli("bench", "--send", "--target", "sink", "--ilp-port", str(socat_sink.port), "--rate", "40000",
                      "--duration", "2s", "--worker-chunk-row-count", "4000", "--scale", "100", "--workers", "2",
