@@ -251,9 +251,10 @@ def test_a_search_ends_with_what_it_found_when_the_data_runs_out():
     steps = iter([step(target_rows_per_second=100, sustained=True), step(target_rows_per_second=1000,
                                                                          sustained=False)])
     assert search_knee(lambda rate: next(steps, None), 100, 1000, 0.05, 1.0) == 100
-    # A rate sustained whose freshness p99 is over the SLO is not held.
+    # A rate sustained whose freshness p99 is over the SLO is not held; nor one with a chunk the probe never saw.
     slow = step(target_rows_per_second=100, freshness=LatencySummary(10, 0.1, 0.2, 2.0, 2.0, 2.0))
     assert search_knee(lambda rate: slow, 100, 1000, 0.05, 1.0) is None
+    assert search_knee(lambda rate: step(target_rows_per_second=100, unseen_chunks=1), 100, 1000, 0.05, 1.0) is None
 
 
 def test_an_open_loop_run_cannot_be_resumed(tmp_path):

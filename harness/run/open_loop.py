@@ -116,13 +116,13 @@ def _rates(options: BenchOptions, target: SenderSettings, chunks: Iterator[Chunk
             return None
         rows = rows_for(rate)
         before = {table: rows_before.get(table, 0) + sent[table] for table in tables}
-        with RateHold(options, target, rate, take(rows), rows, next_chunk, questdb, before, run, metrics) as held:
+        with RateHold(options, target, rate, take(rows), rows, next_chunk, questdb, before, run, metrics) as one:
             name = f"send at {rate:g} rows/s" if options.ramp else "send"
             name += f" (search {search})" if search is not None and options.repeat > 1 else ""
-            record, last_flush = send(held.stream, rows, name, held.schedule)
+            record, last_flush = send(one.stream, rows, name, one.schedule)
         next_chunk += math.ceil(rows / chunk_rows)
         _add(sent, record.rows_by_table(tables))
-        left -= held.stream.rows_made  # the rows it never sent are passed over, not sent at the next rate
+        left -= one.stream.rows_made  # the rows it never sent are passed over, not sent at the next rate
         figures.steps[-1].search = search
         return figures.steps[-1]
 
@@ -145,9 +145,11 @@ def _rates(options: BenchOptions, target: SenderSettings, chunks: Iterator[Chunk
 
 
 def held(step: RateStep, slo_seconds: float | None) -> bool:
-    """Whether a rate was held: sustained, and its freshness p99 (where measured) under the SLO."""
+    """Whether a rate was held: sustained, and its freshness p99 (where measured) under the SLO, every chunk
+    sent seen (one the probe did not see within the grace is in no percentile, and was not fresh)."""
     return step.sustained and (step.freshness is None or slo_seconds is None
-                               or (step.freshness.count > 0 and step.freshness.p99 < slo_seconds))
+                               or (step.freshness.count > 0 and step.freshness.p99 < slo_seconds
+                                   and step.unseen_chunks == 0))
 
 
 def search_knee(probe: Callable[[float], RateStep | None], low: float, high: float, resolution: float,
