@@ -170,9 +170,14 @@ def test_records_delivered_to_the_server_merge_as_the_files_do(questdb, tmp_path
     table = RecordsTable(questdb.client)
     big = json.dumps({"noise": [str(value) * 7 for value in range(40_000)]}).encode()
     table.deliver("pieces-1", 3, big)
+    # Each piece is a transaction of its own, visible once the server has applied it (a busy server lags): read
+    # as gather reads, until the record is whole (or 60 s, a hang guard).
+    deadline = time.monotonic() + 60
+    while not (delivered := table.delivered("pieces-1")) and time.monotonic() < deadline:
+        time.sleep(0.05)
     _, rows = questdb.client.query("select count() from harness_records where run = 'pieces-1'")
     assert rows[0][0] > 1 and len(big) > PIECE_CHARS
-    assert table.delivered("pieces-1") == {3: big}
+    assert delivered == {3: big}
 
 
 @pytest.mark.slow
