@@ -33,7 +33,7 @@ from harness.servers.process import port_in_use
 from harness.servers.questdb import NativeQuestDB
 from harness.servers.sink import SocatSink
 from harness.telemetry.timeseries import listening_process
-from helpers import KILLABLE_PORTS, SINK_PORT, TEST_PORTS, WORKER_PORT_STRIDE
+from helpers import KILLABLE_PORTS, SINK_PORT, TEST_PORTS, WORKER, WORKER_PORT_STRIDE
 
 pytest_plugins = ["fixture_timer"]  # --fixture-durations=N
 
@@ -53,7 +53,7 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("serial") and not item.get_closest_marker("slow"):
             # make test-fast has no serial part: it runs every test it takes in parallel.
             raise pytest.UsageError(f"{item.nodeid} is marked serial but not slow: a serial test is also slow")
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if WORKER:
         # Longest first, a module's tests in their order: the scheduler below hands out modules as listed.
         weights = module_weights(items)
         items.sort(key=lambda item: -weights[item.path.name])
@@ -114,7 +114,7 @@ def pytest_sessionstart(session):
     that uses it errors with the same message. Under pytest-xdist the controller checks every worker's
     ports before any worker starts (a worker that stopped on a busy port would be replaced by one with
     other ports)."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if WORKER:
         return
     workers = len(getattr(session.config.option, "tx", None) or ()) or 1  # pytest-xdist's -n, resolved
     for worker in range(workers):

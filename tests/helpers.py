@@ -29,8 +29,6 @@ def run_cli(*args: str, timeout: float = 120, text: bool = True, env: dict | Non
                           env=env)
 
 
-
-
 def assert_one_error_line(stderr: str, *fragments: str, besides: tuple[str, ...] = ()) -> None:
     """``stderr`` is one line, ``error: ...``, with every fragment in it and no traceback; lines starting
     with one of ``besides`` (a run's own notes, e.g. ``seed: ``) are left out first."""
@@ -51,9 +49,8 @@ def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragm
 # --- ports ---------------------------------------------------------------------------------------------
 # Every fixed port the suite takes, away from the defaults (9000/9009/8812/9003) that a developer's own
 # stack may hold. HARNESS_TEST_PORT_OFFSET=N adds N to each, so two test runs on one machine do not
-# collide. An N up to 1,400 keeps every one below Linux's ephemeral range (32768+), where the suite's own
-# client connections could hold a port at the moment a server (Docker's, above all) binds it.
-# Under pytest-xdist (make test's parallel part) worker gwK adds K * WORKER_PORT_STRIDE: each worker has
+# collide. Below Linux's ephemeral range (32768+) the suite's own client connections cannot hold a port at
+# the moment a server (Docker's, above all) binds it. Under pytest-xdist (make test's parallel part) worker gwK adds K * WORKER_PORT_STRIDE: each worker has
 # servers of its own, and 1,000 moves every range below past the others' (the 29xxx metrics ranges stay
 # below the 30xxx Docker ones). With two workers, N up to 400 keeps them all below 32768.
 WORKER_PORT_STRIDE = 1000

@@ -97,6 +97,10 @@ class OpenLoop:
         """Whether the chunks still in flight at ``now`` have had their grace."""
         return self.start is not None and now >= self.end + self.grace
 
+    def grace_left(self, now: float) -> float:
+        """Seconds from ``now`` until the grace is over (none when the schedule never began)."""
+        return 0.0 if self.start is None else max(0.0, self.end + self.grace - now)
+
     @property
     def unsent_rows(self) -> int:
         """Rows of the schedule that never went out (their chunk did not start before its end, or never

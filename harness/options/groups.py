@@ -252,11 +252,11 @@ class OpenLoopOptions:
     """An open loop (``bench --rate``): rows sent at a fixed rate, every latency from a chunk's intended time."""
 
     rate: str | None = option(None, "Send at this many rows per second, in an open loop: each chunk at its own "
-                                    "intended time, a late one sent late (none after the schedule's end), every latency from its "
-                                    "intended time; into QuestDB, a probe measures each chunk's freshness (intended "
-                                    "time to visible to a query). A:B:STEP ramps from A to B rows/s, --duration at "
-                                    "each rate after a closed-loop step, and names the knee: the highest rate held "
-                                    "with freshness p99 under --slo.")
+                                    "intended time, a late one sent late (none after the schedule's end), every "
+                                    "latency from its intended time; into QuestDB, a probe measures each chunk's "
+                                    "freshness (intended time to visible to a query). A:B:STEP ramps from A to B "
+                                    "rows/s, --duration at each rate after a closed-loop step, and names the knee: "
+                                    "the highest rate held with freshness p99 under --slo.")
     duration: str | None = option(None, "With --rate: how long the schedule runs, a Go duration (30s, 5m): then no "
                                         "chunk starts, and the rows left are never sent (unsent_rows). Default: "
                                         "until the data set ends (--row-count).")

@@ -265,15 +265,29 @@ class OpenLoopFigures:
     searches: list[KneeSearch] = field(default_factory=list)
     search_resolution: float | None = None
 
+    def knees(self) -> list[float]:
+        """The knee each search found (those that found none left out)."""
+        return [search.knee_rows_per_second for search in self.searches if search.knee_rows_per_second]
+
     def knee_spread(self) -> tuple[float, float] | None:
         """The lowest and highest knee of the searches (None: fewer than one found a knee)."""
-        knees = [search.knee_rows_per_second for search in self.searches if search.knee_rows_per_second]
+        knees = self.knees()
         return (min(knees), max(knees)) if knees else None
 
     def ratio_spread(self) -> tuple[float, float, float] | None:
         """The knee over the same search's closed-loop rate: median, lowest and highest."""
         ratios = sorted(ratio for search in self.searches if (ratio := search.knee_over_closed_loop) is not None)
         return (statistics.median(ratios), ratios[0], ratios[-1]) if ratios else None
+
+    def knee_spread_text(self) -> str:
+        """``lowest L, highest H, spread H/Lx`` of the searches' knees (the summary and the report say it)."""
+        low, high = self.knee_spread()
+        return f"lowest {low:,.0f}, highest {high:,.0f}, spread {high / low:.2f}x"
+
+    def ratio_text(self) -> str:
+        """``Mx (lowest Lx, highest Hx)``: the knee over the same search's closed loop."""
+        median, low, high = self.ratio_spread()
+        return f"{median:.2f}x (lowest {low:.2f}x, highest {high:.2f}x)"
 
 
 @dataclass

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import io
+from collections.abc import Iterator
 from pathlib import Path
 
 import matplotlib
@@ -20,7 +21,7 @@ from matplotlib.figure import Figure
 from harness.errors import UsageError
 from harness.output_file import whole_file
 from harness.records.benchmark_record import BenchmarkRecord
-from harness.records.run_record import OpenLoopFigures, RunRecord
+from harness.records.run_record import OpenLoopFigures, RateStep, RunRecord
 from harness.report.tables import MIB, benchmark_table, comparison_table
 from harness.telemetry.timeseries import TimeSeries
 
@@ -175,23 +176,30 @@ def _open_loop_rows(figures: OpenLoopFigures) -> list[tuple[str, str]]:
                                           f"counts ({figures.probe.queries_per_second:g}/s), {figures.probe.failures} "
                                           f"failed"))
     if figures.closed_loop_rows_per_second is not None:
-        knee, spread, ratios = figures.knee_rows_per_second, figures.knee_spread(), figures.ratio_spread()
-        if figures.searches and spread is not None:
+        knee = figures.knee_rows_per_second
+        if figures.searches and figures.knee_spread() is not None:
             rows.append((f"knee (median of {len(figures.searches)} searches to {figures.search_resolution:.0%})",
-                         f"{knee:,.0f} rows/s; lowest {spread[0]:,.0f}, highest {spread[1]:,.0f} "
-                         f"(spread {spread[1] / spread[0]:.2f}x)"))
+                         f"{knee:,.0f} rows/s; {figures.knee_spread_text()}"))
         else:
             rows.append(("knee", f"{knee:,.0f} rows/s" if knee is not None else "no rate held"))
         rows.append(("closed loop (same run)", f"{figures.closed_loop_rows_per_second:,.0f} rows/s"
                      + (" (median)" if figures.searches else "")))
-        if ratios is not None:
-            rows.append(("knee over the closed loop", f"{ratios[0]:.2f}x (lowest {ratios[1]:.2f}x, highest "
-                                                      f"{ratios[2]:.2f}x)"))
+        if figures.ratio_spread() is not None:
+            rows.append(("knee over the closed loop", figures.ratio_text()))
     if figures.queries is not None:
         rows.append((f"queries beside ({figures.queries.rate:g}/s)", _percentiles(figures.queries.latency)))
     rows.extend((f"threshold {outcome.expression}", "passed" if outcome.passed else "FAILED")
                 for outcome in figures.thresholds)
     return rows
+
+
+def _one_after_another(steps: list[RateStep]) -> Iterator[tuple[float, RateStep]]:
+    """Each rate's step with the seconds its series start at on one time axis: a ramp's rates one after
+    another, each as long as its backlog's samples ran."""
+    offset = 0.0
+    for step in steps:
+        yield offset, step
+        offset += max((t for t, _ in step.backlog), default=0.0)
 
 
 def _rates(series: TimeSeries, phase: str, counts: str) -> tuple[list[float], list[float], list[list[float]]]:
@@ -363,8 +371,7 @@ class _Charts:
         one time axis), and for a ramp its latency percentiles against the rate."""
         figure, (latency, backlog) = self._figure("open loop: each chunk's latency from its intended time",
                                                   "seconds", rows=2)
-        offset = 0.0
-        for index, step in enumerate(figures.steps):
+        for index, (offset, step) in enumerate(_one_after_another(figures.steps)):
             label = f" at {step.target_rows_per_second:,.0f} rows/s" if len(figures.steps) > 1 else ""
             for name, points, marker in (("freshness", step.freshness_series, "o"),
                                          ("acknowledged", step.acknowledged_series, "x")):
@@ -377,7 +384,6 @@ class _Charts:
                              color="tab:red")
                 if len(figures.steps) > 1:
                     backlog.axvline(offset, color="gray", linewidth=0.5)
-            offset += max((t for t, _ in step.backlog), default=0.0)
         if figures.slo_seconds is not None:
             latency.axhline(figures.slo_seconds, color="gray", linestyle="--", label=f"SLO {figures.slo_seconds:g}s")
         latency.legend(loc="upper left")
@@ -411,15 +417,13 @@ class _Charts:
         """Each chunk's acknowledgement latency twice on one axis: from its intended time (the open loop's) and
         from when its send began (a closed-loop tool's), so a stall shows in the chunks it delayed or hides."""
         figure, (ax,) = self._figure("what coordinated omission hides: acknowledgement latency, two ways", "seconds")
-        offset = 0.0
-        for index, step in enumerate(figures.steps):
+        for index, (offset, step) in enumerate(_one_after_another(figures.steps)):
             for points, label, color in ((step.acknowledged_series, "from the intended time (open loop)", "tab:orange"),
                                          (step.acknowledged_from_send_series,
                                           "from the send (what a closed-loop tool reports)", "tab:green")):
                 if points:
                     ax.plot([offset + t for t, _ in points], [value for _, value in points], "o", markersize=3,
                             linestyle="none", color=color, alpha=0.7, label=label if index == 0 else None)
-            offset += max((t for t, _ in step.backlog), default=0.0)
         ax.set_xlabel("intended time (s since the schedule's start)")
         ax.legend(loc="upper left")
         return self._svg(figure, "coordinated omission")

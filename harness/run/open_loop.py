@@ -56,7 +56,7 @@ def open_loop_send(options: BenchOptions, target: SenderSettings, chunks: Iterat
     with prompt_threads(), queries_beside(options, run, metrics):
         last_flush = _rates(options, target, chunks, total_rows, questdb, rows_before, run, metrics, send, sent)
     if options.search:
-        knees = [search.knee_rows_per_second for search in figures.searches if search.knee_rows_per_second]
+        knees = figures.knees()
         closed = [search.closed_loop_rows_per_second for search in figures.searches
                   if search.closed_loop_rows_per_second]
         figures.knee_rows_per_second = statistics.median(knees) if knees else None
@@ -292,8 +292,7 @@ class RateHold:
         if self.probe is not None:
             # After a send that went well, the chunks sent last become visible: the probe waits for them until
             # the schedule's grace is over (and at most the validation's timeout); those still unseen are counted.
-            end = self.schedule.end + self.schedule.grace if self.schedule.start is not None else 0.0
-            drain = min(self.drain_seconds, max(0.0, end - time.perf_counter()))
+            drain = min(self.drain_seconds, self.schedule.grace_left(time.perf_counter()))
             self.probe.stop(drain_seconds=drain if error is None else 0.0)
         figures = self.run.record.open_loop
         figures.steps.append(rate_step(self.schedule, self.probe))
@@ -385,16 +384,13 @@ def say_ramp(run: Run, figures: OpenLoopFigures) -> None:
         closed_text += f" (its rows visible {figures.closed_loop_visible_seconds:.2f}s after its last flush)"
     held_by = f"freshness p99 under {figures.slo_seconds:g}s, sustained"
     if searched:
-        spread, ratios = figures.knee_spread(), figures.ratio_spread()
-        if spread is None:
+        if figures.knee_spread() is None:
             run.say(f"Knee: no rate was held ({held_by}) in {len(figures.searches)} search(es)")
             return
-        low, high = spread
-        ratio = (f"; knee over the closed loop {ratios[0]:.2f}x (lowest {ratios[1]:.2f}x, highest {ratios[2]:.2f}x)"
-                 if ratios else "")
+        ratio = f"; knee over the closed loop {figures.ratio_text()}" if figures.ratio_spread() else ""
         run.say(f"Knee: {figures.knee_rows_per_second:,.0f} rows/s, the median of {len(figures.searches)} "
-                f"search(es) to {figures.search_resolution:.0%} ({held_by}): lowest {low:,.0f}, highest "
-                f"{high:,.0f}, spread {high / low:.2f}x; closed loop median {closed_text}{ratio}")
+                f"search(es) to {figures.search_resolution:.0%} ({held_by}): {figures.knee_spread_text()}; "
+                f"closed loop median {closed_text}{ratio}")
     elif figures.knee_rows_per_second is None:
         run.say(f"Knee: no rate was held ({held_by}); closed loop {closed_text}")
     else:
