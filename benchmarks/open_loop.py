@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/open_loop.py schedule --seconds 30 [--share 0.2] [--json PATH]
     .venv/bin/python benchmarks/open_loop.py probe-cost --rows 1000000 --rounds 5 [--json PATH]
     .venv/bin/python benchmarks/open_loop.py knee --seconds 10 [--json PATH]
+    .venv/bin/python benchmarks/open_loop.py chunks-ahead --rounds 5 --seconds 60 [--parquet-rows N] [--json PATH]
 
 ``schedule`` measures the closed-loop rate (``bench --send --stream``, ILP over HTTP, one worker), then holds
 ``--share`` of it for ``--seconds``: the achieved rate against the target, the client's scheduling delay p99,
@@ -46,11 +47,13 @@ def bench(folder: Path, name: str, *flags: str) -> dict:
     return json.loads(results.read_text())
 
 
-def closed_loop_rate(folder: Path, rows: int) -> float:
-    record = bench(folder, "closed-loop", "--stream", "--row-count", str(rows), "--sample-interval", "0")
+def closed_loop_rate(folder: Path, rows: int, *source: str) -> float:
+    """The rate of ``rows`` TSBS rows (or with ``source``, its whole file) sent as fast as they go."""
+    count = () if source else ("--row-count", str(rows))
+    record = bench(folder, "closed-loop", "--stream", *count, "--sample-interval", "0", *source)
     send = record["phases"]["send"]
     rate = send["rows"] / send["seconds"]
-    print(f"closed loop: {rate:,.0f} rows/s ({rows} rows, ILP over HTTP, 1 worker)")
+    print(f"closed loop: {rate:,.0f} rows/s ({send['rows']} rows, ILP over HTTP, 1 worker)")
     return rate
 
 
@@ -136,6 +139,65 @@ def knee(seconds: float = typer.Option(10.0, min=1), rows: int = typer.Option(2_
     summary = BenchmarkRecord("open-loop-knee", parameters=dict(seconds=seconds, slo=slo, knee=knee_rate,
                                                                 closed_loop_rows_per_second=closed))
     write_record(summary, json_path)
+
+
+# The schedule delay p99 a run is to keep under (issue 49's aim for the scheduler's own lateness).
+DELAY_AIM_MS = 5.0
+
+
+@app.command("chunks-ahead")
+def chunks_ahead(rounds: int = typer.Option(5, min=1), seconds: float = typer.Option(60.0, min=1),
+                 share: float = typer.Option(0.2, min=0.01, max=1), rows: int = typer.Option(2_000_000, min=1),
+                 parquet_rows: int | None = typer.Option(None, min=1, help="From a Parquet file of this many "
+                                                                          "cpu-only rows, not the generator (its "
+                                                                          "closed loop sends them all)."),
+                 folder: Path = typer.Option(Path("results/open-loop")),
+                 json_path: Path | None = typer.Option(None, "--json")) -> None:
+    """--chunks-ahead process against thread at a share of the closed-loop rate, alternated, time series on."""
+    source: tuple[str, ...] = ()
+    if parquet_rows is not None:
+        from benchmarks.own_data import write_cpu_only
+
+        folder.mkdir(parents=True, exist_ok=True)
+        path = write_cpu_only(folder / f"cpu-only-{parquet_rows}.parquet", parquet_rows)
+        source = ("--data", str(path), "--table", "cpu_from_parquet", "--replace-table")
+    capacity = closed_loop_rate(folder, rows, *source)
+    rate = round(capacity * share, -3)
+    needed = int(rate * seconds) + 10_000
+    if parquet_rows is not None and parquet_rows < needed:
+        raise SystemExit(f"--parquet-rows {parquet_rows}: {seconds:g}s at {rate:,.0f} rows/s needs {needed}")
+    name = "parquet" if parquet_rows is not None else "generator"
+    print(f"{rounds} rounds of {seconds:g}s at {rate:,.0f} rows/s ({share:.0%} of the closed loop), from the {name}")
+
+    def variant(maker: str):
+        def measure(round_number: int) -> Measurement:
+            run_name = f"ahead-{name}-{maker}-{round_number}"
+            count = () if source else ("--row-count", str(needed))  # a file's rows are its own
+            record = bench(folder, run_name, *source, "--rate", f"{rate:.0f}", "--duration", f"{seconds:g}s",
+                           *count, "--chunks-ahead", maker)
+            (step,) = record["open_loop"]["steps"]
+            delay, behind = step["schedule_delay"], step.get("source_behind") or {"count": 0}
+            send = record["phases"]["send"]
+            print(f"round {round_number} {maker:>7}: schedule delay p50 {_ms(delay['p50'])}, p99 {_ms(delay['p99'])}, "
+                  f"max {_ms(delay['max'])} ({delay['count']} chunks); source behind for {behind['count']}; "
+                  f"achieved {step['achieved_rows_per_second']:,.0f}", flush=True)
+            return Measurement(seconds=send["seconds"], rows=send["rows"], run_record=str(folder / f"{run_name}.json"),
+                               extra={"schedule_delay_p99_ms": delay["p99"] * 1e3,
+                                      "schedule_delay_max_ms": delay["max"] * 1e3,
+                                      "source_behind_chunks": behind["count"]})
+        return measure
+
+    record = BenchmarkRecord(f"open-loop-chunks-ahead-{name}", parameters=dict(
+        rounds=rounds, seconds=seconds, share=share, rate=rate, closed_loop_rows_per_second=capacity,
+        parquet_rows=parquet_rows, delay_aim_ms=DELAY_AIM_MS))
+    comparison = alternate({"thread": variant("thread"), "process": variant("process")}, rounds, baseline="thread")
+    record.comparisons.append(comparison)
+    for maker in comparison.variants:
+        p99s = [one.measurements[maker].extra["schedule_delay_p99_ms"] for one in comparison.counted_rounds()]
+        kept = sum(p99 < DELAY_AIM_MS for p99 in p99s)
+        print(f"{maker:>7}: schedule delay p99 under {DELAY_AIM_MS:g} ms in {kept} of {len(p99s)} runs "
+              f"({', '.join(f'{p99:.1f}' for p99 in p99s)} ms)")
+    write_record(record, json_path)
 
 
 if __name__ == "__main__":

@@ -32,3 +32,16 @@ class ProtocolVersion(StrEnum):
     v2 = "2"
     v3 = "3"
     auto = "auto"
+
+
+class ChunksAhead(StrEnum):
+    """Who makes an open loop's chunks ahead of their time: a process of their own (off the scheduling threads'
+    GIL), or a thread of the scheduling process."""
+
+    process = "process"
+    thread = "thread"
+
+
+# The most chunks made ahead may hold made and not yet read: this many rows (as whole chunks, two at least) and MiB.
+AHEAD_ROWS = 500_000
+AHEAD_MIB = 64

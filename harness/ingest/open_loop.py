@@ -6,7 +6,9 @@ goes out at once, late. The schedule ends when its last chunk's interval does (`
 set's end when that comes first): from then on no chunk starts, those left are never sent (``unsent_rows``),
 and the chunks in flight have ``grace`` seconds to finish, as k6's ``gracefulStop`` gives its iterations.
 Every latency counts from the intended time (``Latencies``), so a stall shows in the chunks it delayed
-instead of hiding behind them (coordinated omission). The schedule also
+instead of hiding behind them (coordinated omission). A chunk the source had not made by its time (the
+generator or the file's reader could not keep up) is the client's doing, not the server's: how far behind the
+source was is ``source_behind``, and that chunk's latencies count from when it was at hand. The schedule also
 keeps what the run is behind (the backlog: rows of chunks due by now that have not gone out) and, for each chunk sent, its
 intended time and rows per table, in the order the sends ended, for the freshness probe
 (``harness.ingest.freshness``).
@@ -57,6 +59,8 @@ class OpenLoop:
     ack_latency: Latencies = field(default_factory=Latencies)  # from intended to the send's end
     # From the send's start to its end: what a closed-loop tool reports, blind to the wait before the send.
     ack_from_send: Latencies = field(default_factory=Latencies)
+    # How far after its intended time a chunk the worker waited for came from the source (those late only).
+    source_behind: Latencies = field(default_factory=Latencies)
     late_chunks: int = 0
     started_chunks: int = 0
     sent_rows: int = 0
@@ -107,10 +111,15 @@ class OpenLoop:
         finished)."""
         return self.total_rows - self.sent_rows
 
-    def wait(self, number: int, stop: threading.Event) -> float | None:
+    def wait(self, number: int, stop: threading.Event, waited: tuple[float, float] | None = None) -> float | None:
         """Until chunk ``number`` is due (at once when it is late, or ``stop`` is set); returns its intended
-        time, or None when the schedule has ended: the chunk is not to start."""
+        time, or None when the schedule has ended: the chunk is not to start. ``waited``: from when to when the
+        worker waited for the chunk from the source; what of that wait fell after the intended time is the
+        source's lateness (``source_behind``), and the time returned moves on by as much."""
         intended = self.intended(number)
+        if waited is not None and (behind := waited[1] - max(intended, waited[0])) > 0:
+            self.source_behind.record(behind)
+            intended += behind
         while True:
             now = time.perf_counter()
             left = intended - now

@@ -181,6 +181,11 @@ def deal_round_robin(chunks: Sequence[Chunk], workers: int, first_index: int = 0
     return [numbered[worker::workers] for worker in range(workers)]
 
 
+def stream_depth(workers: int, depth_per_worker: int = 2) -> int:
+    """How many chunks a ``ChunkStream`` holds made and not yet taken."""
+    return max(2, depth_per_worker * workers)
+
+
 class ChunkStream:
     """Generates chunks on a background thread into a bounded queue that the workers drain, so a
     run larger than memory holds only a few chunks at a time."""
@@ -188,7 +193,7 @@ class ChunkStream:
     _DONE = object()
 
     def __init__(self, chunks: Iterable[Chunk], workers: int, depth_per_worker: int = 2, first_index: int = 0):
-        self._queue: queue.Queue = queue.Queue(maxsize=max(2, depth_per_worker * workers))
+        self._queue: queue.Queue = queue.Queue(maxsize=stream_depth(workers, depth_per_worker))
         self.first_index = first_index
         self._chunks = enumerate(chunks, first_index)
         self._workers = workers
@@ -229,19 +234,27 @@ class ChunkStream:
             for _ in range(self._workers):
                 self._put(self._DONE)
 
-    def take(self) -> Iterator[tuple[int, Chunk]]:
+    def take(self) -> Iterator[tuple[int, Chunk, tuple[float, float] | None]]:
+        """Each chunk with its number, and from when to when the taker waited for it (None: it was at hand)."""
         # Waits in short steps: once the stream is stopped (a worker failed), the producer may never put
         # the end markers, and a worker blocked for good in get() would hang the run.
         while True:
+            waited = None
             try:
-                item = self._queue.get(timeout=0.2)
+                item = self._queue.get_nowait()
             except queue.Empty:
-                if self._stop.is_set():
-                    return
-                continue
+                asked = time.perf_counter()
+                while True:
+                    try:
+                        item = self._queue.get(timeout=0.2)
+                        break
+                    except queue.Empty:
+                        if self._stop.is_set():
+                            return
+                waited = (asked, time.perf_counter())
             if item is self._DONE:
                 return
-            yield item
+            yield (*item, waited)
 
     def stop(self) -> None:
         self._stop.set()
@@ -290,12 +303,12 @@ def run_phase(
         worker = workers[index]
         try:
             ready.wait()
-            chunks = work.take() if isinstance(work, ChunkStream) else work[index]
-            for number, chunk in chunks:
+            chunks = work.take() if isinstance(work, ChunkStream) else ((*item, None) for item in work[index])
+            for number, chunk, waited in chunks:
                 if stop.is_set():
                     return
                 if schedule is not None:
-                    intended = schedule.wait(number, stop)
+                    intended = schedule.wait(number, stop, waited)
                     if stop.is_set():
                         return
                     if intended is None:  # the schedule has ended: this chunk and the rest are never sent

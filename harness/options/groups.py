@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from harness.errors import ParameterError, UsageError
 
-from harness.ingest.choices import ProtocolVersion, Target, Transport
+from harness.ingest.choices import AHEAD_MIB, AHEAD_ROWS, ChunksAhead, ProtocolVersion, Target, Transport
 from harness.options.declare import option
 from harness.own_data.choices import EpochUnit, OnBadTimestamp
 from harness.questdb.conf import parse_conf
@@ -271,6 +271,11 @@ class OpenLoopOptions:
                                             "missed must come to the highest held.", min=0, min_open=True, max=1)
     repeat: int = option(1, "With --search: run the whole search this many times, each after a closed-loop step of "
                             "its own; the knee is their median, given with the lowest and highest.", min=1)
+    chunks_ahead: ChunksAhead = option(ChunksAhead.process, "With --rate: who makes the chunks ahead of their time: a "
+                                                            "process of their own (at most "
+                                                            f"{AHEAD_ROWS:,} rows or {AHEAD_MIB} MiB ahead), whose "
+                                                            "work never holds the scheduling threads, or a thread "
+                                                            "of the scheduling process.")
     slo: str = option("1s", "With a ramp (--rate A:B:STEP) or --search: the freshness p99 a rate must stay under to "
                             "count as held, a Go duration.")
     probe_interval: str = option("50ms", "With --rate into QuestDB: time between the freshness probe's counts (one "

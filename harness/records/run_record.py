@@ -178,6 +178,9 @@ class RateStep:
     # The send's start to the server's answer: what a closed-loop tool reports (coordinated omission).
     acknowledged_from_send: LatencySummary | None = None
     freshness: LatencySummary | None = None  # intended time to visible to a count (into QuestDB)
+    # How far after its intended time a chunk came from the source, for those it had not made in time (their
+    # other latencies count from when they came): the client's generator or file reader, not the server.
+    source_behind: LatencySummary | None = None
     unseen_chunks: int = 0  # sent, and not yet seen by the probe when it stopped
     unsent_rows: int = 0  # never went out: their chunk had not started when the schedule ended
     backlog: list[list[float]] = field(default_factory=list)  # [seconds since start, rows behind schedule]
@@ -186,6 +189,30 @@ class RateStep:
     acknowledged_from_send_series: list[list[float]] = field(default_factory=list)
     freshness_series: list[list[float]] = field(default_factory=list)
     search: int | None = None  # the --search repetition (1, 2 ...) this rate was a probe of
+
+
+@dataclass
+class ChunksAheadFigures:
+    """Who made an open loop's chunks ahead of their time (``--chunks-ahead``), the most they could hold made and
+    not yet sent, and the most they held (a process's, as pickled bytes)."""
+
+    maker: str  # "process" (of their own) or "thread" (of the scheduling process)
+    max_chunks: int
+    max_rows: int
+    max_mib: float | None = None  # a thread's are bounded in chunks only
+    peak_chunks: int | None = None
+    peak_mib: float | None = None
+    cpu_seconds: float | None = None  # a process's own CPU time: in no figure of the scheduling process
+
+    def text(self) -> str:
+        maker = "a process of their own" if self.maker == "process" else "a thread of the scheduling process"
+        bound = f"{self.max_chunks} chunks ({self.max_rows:,} rows)"
+        bound += f" or {self.max_mib:g} MiB" if self.max_mib is not None else ""
+        peak = (f"; it held at most {self.peak_chunks} ({self.peak_mib:g} MiB)" if self.peak_chunks is not None
+                else "")
+        cpu = (f" and used {self.cpu_seconds:.2f} CPU-s, in no client CPU figure of the run"
+               if self.cpu_seconds is not None else "")
+        return f"made ahead by {maker}, up to {bound}{peak}{cpu}"
 
 
 @dataclass
@@ -264,6 +291,7 @@ class OpenLoopFigures:
     # --search: each repetition, and the resolution it stopped at (a share of the rate held).
     searches: list[KneeSearch] = field(default_factory=list)
     search_resolution: float | None = None
+    chunks_ahead: ChunksAheadFigures | None = None
 
     def knees(self) -> list[float]:
         """The knee each search found (those that found none left out)."""

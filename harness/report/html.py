@@ -171,6 +171,10 @@ def _open_loop_rows(figures: OpenLoopFigures) -> list[tuple[str, str]]:
             ("schedule delay", step.schedule_delay), ("acknowledged", step.acknowledged),
             ("acknowledged, from the send", step.acknowledged_from_send),
             ("freshness", step.freshness)) if summary is not None)
+        if step.source_behind is not None and step.source_behind.count:
+            rows.append(("  source behind (the client's making, not the server)", _percentiles(step.source_behind)))
+    if figures.chunks_ahead is not None:
+        rows.append(("  chunks", figures.chunks_ahead.text()))
     if figures.probe is not None:
         rows.append(("  freshness probe", f"every {figures.probe.interval_seconds * 1e3:g} ms: {figures.probe.queries} "
                                           f"counts ({figures.probe.queries_per_second:g}/s), {figures.probe.failures} "

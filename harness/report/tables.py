@@ -75,11 +75,10 @@ def comparison_table(records: list[RunRecord]) -> str:
 
 def open_loop_table(records: list[RunRecord]) -> str:
     """Open-loop runs, a row per rate held: the target and achieved rates, whether it was sustained, late
-    chunks, the largest backlog, the rows never sent, and the latencies from the intended times (ms); a ramp's
+    chunks, the chunks the source made after their time, the largest backlog, the rows never sent, and the latencies from the intended times (ms); a ramp's
     knee on its last row."""
-    header = ("file", "target rows/s", "achieved", "held", "late", "backlog max", "unsent", "freshness p50", "p99",
-              "max",
-              "ack p50", "p99", "sched p99", "knee")
+    header = ("file", "target rows/s", "achieved", "held", "late", "src behind", "backlog max", "unsent",
+              "freshness p50", "p99", "max", "ack p50", "p99", "sched p99", "knee")
     table = []
     for record in records:
         figures = record.open_loop
@@ -92,7 +91,8 @@ def open_loop_table(records: list[RunRecord]) -> str:
                 record.path.name if record.path and index == 0 else "",
                 f"{step.target_rows_per_second:,.0f}",
                 f"{step.achieved_rows_per_second:,.0f}" if step.achieved_rows_per_second else "-",
-                "yes" if step.sustained else "no", str(step.late_chunks), str(step.max_backlog_rows),
+                "yes" if step.sustained else "no", str(step.late_chunks),
+                str(step.source_behind.count if step.source_behind is not None else 0), str(step.max_backlog_rows),
                 str(step.unsent_rows), _milliseconds(step.freshness, "p50"), _milliseconds(step.freshness, "p99"),
                 _milliseconds(step.freshness, "max"), _milliseconds(step.acknowledged, "p50"),
                 _milliseconds(step.acknowledged, "p99"), _milliseconds(step.schedule_delay, "p99"),

@@ -106,7 +106,7 @@ def _phases(options: BenchOptions, spec: DatasetSpec, target: SenderSettings, ru
             def send(stream, rows, name, schedule):
                 return send_phase(options, target, stream, run, metrics, rows, questdb, schedule, name)
 
-            sent, last_flush = open_loop_send(options, target, tally.watch(options.chunks(spec)), total_rows,
+            sent, last_flush = open_loop_send(options, target, options.chunks(spec), tally.watch, total_rows,
                                               questdb, rows_before, run, metrics, send)
         else:
             record, last_flush = send_phase(options, target, work(), run, metrics, total_rows, questdb)

@@ -16,12 +16,21 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from harness.errors import UsageError
+from harness.ingest.choices import ChunksAhead
 from harness.ingest.freshness import FreshnessProbe
+from harness.ingest.made_ahead import MadeAhead
 from harness.ingest.open_loop import OpenLoop
-from harness.ingest.phase_loop import ChunkStream
+from harness.ingest.phase_loop import ChunkStream, stream_depth
 from harness.queries.paced import PacedQueries
 from harness.questdb.wal import wait_for_count
-from harness.records.run_record import KneeSearch, OpenLoopFigures, PacedQueryFigures, ProbeFigures, RateStep
+from harness.records.run_record import (
+    ChunksAheadFigures,
+    KneeSearch,
+    OpenLoopFigures,
+    PacedQueryFigures,
+    ProbeFigures,
+    RateStep,
+)
 from harness.records.thresholds import failed_lines
 from harness.telemetry.latency import LatencySummary
 from harness.tsbs.query_file import read_jsonl
@@ -44,17 +53,20 @@ SUSTAINED_SHARE = 0.99
 SWITCH_SECONDS = 0.0005
 
 
-def open_loop_send(options: BenchOptions, target: SenderSettings, chunks: Iterator[Chunk], total_rows: int,
-                   questdb: QuestDBSql | None, rows_before: dict[str, int], run: Run, metrics: RunMetrics,
+def open_loop_send(options: BenchOptions, target: SenderSettings, chunks: Iterator[Chunk],
+                   watch: Callable[[Iterable[Chunk]], Iterator[Chunk]], total_rows: int, questdb: QuestDBSql | None,
+                   rows_before: dict[str, int], run: Run, metrics: RunMetrics,
                    send: SendPhase) -> tuple[dict[str, int], float]:
-    """Every rate of ``--rate`` in turn, over consecutive chunks of the data set: one rate for ``--duration``
-    (or until the data set ends), or a ramp: a closed-loop step first (the rate this machine reaches when
-    nothing waits), then each rate for ``--duration``, and the knee named. Records the figures; returns the rows
-    sent per table and when the last flush ended."""
+    """Every rate of ``--rate`` in turn, over consecutive chunks of the data set (made ahead as --chunks-ahead
+    says, each passed through ``watch`` as it comes): one rate for ``--duration`` (or until the data set ends),
+    or a ramp: a closed-loop step first (the rate this machine reaches when nothing waits), then each rate for
+    ``--duration``, and the knee named. Records the figures; returns the rows sent per table and when the last
+    flush ended."""
     figures = run.record.open_loop = OpenLoopFigures([], slo_seconds=options.slo_seconds() if options.ramp else None)
     sent = dict.fromkeys((schema.table for schema in options.schemas()), 0)
-    with prompt_threads(), queries_beside(options, run, metrics):
-        last_flush = _rates(options, target, chunks, total_rows, questdb, rows_before, run, metrics, send, sent)
+    with made_ahead(options, chunks, figures, run) as made, prompt_threads(), queries_beside(options, run, metrics):
+        last_flush = _rates(options, target, watch(made), total_rows, questdb, rows_before, run, metrics, send,
+                            sent)
     if options.search:
         knees = figures.knees()
         closed = [search.closed_loop_rows_per_second for search in figures.searches
@@ -181,6 +193,32 @@ def search_knee(probe: Callable[[float], RateStep | None], low: float, high: flo
 
 def _rate_text(rate: float | None) -> str:
     return f"{rate:,.0f} rows/s" if rate else "none"
+
+
+@contextlib.contextmanager
+def made_ahead(options: BenchOptions, chunks: Iterator[Chunk], figures: OpenLoopFigures,
+               run: Run) -> Iterator[Iterator[Chunk]]:
+    """``chunks`` as --chunks-ahead makes them ahead of their time: in a process of their own (stopped when the block
+    ends), or in the stream's thread of this process; what bounds them, the most they held and the process's CPU
+    time in ``figures``, said before and after."""
+    chunk_rows = options.worker_chunk_row_count
+    if options.chunks_ahead == ChunksAhead.thread:
+        depth = stream_depth(options.threads)
+        ahead = figures.chunks_ahead = ChunksAheadFigures(str(ChunksAhead.thread), depth, depth * chunk_rows)
+        run.say(f"Chunks {ahead.text()}")
+        yield chunks
+        return
+    maker = MadeAhead(chunks, chunk_rows)
+    ahead = figures.chunks_ahead = ChunksAheadFigures(str(ChunksAhead.process), maker.max_chunks, maker.max_rows,
+                                                      maker.max_mib)
+    run.say(f"Chunks {ahead.text()}")
+    try:
+        yield maker
+    finally:
+        maker.close()
+        ahead.peak_chunks, ahead.peak_mib = maker.peak_chunks, round(maker.peak_bytes / 2**20, 1)
+        ahead.cpu_seconds = maker.cpu_seconds
+        run.say(f"Chunks {ahead.text()}")
 
 
 @contextlib.contextmanager
@@ -320,6 +358,7 @@ def rate_step(schedule: OpenLoop, probe: FreshnessProbe | None) -> RateStep:
         acknowledged=schedule.ack_latency.summary() if schedule.acknowledged else None,
         acknowledged_from_send=schedule.ack_from_send.summary() if schedule.acknowledged else None,
         freshness=probe.freshness.summary() if probe is not None else None,
+        source_behind=schedule.source_behind.summary(),
         unseen_chunks=probe.unresolved if probe is not None else 0,
         backlog=[[seconds, rows] for seconds, rows in schedule.backlog],
         acknowledged_series=schedule.ack_series.points if schedule.acknowledged else [],
@@ -344,6 +383,9 @@ def say_step(run: Run, step: RateStep, probe: ProbeFigures | None) -> None:
                           ("ack from send", step.acknowledged_from_send), ("freshness", step.freshness)):
         if summary is not None:
             run.say(f"  {name + ':':16}{latency_line(summary)}")
+    if step.source_behind is not None and step.source_behind.count:
+        run.say(f"  source behind:  {latency_line(step.source_behind)} came after their intended time from the "
+                f"source (the client's making, not the server; their latencies count from when they came)")
     if probe is not None:
         unseen = f"; {step.unseen_chunks} chunks never seen" if step.unseen_chunks else ""
         failures = f"; {probe.failures} failed ({probe.last_error})" if probe.failures else ""
