@@ -18,7 +18,8 @@ type-only imports included, and no two modules import each other, directly or ro
   tables and the HTML report)
 - access: ``questdb`` (SQL over HTTP, schemas, WAL, claims, PGWire login, credentials, TLS), ``servers``
   (native QuestDB and the socat sink), ``ingest`` (serialize and send), ``read`` (tables back into pandas),
-  ``queries`` (TSBS's queries run and checked), ``scaleout`` (N clients: their meeting, launch and merged record)
+  ``queries`` (TSBS's queries run and checked), ``scaleout`` (N clients: their meeting, launch and merged record),
+  ``ingest_paths`` (every way a DataFrame goes into QuestDB: ILP, PGWire INSERTs, /imp)
 - options: ``options`` (every flag declared once, as dataclass fields; the command protocol)
 - run: ``run`` (a run's session, tables, limits; the bench run's options and phases)
 - commands: ``commands`` (one module per command)
@@ -28,10 +29,10 @@ type-only imports included, and no two modules import each other, directly or ro
 
 from harness.versions import HARNESS_VERSION as __version__
 
-__all__ = ["LAYERS", "__version__", "inspect", "measure", "tune"]
+__all__ = ["LAYERS", "__version__", "inspect", "measure", "paths", "tune"]
 
 # What ``harness.NAME`` loads on first use: the notebook API.
-_API = {"measure": "harness.api", "tune": "harness.api", "inspect": "harness.api"}
+_API = {"measure": "harness.api", "tune": "harness.api", "inspect": "harness.api", "paths": "harness.api"}
 
 
 def __getattr__(name: str):
@@ -49,7 +50,7 @@ LAYERS = (
     ("sources", ("sources",)),
     ("telemetry", ("telemetry",)),
     ("records", ("records", "report")),
-    ("access", ("questdb", "servers", "ingest", "read", "queries", "scaleout")),
+    ("access", ("questdb", "servers", "ingest", "read", "queries", "scaleout", "ingest_paths")),
     ("options", ("options",)),
     ("run", ("run",)),
     ("commands", ("commands",)),

@@ -10,6 +10,7 @@ audit (``ColumnAudit`` per column). Every keyword is an option of the command, b
     record.to_frame()                                      # rows/s, MiB/s, client CPU per phase
     sweep = harness.tune("trades.parquet", budget=120)     # into the no-op sink: ranked settings, code
     print(sweep.extra["recommendation"]["text"]); print(sweep.extra["code"])
+    ways = harness.paths(df, rounds=3)                     # every path into QuestDB, against ILP over HTTP
 """
 
 from __future__ import annotations
@@ -17,17 +18,20 @@ from __future__ import annotations
 import io
 import os
 import sys
+import tempfile
+from pathlib import Path
 
 import harness.sources as sources
 from harness.commands.bench import run_bench
 from harness.commands.inspect import InspectOptions, run_inspect
+from harness.commands.paths import PathsOptions, run_paths
 from harness.commands.tune import TuneOptions, run_tune
 from harness.own_data.audit import ColumnAudit
 from harness.records.benchmark_record import BenchmarkRecord
 from harness.records.run_record import RunRecord
 from harness.run.bench_options import BenchOptions
 
-__all__ = ["inspect", "measure", "tune"]
+__all__ = ["inspect", "measure", "paths", "tune"]
 
 
 def _is_path(data) -> bool:
@@ -73,3 +77,19 @@ def inspect(data, *, at: str | None = None, symbols=None, quiet: bool = False) -
     raises ``UsageError`` naming it, its dtype and the fix."""
     options = _options(InspectOptions, data, at=at, symbols=symbols, strict=False)
     return run_inspect(options, io.StringIO() if quiet else sys.stdout).audits
+
+
+def paths(data=None, *, quiet: bool = False, **options) -> BenchmarkRecord:
+    """Every path into QuestDB for ``data`` (``harness paths --data``), or without it a TSBS data set
+    (``row_count=``, ``scale=``, ``seed=``); returns the benchmark record. A DataFrame (or DataFrames, one table's
+    pieces) is written to a temporary Parquet file first: every path's values are read back against it."""
+    out = io.StringIO() if quiet else sys.stdout
+    if data is None or _is_path(data):
+        return run_paths(PathsOptions(data=None if data is None else str(data), **options), out)
+    import pandas as pd
+
+    frame = data if isinstance(data, pd.DataFrame) else pd.concat(list(data), ignore_index=True)
+    with tempfile.TemporaryDirectory(prefix="harness-paths-") as folder:
+        path = Path(folder) / "data.parquet"
+        frame.to_parquet(path, index=False)
+        return run_paths(PathsOptions(data=str(path), **options), out)

@@ -50,6 +50,10 @@ _COMMANDS = [
                 help="Sweep workers, chunk rows, protocol, transport and dtype conversions for your data (or a TSBS "
                      "data set), alternated against your setting: ranked, with a measured recommendation and its "
                      "code."),
+    LazyCommand("paths", "harness.commands.paths:PathsOptions", "harness.commands.paths:run_paths",
+                help="Send the same rows (your data, --data, or a TSBS data set) into QuestDB by every path a Python "
+                     "user takes (ILP over HTTP and TCP, asyncpg and psycopg INSERTs, /imp), alternated: rows/s "
+                     "until visible against ILP/HTTP with paired intervals, CPU, every value read back."),
     LazyCommand("matrix", "harness.commands.matrix:MatrixOptions", "harness.commands.matrix:run_matrix",
                 help="Run the same bench against several QuestDB releases and server.conf overrides (cells), each "
                      "natively on its own root and ports, alternated over rounds: paired intervals of rows/s, time "

@@ -174,10 +174,7 @@ def _sweep(options: TuneOptions, out: TextIO) -> BenchmarkRecord:
                                parameters={"figure": RANKED_FIGURE})
     except BaseException as exc:
         # A sweep that ends early (a trial failed, Ctrl-C) still leaves its record, saying how it ended.
-        interrupted = isinstance(exc, KeyboardInterrupt)
-        record.extra.update(status="interrupted" if interrupted else "failed",
-                            error="interrupted" if interrupted else str(exc),
-                            seconds=round(time.perf_counter() - started, 1))
+        record.ended_early(exc, time.perf_counter() - started)
         say(f"Results: {write_benchmark_record(record, path)}")
         raise
     finally:

@@ -149,6 +149,13 @@ class BenchmarkRecord:
     system: dict = field(default_factory=system_info)
     path: Path | None = not_stored()  # where it was read from or written to
 
+    def ended_early(self, cause: BaseException, seconds: float) -> None:
+        """Say in ``extra`` how a benchmark that stopped before its end ended (a trial failed, Ctrl-C), and after
+        how long: its record is written all the same."""
+        interrupted = isinstance(cause, KeyboardInterrupt)
+        self.extra.update(status="interrupted" if interrupted else "failed",
+                          error="interrupted" if interrupted else str(cause), seconds=round(seconds, 1))
+
     def to_dict(self) -> dict:
         values = to_dict(self)
         # What the document is comes first, for a reader opening the file.

@@ -1,0 +1,241 @@
+"""The ``paths`` command: the same rows (the user's file, or a TSBS data set) into QuestDB by every path a Python
+user takes (``harness.ingest_paths``), side by side: each path writes them into a scratch table of its own, alternated
+over rounds (after a warm-up round); each is timed until its rows are visible, its client and server CPU
+measured, its row count checked exact, and every value read back and compared with the source
+(``read --check`` / ``--check-against``). One benchmark record; rows/s against ILP over HTTP with paired
+intervals. ``run_paths(PathsOptions(...))`` is what ``python -m harness paths`` calls.
+
+A path's time is its writes' own and the wait until its rows are visible: the chunks are made between the
+writes (the generator, the file's reader) and not counted, so every path is timed on the same rows alike. The
+scratch tables (``harness_paths_<run>_<path>``) are claimed as every run's tables are, made before each trial
+exactly as ``bench`` makes a table (untimed), and dropped when the run ends, however it ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import io
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from harness.errors import RunError, UsageError
+from harness.options.declare import CommandOptions, command, option
+from harness.options.groups import DataSetRowsOptions, OwnDataOptions, PgwireOptions, RecordOptions, ServerOptions
+from harness.ingest_paths.choices import IngestPath
+from harness.ingest_paths.registry import PATHS, open_writer, writer_class
+from harness.ingest_paths.target import PathTarget
+from harness.questdb.claims import TableClaim
+from harness.questdb.schema import create_table
+from harness.read.connection import Endpoint
+from harness.records.alternation import alternate
+from harness.records.benchmark_record import BenchmarkRecord, Measurement
+from harness.records.store import default_results_path, write_benchmark_record
+from harness.report.tables import plain_table
+from harness.run.bench_options import BenchOptions
+from harness.sources import DATA
+from harness.telemetry.timeseries import listening_process
+
+DEFAULT_ROUNDS = 3
+DEFAULT_BATCH_ROWS = 10_000
+SCRATCH_PREFIX = "harness_paths_"
+# The path every other is measured against: QuestDB's recommended way in.
+BASELINE = IngestPath.ilp_http
+# How long a path's rows may take to become visible after its last write.
+VISIBLE_TIMEOUT_SECONDS = 120.0
+
+
+@dataclass
+class PathsOptions(OwnDataOptions, DataSetRowsOptions, RecordOptions, PgwireOptions, ServerOptions, CommandOptions):
+    """The data (--data, or a TSBS data set), the paths, the rounds and the batch."""
+
+    paths: list[str] | None = option(None, "A path to measure (repeat the flag for several): "
+                                           + ", ".join(path.value for path in IngestPath) + ". Default: all.",
+                                     flags=("--path",))
+    rounds: int = option(DEFAULT_ROUNDS, "Counted rounds (after a warm-up round), each running every path once, in "
+                                         "a rotated order.", min=1)
+    batch_rows: int = option(DEFAULT_BATCH_ROWS, "Rows per batch: one write of each path (an ILP flush, an "
+                                                 "executemany, an upload).", min=1)
+
+    @functools.cached_property
+    def data_options(self) -> BenchOptions:
+        """The data as a bench run reads it (its source read and audited once)."""
+        shared = {field.name for field in dataclasses.fields(BenchOptions)} & \
+            {field.name for field in dataclasses.fields(PathsOptions)}
+        values = {name: getattr(self, name) for name in shared}
+        values.update(send=True, stream=True, reporting_period=0.0, sample_interval=0.0,
+                      worker_chunk_row_count=self.batch_rows)
+        return BenchOptions(**values)
+
+    def chosen_paths(self) -> list[IngestPath]:
+        """--path's paths in the order given (all by default), the baseline first where it is among them."""
+        names = self.paths or [path.value for path in IngestPath]
+        unknown = [name for name in names if name not in {path.value for path in IngestPath}]
+        if unknown:
+            raise UsageError(f"--path {unknown[0]!r}: not a path; the paths are "
+                             f"{', '.join(path.value for path in IngestPath)}")
+        chosen = list(dict.fromkeys(IngestPath(name) for name in names))
+        return sorted(chosen, key=lambda path: path != BASELINE)
+
+    def check_values(self) -> None:
+        super().check_values()
+        given = [flag for flag, value in (("--table", self.table), ("--keep-table", self.keep_table or None),
+                                          ("--replace-table", self.replace_table or None)) if value is not None]
+        if given:
+            raise UsageError(f"{given[0]}: every path writes into a scratch table of its own, never into a table "
+                             f"of yours")
+        for path in self.chosen_paths():
+            writer_class(path)  # its driver installed, or one line naming the package
+        data = self.data_options
+        data.check_values()
+        if len(data.schemas()) != 1:
+            raise UsageError(f"{data.use_case_entry.name} writes {len(data.schemas())} tables; paths compares one "
+                             f"table's rows (cpu-only, or --data)")
+
+
+@command
+def run_paths(options: PathsOptions, out: TextIO | None = None) -> BenchmarkRecord:
+    """Measure every path; returns the benchmark record (also written as JSON). Raises UsageError/RunError."""
+    out = out or sys.stdout
+    options.check_values()
+    data = options.data_options
+    (schema,) = data.schemas()
+    spec = data.dataset()
+    rows = data.source_rows(spec)
+    paths = options.chosen_paths()
+    questdb = options.questdb_sql()
+    questdb.ping()
+    version = questdb.server_version()
+    run_id = uuid.uuid4().hex[:12]
+    scratch = {path: schema.renamed(f"{SCRATCH_PREFIX}{run_id}_{path.name}") for path in paths}
+    endpoint = Endpoint(options.host, options.http_port, options.pg_port, options.pg_login(), options.http_login(),
+                        options.pg_tls(), options.http_tls())
+    server = listening_process(options.http_port) if options.host in ("localhost", "127.0.0.1", "::1") else None
+    say = functools.partial(print, file=out, flush=True)
+    source = options.data if data.use_case_entry.name == DATA else data.use_case_entry.name
+    say(f"Paths: {', '.join(paths)}; {rows} rows of {source} in batches of {options.batch_rows}, "
+        f"into QuestDB {version} at {options.host}; {options.rounds} rounds after a warm-up")
+    path = Path(options.results) if options.results else default_results_path("paths", options.results_dir)
+    record = BenchmarkRecord(benchmark="paths", parameters={
+        "paths": [str(one) for one in paths], "rows": rows, "batch_rows": options.batch_rows, "rounds": options.rounds,
+        "source": data.use_case_entry.name, "data": options.data, "questdb_version": version,
+        "baseline": str(BASELINE) if BASELINE in paths else str(paths[0]),
+        "server_cpu": server is not None})
+    checks: dict[str, str] = {}
+    claim = TableClaim(questdb, run_id, [table.table for table in scratch.values()])
+    claim.take()
+    started = time.perf_counter()
+    try:
+        def trial(ingest: IngestPath):
+            def measure(round_number: int) -> Measurement:
+                target = PathTarget(endpoint, scratch[ingest], options.ilp_port)
+                questdb.drop_table(target.table)
+                create_table(questdb, target.schema)
+                measured = _write_all(ingest, target, data.chunks(spec), rows, questdb, server)
+                if ingest not in checks:  # the first time (the warm-up): every value read back and compared
+                    checks[ingest] = _check(options, data, spec.seed, target.table)
+                say(f"  round {round_number or 'warm-up'}: {ingest:<9} {rows / measured.seconds:>12,.0f} rows/s")
+                return measured
+            return measure
+
+        comparison = alternate({str(ingest): trial(ingest) for ingest in paths}, options.rounds, name="paths",
+                               warm_up=True, baseline=record.parameters["baseline"])
+    except BaseException as exc:
+        record.ended_early(exc, time.perf_counter() - started)
+        say(f"Results: {write_benchmark_record(record, path)}")
+        raise
+    finally:
+        for table in scratch.values():
+            with contextlib.suppress(RunError):
+                questdb.drop_table(table.table)
+        claim.release()
+    record.comparisons.append(comparison)
+    record.extra.update(status="ok", seconds=round(time.perf_counter() - started, 1), checks=checks,
+                        paths={str(ingest): {"batch": PATHS[ingest].batch, "atomic": PATHS[ingest].atomic,
+                                             "package": PATHS[ingest].package} for ingest in paths})
+    say(paths_table(record))
+    say(f"Results: {write_benchmark_record(record, path)}")
+    return record
+
+
+def _write_all(ingest: IngestPath, target: PathTarget, frames, rows: int, questdb, server) -> Measurement:
+    """Every chunk written by ``ingest``, then waited for until visible: the writes' own time and CPU (the
+    chunks made between them are not counted) and the wait; the server's CPU over all of it."""
+    busy = cpu = 0.0
+    server_before = _cpu(server)
+    writer = open_writer(ingest, target)
+    try:
+        for chunk in frames:
+            frame = chunk[target.table] if target.table in chunk else next(iter(chunk.values()))
+            began, cpu_began = time.perf_counter(), time.process_time()
+            writer.write(frame)
+            busy += time.perf_counter() - began
+            cpu += time.process_time() - cpu_began
+    finally:
+        writer.close()
+    began = time.perf_counter()
+    deadline = began + VISIBLE_TIMEOUT_SECONDS
+    while (count := questdb.count(target.table)) < rows and time.perf_counter() < deadline:
+        time.sleep(0.01)
+    waited = time.perf_counter() - began
+    if count != rows:
+        raise RunError(f"{ingest}: {count} rows visible in {target.table} after {waited:.0f}s, {rows} written")
+    server_after = _cpu(server)
+    extra = {"visible_wait_seconds": waited}
+    if server_before is not None and server_after is not None:
+        extra["server_cpu_seconds"] = server_after - server_before
+    return Measurement(seconds=busy + waited, rows=rows, client_cpu_seconds=cpu, extra=extra)
+
+
+def _cpu(process) -> float | None:
+    if process is None:
+        return None
+    try:
+        times = process.cpu_times()
+        return times.user + times.system
+    except Exception:  # the server's process went away, or another user's: no figure, not a guess
+        return None
+
+
+def _check(options: PathsOptions, data: BenchOptions, seed: int, table: str) -> str:
+    """Every value of ``table`` read back (PGWire, asyncpg) and compared with the source: ``exact``, or the one line
+    that says where it differs."""
+    from harness.commands.read import ReadOptions, run_read
+
+    with tempfile.TemporaryDirectory(prefix="harness-paths-") as folder:
+        values = dict(host=options.host, http_port=options.http_port, pg_port=options.pg_port, table=table,
+                      results=str(Path(folder) / "read.json"), reporting_period=0.0, sample_interval=0.0)
+        if data.use_case_entry.name == DATA:
+            values.update(check_against=options.data)
+        else:
+            values.update({field.name: getattr(data, field.name) for field in dataclasses.fields(DataSetRowsOptions)},
+                          check=True, seed=seed)
+        try:
+            run_read(ReadOptions(**values), out=io.StringIO())
+        except (RunError, UsageError) as exc:
+            return f"differs: {exc}"
+    return "exact"
+
+
+def paths_table(record: BenchmarkRecord) -> str:
+    """A row per path: its rows/s until visible (median), against the baseline with its paired interval, its CPU,
+    whether its values came back exact, and what a batch is to the server."""
+    (comparison,) = record.comparisons
+    checks, traits = record.extra.get("checks", {}), record.extra.get("paths", {})
+    rows = []
+    for name in comparison.variants:
+        figures = comparison.summary[name]
+        rate = figures["rows_per_second"]
+        against = "baseline" if name == comparison.baseline else rate.paired_text()
+        server = figures.get("server_cpu_seconds")
+        rows.append((name, f"{rate.median:,.0f}", against, f"{figures['client_cpu_seconds'].median:.2f}",
+                     f"{server.median:.2f}" if server is not None else "-", checks.get(name, "-"),
+                     "yes" if traits.get(name, {}).get("atomic") else "no"))
+    return plain_table(("path", "rows/s until visible", f"vs {comparison.baseline}", "client CPU-s", "server CPU-s",
+                        "values", "atomic batch"), rows)

@@ -1,0 +1,2 @@
+"""Every way a Python user puts a DataFrame's rows into QuestDB, behind one interface (``harness.ingest_paths.registry``):
+ILP through the official client, PGWire ``INSERT``s from asyncpg and psycopg, and the HTTP ``/imp`` upload."""

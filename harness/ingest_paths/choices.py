@@ -1,0 +1,13 @@
+"""The ingestion paths' names: what ``--paths`` takes and every record says."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class IngestPath(StrEnum):
+    ilp_http = "ilp-http"
+    ilp_tcp = "ilp-tcp"
+    asyncpg = "asyncpg"
+    psycopg = "psycopg"
+    http_imp = "http-imp"

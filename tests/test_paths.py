@@ -1,0 +1,233 @@
+"""Every path into QuestDB (``harness.ingest_paths``), against a real QuestDB: ILP over HTTP and TCP, asyncpg's and
+psycopg's INSERTs, the /imp upload. Each writes TSBS's cpu-only rows and a frame with nulls, strings and
+integers into a table of its own, counted back exact and read back value by value (to the microsecond: what
+PGWire, /imp's pattern and the TIMESTAMP column carry); a path whose server refuses, or that finds no server, ends
+in one line."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import assert_one_line_error, free_port, run_cli
+
+from harness.errors import RunError
+from harness.ingest_paths.choices import IngestPath
+from harness.ingest_paths.registry import PATHS, open_writer
+from harness.ingest_paths.rows import python_rows
+from harness.ingest_paths.target import PathTarget
+from harness.questdb.schema import create_table
+from harness.read.connection import Endpoint
+from harness.run.bench_options import BenchOptions
+from harness.tsbs.schema import TableSchema
+
+PATH_NAMES = [path.value for path in IngestPath]
+
+
+def target_of(questdb, schema: TableSchema) -> PathTarget:
+    return PathTarget(Endpoint(questdb.host, questdb.http_port, questdb.pg_port), schema, questdb.ilp_port)
+
+
+def fresh_table(questdb, schema: TableSchema) -> None:
+    questdb.client.drop_table(schema.table)
+    create_table(questdb.client, schema)
+
+
+def wait_for(questdb, table: str, rows: int) -> int:
+    deadline = time.monotonic() + 60
+    while (count := questdb.client.count(table)) < rows and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return count
+
+
+def written(questdb, path: str, schema: TableSchema, frames: list[pd.DataFrame]) -> dict[str, list]:
+    """``frames`` written by ``path`` into ``schema``'s table, made fresh; the table read back in time order, its
+    values as /exec gives them (a null as None) by column."""
+    fresh_table(questdb, schema)
+    writer = open_writer(IngestPath(path), target_of(questdb, schema))
+    try:
+        for frame in frames:
+            writer.write(frame)
+    finally:
+        writer.close()
+    rows = sum(len(frame) for frame in frames)
+    assert wait_for(questdb, schema.table, rows) == rows
+    names, values = questdb.client.query(f"select * from '{schema.table}' order by {schema.timestamp}")
+    return {name: [row[index] for row in values] for index, name in enumerate(names)}
+
+
+def cpu_only(rows: int, chunk_rows: int):
+    options = BenchOptions(row_count=rows, scale=10, seed=3, worker_chunk_row_count=chunk_rows)
+    (schema,) = options.schemas()
+    return schema, [chunk["cpu"] for chunk in options.chunks(options.dataset())]
+
+
+@pytest.mark.parametrize("path", PATH_NAMES)
+def test_each_path_writes_tsbs_rows_exactly(questdb, path):
+    schema, frames = cpu_only(3_000, 1_000)
+    schema = schema.renamed(f"paths_cpu_{path.replace('-', '_')}")
+    stored = written(questdb, path, schema, frames)
+    sent = pd.concat(frames, ignore_index=True).sort_values("timestamp", kind="stable")
+    assert len(stored["timestamp"]) == len(sent) == 3_000
+    for tag in schema.tags:
+        assert sorted(stored[tag]) == sorted(sent[tag].astype(str))
+    for field, _ in schema.fields:
+        assert sorted(stored[field]) == pytest.approx(sorted(sent[field]))
+    # /exec gives timestamps as ISO text to the microsecond, as every path stores them here.
+    assert sorted(pd.to_datetime(stored["timestamp"]).tz_localize(None)) == sorted(sent["timestamp"])
+
+
+MIXED = TableSchema("paths_mixed", tags=("sensor",), fields=(("value", "DOUBLE"), ("count", "LONG"),
+                                                              ("note", "VARCHAR")), timestamp="ts")
+
+
+def mixed_frame() -> pd.DataFrame:
+    return pd.DataFrame({
+        "sensor": pd.Categorical(["a", "b", "a", "b"]),
+        "value": [1.5, np.nan, -2.25, 1e300],
+        "count": pd.array([1, None, -3, 2**62], dtype="Int64"),
+        "note": ["plain", None, "comma, quote \" and ü", ""],
+        "ts": pd.to_datetime(["2024-01-01T00:00:00.000001", "2024-01-01T00:00:01", "2024-01-02T12:00:00.5",
+                              "2024-01-03T00:00:00"], format="ISO8601"),
+    })
+
+
+@pytest.mark.parametrize("path", PATH_NAMES)
+def test_each_path_keeps_nulls_strings_and_integers(questdb, path):
+    schema = MIXED.renamed(f"paths_mixed_{path.replace('-', '_')}")
+    stored = written(questdb, path, schema, [mixed_frame()])
+    assert list(stored["sensor"]) == ["a", "b", "a", "b"]
+    values = list(stored["value"])
+    assert values[0] == 1.5 and values[1] is None and values[2] == -2.25 and values[3] == 1e300
+    assert list(stored["count"]) == [1, None, -3, 2**62]
+    notes = list(stored["note"])
+    assert notes[0] == "plain" and notes[1] is None and notes[2] == "comma, quote \" and ü"
+    # An empty string: itself, but to /imp's CSV an empty field, which is a null.
+    assert notes[3] == ("" if path != "http-imp" else None)
+    assert list(stored["ts"]) == ["2024-01-01T00:00:00.000001Z", "2024-01-01T00:00:01.000000Z",
+                                  "2024-01-02T12:00:00.500000Z", "2024-01-03T00:00:00.000000Z"]
+
+
+def test_a_pgwire_row_is_bound_as_python_values():
+    (row, null_row) = python_rows(mixed_frame().iloc[:2], [(name, sql_type) for name, sql_type in MIXED.columns])
+    assert row == ("a", 1.5, 1, "plain", pd.Timestamp("2024-01-01T00:00:00.000001").to_pydatetime())
+    assert null_row[1:4] == (None, None, None)
+    assert not any(isinstance(value, float) and math.isnan(value) for value in null_row)
+
+
+@pytest.mark.parametrize("path", ["asyncpg", "psycopg", "http-imp", "ilp-http"])
+def test_a_write_the_server_refuses_is_one_line(questdb, path):
+    schema = MIXED.renamed(f"paths_refused_{path.replace('-', '_')}")
+    questdb.client.drop_table(schema.table)
+    # A table whose "value" is BOOLEAN and "count" INT: the frame's doubles do not fit the one, its 2**62 the
+    # other. (/imp stores a double into a BOOLEAN as false, silently: the INT refuses its row.)
+    questdb.client.exec(f"create table '{schema.table}' (sensor SYMBOL, value BOOLEAN, count INT, note VARCHAR, "
+                        f"ts TIMESTAMP) timestamp(ts) partition by DAY WAL")
+    writer = open_writer(IngestPath(path), target_of(questdb, schema))
+    try:
+        with pytest.raises(RunError) as raised:
+            writer.write(mixed_frame())
+    finally:
+        writer.close()
+    assert "\n" not in str(raised.value) and schema.table in str(raised.value)
+
+
+@pytest.mark.parametrize("path", ["asyncpg", "psycopg", "http-imp", "ilp-http", "ilp-tcp"])
+def test_a_path_that_finds_no_server_is_one_line(path):
+    port = free_port()
+    target = PathTarget(Endpoint("127.0.0.1", port, port), MIXED, port)
+    with pytest.raises(RunError) as raised:
+        writer = open_writer(IngestPath(path), target)
+        writer.write(mixed_frame())  # /imp connects on its first request
+    assert "\n" not in str(raised.value)
+
+
+def test_every_path_says_what_its_batch_is():
+    assert set(PATHS) == set(IngestPath)
+    assert all(traits.batch and traits.package for traits in PATHS.values())
+    assert not PATHS[IngestPath.ilp_tcp].atomic and PATHS[IngestPath.asyncpg].atomic
+
+
+# --- the command --------------------------------------------------------------------------------------------------
+
+
+def server_flags(questdb) -> list[str]:
+    return ["--host", questdb.host, "--http-port", str(questdb.http_port), "--pg-port", str(questdb.pg_port),
+            "--ilp-port", str(questdb.ilp_port)]
+
+
+def scratch_tables(questdb) -> list[str]:
+    _, rows = questdb.client.query("select table_name from tables() where table_name like 'harness_paths_%'")
+    return [row[0] for row in rows]
+
+
+@pytest.mark.slow
+def test_every_path_is_measured_against_ilp_http_and_read_back_exact(questdb, tmp_path):
+    result = run_cli("paths", "--row-count", "20000", "--rounds", "1", "--scale", "10", *server_flags(questdb),
+                     "--results", str(tmp_path / "paths.json"), timeout=300)
+    assert result.returncode == 0, result.stderr
+    record = json.loads((tmp_path / "paths.json").read_text())
+    (comparison,) = record["comparisons"]
+    assert comparison["baseline"] == "ilp-http" and comparison["variants"] == PATH_NAMES
+    assert record["extra"]["checks"] == dict.fromkeys(PATH_NAMES, "exact")
+    for name in PATH_NAMES:
+        (measured,) = [one["measurements"][name] for one in comparison["rounds"] if one["number"] == 1]
+        assert measured["rows"] == 20000 and measured["seconds"] > 0 and measured["client_cpu_seconds"] > 0
+    table = result.stdout.split("Results:")[0].splitlines()
+    assert "vs ilp-http" in table[-7] and [line.split()[0] for line in table[-5:]] == PATH_NAMES
+    assert scratch_tables(questdb) == []  # every scratch table dropped
+
+
+@pytest.mark.slow
+def test_a_file_path_that_loses_precision_says_where(questdb, tmp_path):
+    path = tmp_path / "f32.parquet"
+    pd.DataFrame({"ts": pd.date_range("2024-01-01", periods=500, freq="s", tz="UTC"),
+                  "v": np.linspace(0.1, 0.9, 500, dtype="float32")}).to_parquet(path)
+    result = run_cli("paths", "--data", str(path), "--path", "ilp-http", "--path", "http-imp", "--rounds", "1",
+                     *server_flags(questdb), "--results", str(tmp_path / "paths.json"), timeout=300)
+    assert result.returncode == 0, result.stderr
+    checks = json.loads((tmp_path / "paths.json").read_text())["extra"]["checks"]
+    # A float32 goes over ILP as its double exactly; pandas' CSV prints it to float32's digits, read as a double.
+    assert checks["ilp-http"] == "exact" and checks["http-imp"].startswith("differs: ") and "column v" in \
+        checks["http-imp"]
+
+
+@pytest.mark.parametrize("flags, fragment", [
+    (["--path", "carrier-pigeon"], "--path 'carrier-pigeon': not a path"),
+    (["--use-case", "devops"], "devops writes 9 tables"),
+    (["--table", "mine"], "--table: every path writes into a scratch table of its own"),
+    (["--rounds", "0"], "--rounds"),
+])
+def test_bad_paths_options_are_one_line(flags, fragment):
+    assert_one_line_error(run_cli("paths", *flags, "--http-port", str(free_port())), 2, fragment)
+
+
+def test_paths_without_a_server_is_one_line():
+    assert_one_line_error(run_cli("paths", "--row-count", "100", "--http-port", str(free_port())), 1)
+
+
+def test_a_path_whose_driver_is_missing_is_one_line_naming_its_package():
+    # The driver made unimportable in the command's own process, as where it was never installed.
+    script = ("import sys; sys.modules['asyncpg'] = None; from harness.cli import main; "
+              "main(['paths', '--path', 'asyncpg', '--row-count', '100'])")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert_one_line_error(result, 2, "the asyncpg path needs the asyncpg package", "pip install asyncpg")
+
+
+@pytest.mark.slow
+def test_the_notebook_function_measures_a_dataframes_paths(questdb, tmp_path):
+    import harness
+
+    frame = mixed_frame().rename(columns={"ts": "timestamp"})
+    record = harness.paths(frame, at="timestamp", paths=["ilp-http", "psycopg"], rounds=1, host=questdb.host,
+                           http_port=questdb.http_port, pg_port=questdb.pg_port, ilp_port=questdb.ilp_port,
+                           results=str(tmp_path / "paths.json"), quiet=True)
+    assert record.extra["status"] == "ok"
+    assert record.extra["checks"] == {"ilp-http": "exact", "psycopg": "exact"}
+    assert record.comparisons[0].variants == ["ilp-http", "psycopg"]
