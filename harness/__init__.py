@@ -8,8 +8,8 @@ The package in layers, lowest first (``LAYERS``): a module imports only from its
 type-only imports included, and no two modules import each other, directly or round a circle
 (tests/test_layers.py reads every import and checks both).
 
-- foundation: ``errors`` (the one-line errors), ``versions`` (the pinned stack), ``output_file`` (files
-  written whole or not at all)
+- foundation: ``errors`` (the one-line errors, and whether a signal asked the run to end), ``versions`` (the
+  pinned stack), ``output_file`` (files written whole or not at all)
 - domain: ``tsbs`` (TSBS's data sets and queries, exactly; a subpackage per use case), ``own_data`` (the user's
   files and DataFrames in bounded pieces, their dtypes audited)
 - sources: ``sources`` (what a run sends, by name: a TSBS use case or the user's data)

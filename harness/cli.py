@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from harness.errors import HarnessError, RunError, ThresholdsFailed, UsageError
+from harness.errors import HarnessError, RunError, ThresholdsFailed, UsageError, request_interrupt
 from harness.options.declare import LazyCommand, lazy_group
 
 if TYPE_CHECKING:
@@ -115,6 +115,7 @@ def _interrupt(signum: int, frame) -> None:
     if _received_signal is not None:
         os._exit(128 + _received_signal)
     _received_signal = signum
+    request_interrupt()  # for the loops that ask, should this exception be lost on its way
     raise KeyboardInterrupt
 
 

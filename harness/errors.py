@@ -1,4 +1,12 @@
-"""Error types shared by the library: the CLI turns each into one line and an exit code."""
+"""Error types shared by the library: the CLI turns each into one line and an exit code; and whether a signal
+(SIGINT, SIGTERM) has asked the run to end.
+
+The command line's handler ends a run by raising ``KeyboardInterrupt`` wherever the main thread is. Raised inside
+an extension's callback (a driver's protocol code under the event loop), that exception can be caught and lost,
+and the run would go on: the long loops also ask ``interrupt_requested()`` between their steps.
+"""
+
+import threading
 
 
 class HarnessError(Exception):
@@ -29,3 +37,20 @@ class ThresholdsFailed(RunError):
     def __init__(self, lines: list[str]):
         super().__init__("\n".join(lines))
         self.lines = lines
+
+
+_interrupt = threading.Event()
+
+
+def request_interrupt() -> None:
+    """A signal arrived: every loop that asks should end."""
+    _interrupt.set()
+
+
+def interrupt_requested() -> bool:
+    return _interrupt.is_set()
+
+
+def clear_interrupt() -> None:
+    """For a process that goes on after an interrupted run (a test, a notebook)."""
+    _interrupt.clear()

@@ -414,3 +414,24 @@ def test_a_signal_while_generating_to_a_file_leaves_no_file(tmp_path, signum, co
         _, stderr = stopped(process, lambda run: run.send_signal(signum))
     assert process.returncode == code and stderr == f"error: {word}\n", (process.returncode, stderr)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_whose_interrupt_was_lost_still_ends_the_query_workers():
+    """The handler's KeyboardInterrupt can be caught inside a driver's callbacks and lost; the query workers
+    also ask whether a signal arrived, before each query."""
+    import asyncio
+
+    from harness.errors import clear_interrupt, interrupt_requested, request_interrupt
+    from harness.queries.pool import _worker
+
+    class NoQueryMayRun:
+        async def run(self, *args):
+            raise AssertionError("a query ran after the signal")
+
+    request_interrupt()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(_worker(NoQueryMayRun(), iter([(0, None, None)]), None, None, None))
+    finally:
+        clear_interrupt()
+    assert not interrupt_requested()

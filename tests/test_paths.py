@@ -182,6 +182,14 @@ def test_every_path_is_measured_against_ilp_http_and_read_back_exact(questdb, tm
     table = result.stdout.split("Results:")[0].splitlines()
     assert "vs ilp-http" in table[-7] and [line.split()[0] for line in table[-5:]] == PATH_NAMES
     assert scratch_tables(questdb) == []  # every scratch table dropped
+    # The report draws a bar chart per figure; compare sets two records side by side.
+    report = run_cli("report", str(tmp_path / "paths.json"), "-o", str(tmp_path / "paths.html"))
+    assert report.returncode == 0, report.stderr
+    page = (tmp_path / "paths.html").read_text()
+    assert all(f"paths: paths, {unit}" in page for unit in ("M rows/s", "client CPU seconds", "server CPU seconds"))
+    compared = run_cli("compare", str(tmp_path / "paths.json"), str(tmp_path / "paths.json"))
+    assert compared.returncode == 0, compared.stderr
+    assert sum("psycopg" in line for line in compared.stdout.splitlines()) == 2
 
 
 @pytest.mark.slow

@@ -47,6 +47,8 @@ DEFAULT_BATCH_ROWS = 10_000
 SCRATCH_PREFIX = "harness_paths_"
 # The path every other is measured against: QuestDB's recommended way in.
 BASELINE = IngestPath.ilp_http
+# The figures the HTML report (``harness report``) draws a bar chart of, each path's beside the baseline's.
+CHARTED_FIGURES = ("rows_per_second", "client_cpu_seconds", "server_cpu_seconds", "visible_wait_seconds")
 # How long a path's rows may take to become visible after its last write.
 VISIBLE_TIMEOUT_SECONDS = 120.0
 
@@ -145,7 +147,8 @@ def run_paths(options: PathsOptions, out: TextIO | None = None) -> BenchmarkReco
             return measure
 
         comparison = alternate({str(ingest): trial(ingest) for ingest in paths}, options.rounds, name="paths",
-                               warm_up=True, baseline=record.parameters["baseline"])
+                               warm_up=True, baseline=record.parameters["baseline"],
+                               parameters={"charted_figures": list(CHARTED_FIGURES)})
     except BaseException as exc:
         record.ended_early(exc, time.perf_counter() - started)
         say(f"Results: {write_benchmark_record(record, path)}")

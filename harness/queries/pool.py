@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 
+from harness.errors import interrupt_requested
 from harness.queries.answer import Answer
 from harness.questdb.credentials import HttpLogin, PgLogin
 from harness.questdb.tls import HttpTls, PgTls
@@ -104,6 +105,8 @@ async def _report(progress: QueryProgress) -> None:
 async def _worker(connection, pending: Iterator[QueryWork], options: PoolOptions, stats: QueryStats,
                   checker: Callable[[Query, Answer], None] | None) -> None:
     for index, query, wire in pending:
+        if interrupt_requested():  # the signal's KeyboardInterrupt was lost inside the driver's callbacks
+            raise KeyboardInterrupt
         started = time.perf_counter()
         try:
             seconds, answer = await connection.run(wire, options.timeout, checker is not None)

@@ -44,6 +44,9 @@ _CHART_UNITS = {
     "time_to_visible_seconds": (1.0, "seconds to visible"),
     "server_cpu_seconds_per_million_rows": (1.0, "server CPU s per million rows"),
     "server_peak_rss_bytes": (2**20, "server peak RSS MiB"),
+    "client_cpu_seconds": (1.0, "client CPU seconds"),
+    "server_cpu_seconds": (1.0, "server CPU seconds"),
+    "visible_wait_seconds": (1.0, "seconds from the last write to visible"),
 }
 
 
