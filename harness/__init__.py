@@ -19,7 +19,7 @@ type-only imports included, and no two modules import each other, directly or ro
 - access: ``questdb`` (SQL over HTTP, schemas, WAL, claims, PGWire login, credentials, TLS), ``servers``
   (native QuestDB and the socat sink), ``ingest`` (serialize and send), ``read`` (tables back into pandas),
   ``queries`` (TSBS's queries run and checked), ``scaleout`` (N clients: their meeting, launch and merged record),
-  ``ingest_paths`` (every way a DataFrame goes into QuestDB: ILP, PGWire INSERTs, /imp)
+  ``ingest_paths`` (every way a DataFrame goes into QuestDB: ILP, PGWire INSERTs, /imp, COPY, read_parquet)
 - options: ``options`` (every flag declared once, as dataclass fields; the command protocol)
 - run: ``run`` (a run's session, tables, limits; the bench run's options and phases)
 - commands: ``commands`` (one module per command)

@@ -52,7 +52,8 @@ _COMMANDS = [
                      "code."),
     LazyCommand("paths", "harness.commands.paths:PathsOptions", "harness.commands.paths:run_paths",
                 help="Send the same rows (your data, --data, or a TSBS data set) into QuestDB by every path a Python "
-                     "user takes (ILP over HTTP and TCP, asyncpg and psycopg INSERTs, /imp), alternated: rows/s "
+                     "user takes (ILP over HTTP and TCP, asyncpg and psycopg INSERTs, /imp, COPY, read_parquet), "
+                     "alternated: rows/s "
                      "until visible against ILP/HTTP with paired intervals, CPU, every value read back."),
     LazyCommand("matrix", "harness.commands.matrix:MatrixOptions", "harness.commands.matrix:run_matrix",
                 help="Run the same bench against several QuestDB releases and server.conf overrides (cells), each "

@@ -52,8 +52,12 @@ def written(questdb, path: str, schema: TableSchema, frames: list[pd.DataFrame])
     fresh_table(questdb, schema)
     writer = open_writer(IngestPath(path), target_of(questdb, schema))
     try:
-        for frame in frames:
-            writer.write(frame)
+        if PATHS[IngestPath(path)].server_side:  # the whole file staged, then loaded once
+            writer.stage(frames)
+            writer.load()
+        else:
+            for frame in frames:
+                writer.write(frame)
     finally:
         writer.close()
     rows = sum(len(frame) for frame in frames)
@@ -108,8 +112,8 @@ def test_each_path_keeps_nulls_strings_and_integers(questdb, path):
     assert list(stored["count"]) == [1, None, -3, 2**62]
     notes = list(stored["note"])
     assert notes[0] == "plain" and notes[1] is None and notes[2] == "comma, quote \" and ü"
-    # An empty string: itself, but to /imp's CSV an empty field, which is a null.
-    assert notes[3] == ("" if path != "http-imp" else None)
+    # An empty string: itself, but in CSV (/imp, COPY) an empty field, which is a null.
+    assert notes[3] == (None if path in ("http-imp", "copy") else "")
     assert list(stored["ts"]) == ["2024-01-01T00:00:00.000001Z", "2024-01-01T00:00:01.000000Z",
                                   "2024-01-02T12:00:00.500000Z", "2024-01-03T00:00:00.000000Z"]
 
@@ -121,7 +125,7 @@ def test_a_pgwire_row_is_bound_as_python_values():
     assert not any(isinstance(value, float) and math.isnan(value) for value in null_row)
 
 
-@pytest.mark.parametrize("path", ["asyncpg", "psycopg", "http-imp", "ilp-http"])
+@pytest.mark.parametrize("path", ["asyncpg", "psycopg", "http-imp", "ilp-http", "copy", "read-parquet"])
 def test_a_write_the_server_refuses_is_one_line(questdb, path):
     schema = MIXED.renamed(f"paths_refused_{path.replace('-', '_')}")
     questdb.client.drop_table(schema.table)
@@ -138,7 +142,7 @@ def test_a_write_the_server_refuses_is_one_line(questdb, path):
     assert "\n" not in str(raised.value) and schema.table in str(raised.value)
 
 
-@pytest.mark.parametrize("path", ["asyncpg", "psycopg", "http-imp", "ilp-http", "ilp-tcp"])
+@pytest.mark.parametrize("path", ["asyncpg", "psycopg", "http-imp", "ilp-http", "ilp-tcp", "copy"])
 def test_a_path_that_finds_no_server_is_one_line(path):
     port = free_port()
     target = PathTarget(Endpoint("127.0.0.1", port, port), MIXED, port)
@@ -146,6 +150,15 @@ def test_a_path_that_finds_no_server_is_one_line(path):
         writer = open_writer(IngestPath(path), target)
         writer.write(mixed_frame())  # /imp connects on its first request
     assert "\n" not in str(raised.value)
+
+
+def test_the_server_side_paths_need_the_servers_import_root_on_this_machine(questdb):
+    from harness.ingest_paths.server_side import import_root
+
+    root, why = import_root(questdb.client, "db.example.invalid", questdb.http_port)
+    assert root is None and "is not on this machine" in why
+    root, why = import_root(questdb.client, "127.0.0.1", questdb.http_port)
+    assert why == "" and root == questdb.root / "import"  # QuestDB's default, under the server's -d
 
 
 def test_every_path_says_what_its_batch_is():
@@ -180,7 +193,8 @@ def test_every_path_is_measured_against_ilp_http_and_read_back_exact(questdb, tm
         (measured,) = [one["measurements"][name] for one in comparison["rounds"] if one["number"] == 1]
         assert measured["rows"] == 20000 and measured["seconds"] > 0 and measured["client_cpu_seconds"] > 0
     table = result.stdout.split("Results:")[0].splitlines()
-    assert "vs ilp-http" in table[-7] and [line.split()[0] for line in table[-5:]] == PATH_NAMES
+    header = next(index for index, line in enumerate(table) if "vs ilp-http" in line)
+    assert [line.split()[0] for line in table[header + 2:]] == PATH_NAMES
     assert scratch_tables(questdb) == []  # every scratch table dropped
     # The report draws a bar chart per figure; compare sets two records side by side.
     report = run_cli("report", str(tmp_path / "paths.json"), "-o", str(tmp_path / "paths.html"))

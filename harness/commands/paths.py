@@ -7,7 +7,9 @@ intervals. ``run_paths(PathsOptions(...))`` is what ``python -m harness paths`` 
 
 A path's time is its writes' own and the wait until its rows are visible: the chunks are made between the
 writes (the generator, the file's reader) and not counted, so every path is timed on the same rows alike. The
-scratch tables (``harness_paths_<run>_<path>``) are claimed as every run's tables are, made before each trial
+server-side paths (COPY, read_parquet) have the whole data set written into a file under the server's import
+root first, untimed (the user's file), and are timed from the statement until the rows are visible; against a
+server whose import root this machine cannot write, they are skipped with the reason. The scratch tables (``harness_paths_<run>_<path>``) are claimed as every run's tables are, made before each trial
 exactly as ``bench`` makes a table (untimed), and dropped when the run ends, however it ends.
 """
 
@@ -30,6 +32,7 @@ from harness.options.declare import CommandOptions, command, option
 from harness.options.groups import DataSetRowsOptions, OwnDataOptions, PgwireOptions, RecordOptions, ServerOptions
 from harness.ingest_paths.choices import IngestPath
 from harness.ingest_paths.registry import PATHS, open_writer, writer_class
+from harness.ingest_paths.server_side import LOCAL_HOSTS, import_root
 from harness.ingest_paths.target import PathTarget
 from harness.questdb.claims import TableClaim
 from harness.questdb.schema import create_table
@@ -114,12 +117,22 @@ def run_paths(options: PathsOptions, out: TextIO | None = None) -> BenchmarkReco
     questdb = options.questdb_sql()
     questdb.ping()
     version = questdb.server_version()
+    say = functools.partial(print, file=out, flush=True)
+    skipped = {}
+    if any(PATHS[ingest].server_side for ingest in paths):
+        root, why = import_root(questdb, options.host, options.http_port)
+        if root is None:
+            skipped = {str(ingest): why for ingest in paths if PATHS[ingest].server_side}
+            for name in skipped:
+                say(f"Skipped {name}: {why}")
+            paths = [ingest for ingest in paths if not PATHS[ingest].server_side]
+            if not paths:
+                raise UsageError(f"no path left to run: {why}")
     run_id = uuid.uuid4().hex[:12]
     scratch = {path: schema.renamed(f"{SCRATCH_PREFIX}{run_id}_{path.name}") for path in paths}
     endpoint = Endpoint(options.host, options.http_port, options.pg_port, options.pg_login(), options.http_login(),
                         options.pg_tls(), options.http_tls())
-    server = listening_process(options.http_port) if options.host in ("localhost", "127.0.0.1", "::1") else None
-    say = functools.partial(print, file=out, flush=True)
+    server = listening_process(options.http_port) if options.host in LOCAL_HOSTS else None
     source = options.data if data.use_case_entry.name == DATA else data.use_case_entry.name
     say(f"Paths: {', '.join(paths)}; {rows} rows of {source} in batches of {options.batch_rows}, "
         f"into QuestDB {version} at {options.host}; {options.rounds} rounds after a warm-up")
@@ -128,7 +141,7 @@ def run_paths(options: PathsOptions, out: TextIO | None = None) -> BenchmarkReco
         "paths": [str(one) for one in paths], "rows": rows, "batch_rows": options.batch_rows, "rounds": options.rounds,
         "source": data.use_case_entry.name, "data": options.data, "questdb_version": version,
         "baseline": str(BASELINE) if BASELINE in paths else str(paths[0]),
-        "server_cpu": server is not None})
+        "server_cpu": server is not None, "skipped": skipped})
     checks: dict[str, str] = {}
     claim = TableClaim(questdb, run_id, [table.table for table in scratch.values()])
     claim.take()
@@ -168,16 +181,23 @@ def run_paths(options: PathsOptions, out: TextIO | None = None) -> BenchmarkReco
 
 
 def _write_all(ingest: IngestPath, target: PathTarget, frames, rows: int, questdb, server) -> Measurement:
-    """Every chunk written by ``ingest``, then waited for until visible: the writes' own time and CPU (the
-    chunks made between them are not counted) and the wait; the server's CPU over all of it."""
+    """Every chunk written by ``ingest`` (a server-side path: the whole file staged first, untimed, then loaded),
+    then waited for until visible: the writes' own time and CPU (the chunks made between them are not counted) and
+    the wait; the server's CPU over all of it."""
     busy = cpu = 0.0
-    server_before = _cpu(server)
     writer = open_writer(ingest, target)
+    tables = (chunk[target.table] if target.table in chunk else next(iter(chunk.values())) for chunk in frames)
     try:
-        for chunk in frames:
-            frame = chunk[target.table] if target.table in chunk else next(iter(chunk.values()))
+        if PATHS[ingest].server_side:
+            writer.stage(tables)  # the user's file under the import root: made before, not timed
+            tables = [None]
+        server_before = _cpu(server)
+        for frame in tables:
             began, cpu_began = time.perf_counter(), time.process_time()
-            writer.write(frame)
+            if frame is None:
+                writer.load()
+            else:
+                writer.write(frame)
             busy += time.perf_counter() - began
             cpu += time.process_time() - cpu_began
     finally:

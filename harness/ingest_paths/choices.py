@@ -11,3 +11,5 @@ class IngestPath(StrEnum):
     asyncpg = "asyncpg"
     psycopg = "psycopg"
     http_imp = "http-imp"
+    copy = "copy"
+    read_parquet = "read-parquet"

@@ -2,10 +2,11 @@
 
 Each path writes the rows as its users write them, with its library's documented fast way: ILP over HTTP and
 TCP through ``Sender.dataframe()``, a prepared ``INSERT`` run with asyncpg's ``executemany`` (its rows pipelined
-in one round trip), psycopg 3's ``executemany`` (pipeline mode), and ``/imp``'s CSV upload. Every path writes
-into a table that exists already (made by the caller as ``harness.questdb.schema.create_table`` makes every
-table), a batch at a time (``write``); what a batch is to the server, and whether it lands whole or not at all,
-is the path's ``PathTraits``. A path's module (and its driver) is imported only when that path is used.
+in one round trip), psycopg 3's ``executemany`` (pipeline mode), ``/imp``'s CSV upload; and the server's own
+imports (``COPY``, ``read_parquet()``) of the whole data set as a file under its import root, staged first
+(``stage``, untimed) and loaded once (``load``). Every path writes into a table that exists already (made by the
+caller as ``harness.questdb.schema.create_table`` makes every table), a batch at a time (``write``); what a batch
+is to the server, and whether it lands whole or not at all, is the path's ``PathTraits``. A path's module (and its driver) is imported only when that path is used.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class PathTraits:
     package: str
     batch: str  # what one ``write`` is, as the server sees it
     atomic: bool  # whether a batch lands whole or not at all
+    server_side: bool = False  # the whole data set a file under the server's import root, loaded by the server
 
 
 PATHS: dict[IngestPath, PathTraits] = {
@@ -43,7 +45,12 @@ PATHS: dict[IngestPath, PathTraits] = {
     IngestPath.psycopg: PathTraits("harness.ingest_paths.pgwire:PsycopgWriter", "psycopg",
                                    "executemany in pipeline mode, committed once", True),
     IngestPath.http_imp: PathTraits("harness.ingest_paths.http_imp:ImpWriter", "(standard library)",
-                                    "one CSV upload to /imp; a bad row is skipped, not refused", False),
+                                    "one CSV upload to /imp (atomicity=abort: the first bad row ends it)", False),
+    IngestPath.copy: PathTraits("harness.ingest_paths.server_side:ServerSideWriter", "(standard library)",
+                                "the whole CSV file, imported by COPY (ON ERROR ABORT)", False, server_side=True),
+    IngestPath.read_parquet: PathTraits("harness.ingest_paths.server_side:ServerSideWriter", "pyarrow",
+                                        "the whole Parquet file, one INSERT ... SELECT FROM read_parquet()", True,
+                                        server_side=True),
 }
 
 
