@@ -90,11 +90,7 @@ class PathsOptions(OwnDataOptions, DataSetRowsOptions, RecordOptions, PgwireOpti
 
     def check_values(self) -> None:
         super().check_values()
-        given = [flag for flag, value in (("--table", self.table), ("--keep-table", self.keep_table or None),
-                                          ("--replace-table", self.replace_table or None)) if value is not None]
-        if given:
-            raise UsageError(f"{given[0]}: every path writes into a scratch table of its own, never into a table "
-                             f"of yours")
+        self.refuse_table_flags("every path writes into a scratch table of its own")
         for path in self.chosen_paths():
             writer_class(path)  # its driver installed, or one line naming the package
         data = self.data_options

@@ -110,11 +110,7 @@ class TuneOptions(DryRunOptions, SendOptions, OwnDataOptions, FrameOptions, Data
 
     def check_values(self) -> None:
         super().check_values()
-        given = [flag for flag, value in (("--table", self.table), ("--keep-table", self.keep_table or None),
-                                          ("--replace-table", self.replace_table or None)) if value is not None]
-        if given:
-            raise UsageError(f"{given[0]}: a sweep sends into the sink or a scratch table of its own, never into "
-                             f"a table of yours")
+        self.refuse_table_flags("a sweep sends into the sink or a scratch table of its own")
         baseline = self.baseline
         baseline.check_values()
         if self.target == Target.questdb and not baseline.use_case_entry.renamable_table:

@@ -9,6 +9,7 @@ import asyncio
 import pandas as pd
 
 from harness.errors import RunError
+from harness.ingest.senders import one_line
 from harness.ingest_paths.choices import IngestPath
 from harness.ingest_paths.rows import python_rows
 from harness.ingest_paths.target import PathTarget
@@ -21,10 +22,6 @@ def insert_sql(target: PathTarget, placeholder) -> str:
     names = ", ".join(f'"{name}"' for name in target.column_names)
     values = ", ".join(placeholder(index) for index in range(1, len(target.column_names) + 1))
     return f"INSERT INTO '{target.table}' ({names}) VALUES ({values})"
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 class _DriverWriter:
@@ -68,7 +65,7 @@ class AsyncpgWriter(_DriverWriter):
         try:
             self._loop.run_until_complete(self._connection.executemany(self._sql, rows))
         except (self._asyncpg.PostgresError, self._asyncpg.InterfaceError, OSError) as exc:
-            raise RunError(f"asyncpg INSERT into {self._target.table} failed: {_one_line(exc)}") from None
+            raise RunError(f"asyncpg INSERT into {self._target.table} failed: {one_line(exc)}") from None
 
     def close(self) -> None:
         try:
@@ -106,7 +103,7 @@ class PsycopgWriter(_DriverWriter):
             self._connection.commit()
         except self._psycopg.Error as exc:
             self._connection.rollback()
-            raise RunError(f"psycopg INSERT into {self._target.table} failed: {_one_line(exc)}") from None
+            raise RunError(f"psycopg INSERT into {self._target.table} failed: {one_line(exc)}") from None
 
     def close(self) -> None:
         self._connection.close()

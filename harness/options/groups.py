@@ -132,6 +132,14 @@ class ServerOptions(SamplingOptions, EndpointOptions):
     validation_query_timeout: float = option(120.0, "Seconds to wait for all rows to become visible.", min=0,
                                              min_open=True)
 
+    def refuse_table_flags(self, why: str) -> None:
+        """A UsageError naming the first of --table, --keep-table, --replace-table given, for a command that writes
+        only tables of its own (``why``: where it writes instead)."""
+        given = [flag for flag, value in (("--table", self.table), ("--keep-table", self.keep_table or None),
+                                          ("--replace-table", self.replace_table or None)) if value is not None]
+        if given:
+            raise UsageError(f"{given[0]}: {why}, never into a table of yours")
+
 
 @dataclass
 class DataSetRangeOptions:
