@@ -13,13 +13,15 @@ type-only imports included, and no two modules import each other, directly or ro
 - domain: ``tsbs`` (TSBS's data sets and queries, exactly; a subpackage per use case), ``own_data`` (the user's
   files and DataFrames in bounded pieces, their dtypes audited)
 - sources: ``sources`` (what a run sends, by name: a TSBS use case or the user's data)
-- telemetry: ``telemetry`` (a phase's counters and figures, progress, time series, Prometheus metrics)
+- telemetry: ``telemetry`` (a phase's counters and figures, progress, time series, peak RSS, Prometheus metrics,
+  profiles' stacks and their named buckets)
 - records: ``records`` (run and benchmark records: model, codec, store, versions), ``report`` (text
   tables and the HTML report)
 - access: ``questdb`` (SQL over HTTP, schemas, WAL, claims, PGWire login, credentials, TLS), ``servers``
   (native QuestDB and the socat sink), ``ingest`` (serialize and send), ``read`` (tables back into pandas),
   ``queries`` (TSBS's queries run and checked), ``scaleout`` (N clients: their meeting, launch and merged record),
-  ``ingest_paths`` (every way a DataFrame goes into QuestDB: ILP, PGWire INSERTs, /imp, COPY, read_parquet)
+  ``ingest_paths`` (every way a DataFrame goes into QuestDB: ILP, PGWire INSERTs, to_sql, /imp, COPY,
+  read_parquet), ``profiling`` (both sides of a run sampled: py-spy, async-profiler; the verdict)
 - options: ``options`` (every flag declared once, as dataclass fields; the command protocol)
 - run: ``run`` (a run's session, tables, limits; the bench run's options and phases)
 - commands: ``commands`` (one module per command)
@@ -50,7 +52,7 @@ LAYERS = (
     ("sources", ("sources",)),
     ("telemetry", ("telemetry",)),
     ("records", ("records", "report")),
-    ("access", ("questdb", "servers", "ingest", "read", "queries", "scaleout", "ingest_paths")),
+    ("access", ("questdb", "servers", "ingest", "read", "queries", "scaleout", "ingest_paths", "profiling")),
     ("options", ("options",)),
     ("run", ("run",)),
     ("commands", ("commands",)),

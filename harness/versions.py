@@ -26,3 +26,7 @@ def pinned() -> dict[str, str]:
 
 def questdb_version() -> str:
     return pinned()["QUESTDB_VERSION"]
+
+
+def async_profiler_version() -> str:
+    return pinned()["ASYNC_PROFILER_VERSION"]

@@ -1,5 +1,6 @@
 """Every path into QuestDB (``harness.ingest_paths``), against a real QuestDB: ILP over HTTP and TCP, asyncpg's and
-psycopg's INSERTs, the /imp upload. Each writes TSBS's cpu-only rows and a frame with nulls, strings and
+psycopg's INSERTs, pandas' to_sql, the /imp upload, COPY and read_parquet (asyncpg's COPY FROM STDIN, which QuestDB
+refuses, in one line). Each writes TSBS's cpu-only rows and a frame with nulls, strings and
 integers into a table of its own, counted back exact and read back value by value (to the microsecond: what
 PGWire, /imp's pattern and the TIMESTAMP column carry); a path whose server refuses, or that finds no server, ends
 in one line."""
@@ -28,6 +29,9 @@ from harness.run.bench_options import BenchOptions
 from harness.tsbs.schema import TableSchema
 
 PATH_NAMES = [path.value for path in IngestPath]
+# What QuestDB 9.3.4 refuses: asyncpg's copy_records_to_table (COPY ... FROM STDIN).
+REFUSED = ["asyncpg-copy"]
+TAKING = [name for name in PATH_NAMES if name not in REFUSED]
 
 
 def target_of(questdb, schema: TableSchema) -> PathTarget:
@@ -72,7 +76,7 @@ def cpu_only(rows: int, chunk_rows: int):
     return schema, [chunk["cpu"] for chunk in options.chunks(options.dataset())]
 
 
-@pytest.mark.parametrize("path", PATH_NAMES)
+@pytest.mark.parametrize("path", TAKING)
 def test_each_path_writes_tsbs_rows_exactly(questdb, path):
     schema, frames = cpu_only(3_000, 1_000)
     schema = schema.renamed(f"paths_cpu_{path.replace('-', '_')}")
@@ -102,7 +106,7 @@ def mixed_frame() -> pd.DataFrame:
     })
 
 
-@pytest.mark.parametrize("path", PATH_NAMES)
+@pytest.mark.parametrize("path", TAKING)
 def test_each_path_keeps_nulls_strings_and_integers(questdb, path):
     schema = MIXED.renamed(f"paths_mixed_{path.replace('-', '_')}")
     stored = written(questdb, path, schema, [mixed_frame()])
@@ -125,7 +129,8 @@ def test_a_pgwire_row_is_bound_as_python_values():
     assert not any(isinstance(value, float) and math.isnan(value) for value in null_row)
 
 
-@pytest.mark.parametrize("path", ["asyncpg", "psycopg", "http-imp", "ilp-http", "copy", "read-parquet"])
+@pytest.mark.parametrize("path", ["asyncpg", "asyncpg-copy", "psycopg", "to-sql", "http-imp", "ilp-http", "copy",
+                                  "read-parquet"])
 def test_a_write_the_server_refuses_is_one_line(questdb, path):
     schema = MIXED.renamed(f"paths_refused_{path.replace('-', '_')}")
     questdb.client.drop_table(schema.table)
@@ -142,7 +147,7 @@ def test_a_write_the_server_refuses_is_one_line(questdb, path):
     assert "\n" not in str(raised.value) and schema.table in str(raised.value)
 
 
-@pytest.mark.parametrize("path", ["asyncpg", "psycopg", "http-imp", "ilp-http", "ilp-tcp", "copy"])
+@pytest.mark.parametrize("path", ["asyncpg", "psycopg", "to-sql", "http-imp", "ilp-http", "ilp-tcp", "copy"])
 def test_a_path_that_finds_no_server_is_one_line(path):
     port = free_port()
     target = PathTarget(Endpoint("127.0.0.1", port, port), MIXED, port)
@@ -150,6 +155,111 @@ def test_a_path_that_finds_no_server_is_one_line(path):
         writer = open_writer(IngestPath(path), target)
         writer.write(mixed_frame())  # /imp connects on its first request
     assert "\n" not in str(raised.value)
+
+
+def test_asyncpgs_copy_is_refused_by_questdb_in_one_line(questdb):
+    schema = MIXED.renamed("paths_copy_refused")
+    fresh_table(questdb, schema)
+    writer = open_writer(IngestPath.asyncpg_copy, target_of(questdb, schema))
+    try:
+        with pytest.raises(RunError) as raised:
+            writer.write(mixed_frame())
+    finally:
+        writer.close()
+    assert str(raised.value).startswith("asyncpg COPY FROM STDIN (copy_records_to_table) into paths_copy_refused "
+                                        "failed: ")
+    assert questdb.client.count(schema.table) == 0
+
+
+def test_to_sqls_chunks_stay_under_its_parameters():
+    from harness.ingest_paths.to_sql import CHUNK_PARAMETERS, chunk_rows
+
+    assert chunk_rows(5) == CHUNK_PARAMETERS // 5 and chunk_rows(21) * 21 <= CHUNK_PARAMETERS
+    assert chunk_rows(CHUNK_PARAMETERS * 3) == 1
+
+
+# What a batch with a bad row (a designated timestamp before 1970) leaves: the questdb client refuses the batch
+# before sending it; the PGWire transactions, COPY and read_parquet refuse it whole; /imp imports the others.
+BAD_BATCH = {"ilp-http": 0, "ilp-tcp": 0, "asyncpg": 0, "psycopg": 0, "to-sql": 0, "http-imp": 9, "copy": 0,
+             "read-parquet": 0}
+
+
+@pytest.mark.parametrize("path", TAKING)
+def test_the_probe_measures_what_a_batch_with_a_bad_row_leaves(questdb, path):
+    from harness.ingest_paths.probe import PROBE_ROWS, probe
+
+    schema, frames = cpu_only(100, 100)
+    schema = schema.renamed(f"paths_probe_{path.replace('-', '_')}")
+    found = probe(IngestPath(path), target_of(questdb, schema), frames[0], questdb.client)
+    assert found.refused is None and found.rows == PROBE_ROWS
+    assert found.landed == BAD_BATCH[path]
+    assert found.error is not None and "\n" not in found.error  # every path says so
+    if path.startswith("ilp"):
+        assert "negative" in found.error  # the client's own check
+    elif path != "http-imp":
+        assert "before 1970-01-01 is not allowed" in found.error
+    assert questdb.client.count(schema.table) == 0  # left made and empty for the timing
+
+
+def test_the_probe_says_why_a_path_cannot_take_the_data(questdb):
+    from harness.ingest_paths.probe import probe
+
+    schema, frames = cpu_only(100, 100)
+    schema = schema.renamed("paths_probe_refused")
+    found = probe(IngestPath.asyncpg_copy, target_of(questdb, schema), frames[0], questdb.client)
+    assert found.refused.startswith("asyncpg COPY FROM STDIN") and found.landed is None and found.outcome == "-"
+
+
+def test_a_table_a_path_makes_is_set_against_the_runs():
+    from harness.ingest_paths.probe import type_changes
+
+    dtypes = {"sensor": "category", "value": "float64", "count": "Int64", "note": "str", "ts": "datetime64[us, UTC]"}
+    same = [(name, sql_type) for name, sql_type in MIXED.columns]
+    assert type_changes(MIXED, dtypes, same) == []
+    made = [("sensor", "VARCHAR"), ("value", "DOUBLE"), ("note", "VARCHAR"), ("timestamp", "TIMESTAMP_NS"),
+            ("more", "INT")]
+    assert type_changes(MIXED, dtypes, made) == [
+        ("sensor", "category", "SYMBOL", "VARCHAR"), ("count", "Int64", "LONG", "missing"),
+        ("ts", "datetime64[us, UTC]", "TIMESTAMP", "named timestamp, TIMESTAMP_NS"), ("more", "-", "-", "extra INT")]
+
+
+@pytest.mark.parametrize("path, changes", [
+    # ILP names the designated timestamp "timestamp" (a column of microseconds stays TIMESTAMP; cpu-only's
+    # nanoseconds make it TIMESTAMP_NS over HTTP, protocol 2).
+    ("ilp-http", [("ts", "TIMESTAMP", "named timestamp")]),
+    ("ilp-tcp", [("ts", "TIMESTAMP", "named timestamp")]),
+    ("http-imp", []),  # the upload's schema says every type
+    # COPY infers from the CSV's text: single letters as CHAR.
+    ("copy", [("sensor", "SYMBOL", "CHAR")]),
+])
+def test_the_table_a_path_makes_itself_is_read_back(questdb, path, changes):
+    from harness.ingest_paths.probe import made_table, type_changes
+
+    schema = MIXED.renamed(f"paths_made_{path.replace('-', '_')}")
+    made, why = made_table(IngestPath(path), target_of(questdb, schema), mixed_frame(), questdb.client)
+    assert why is None, why
+    assert [change[:1] + change[2:] for change in type_changes(schema, {}, made)] == changes
+    assert questdb.client.table_columns(schema.table) is None  # dropped again
+
+
+@pytest.mark.parametrize("path, why", [("asyncpg", "table does not exist"), ("psycopg", "table does not exist"),
+                                       ("to-sql", "to_sql into paths_unmade_to_sql failed: "),
+                                       ("read-parquet", "rejected")])
+def test_a_path_that_makes_no_table_says_why(questdb, path, why):
+    from harness.ingest_paths.probe import made_table
+
+    schema = MIXED.renamed(f"paths_unmade_{path.replace('-', '_')}")
+    made, reason = made_table(IngestPath(path), target_of(questdb, schema), mixed_frame(), questdb.client)
+    assert made is None and why in reason and "\n" not in reason
+
+
+def test_a_bad_batch_keeps_the_timestamps_zone():
+    from harness.ingest_paths.probe import BAD_ROW, bad_batch
+
+    frame = pd.DataFrame({"ts": pd.date_range("2024-01-01", periods=8, freq="s", tz="UTC"), "v": range(8)})
+    bad = bad_batch(frame, "ts")
+    assert str(bad["ts"].dtype) == str(frame["ts"].dtype) and bad["ts"][BAD_ROW].year == 1960
+    assert (bad.drop(index=BAD_ROW) == frame.drop(index=BAD_ROW)).all().all()
 
 
 def test_the_server_side_paths_need_the_servers_import_root_on_this_machine(questdb):
@@ -182,19 +292,30 @@ def scratch_tables(questdb) -> list[str]:
 
 @pytest.mark.slow
 def test_every_path_is_measured_against_ilp_http_and_read_back_exact(questdb, tmp_path):
-    result = run_cli("paths", "--row-count", "20000", "--rounds", "1", "--scale", "10", *server_flags(questdb),
+    result = run_cli("paths", "--row-count", "10000", "--rounds", "1", "--scale", "10", *server_flags(questdb),
                      "--results", str(tmp_path / "paths.json"), timeout=300)
     assert result.returncode == 0, result.stderr
     record = json.loads((tmp_path / "paths.json").read_text())
     (comparison,) = record["comparisons"]
-    assert comparison["baseline"] == "ilp-http" and comparison["variants"] == PATH_NAMES
-    assert record["extra"]["checks"] == dict.fromkeys(PATH_NAMES, "exact")
-    for name in PATH_NAMES:
+    assert comparison["baseline"] == "ilp-http" and comparison["variants"] == TAKING
+    assert record["extra"]["checks"] == dict.fromkeys(TAKING, "exact")
+    for name in TAKING:
         (measured,) = [one["measurements"][name] for one in comparison["rounds"] if one["number"] == 1]
-        assert measured["rows"] == 20000 and measured["seconds"] > 0 and measured["client_cpu_seconds"] > 0
+        assert measured["rows"] == 10000 and measured["seconds"] > 0 and measured["client_cpu_seconds"] > 0
+        assert measured["peak_rss_bytes"] > 50 * 2**20  # a process of its own: an interpreter with pandas
+    probes = record["extra"]["probes"]
+    assert {name: found["bad_batch"]["landed"] for name, found in probes.items() if name in TAKING} == BAD_BATCH
+    assert probes["asyncpg-copy"]["refused"].startswith("asyncpg COPY FROM STDIN")
+    made = {name: found["made_table"] for name, found in probes.items() if name in TAKING}
+    assert all(made[name]["columns"] is None for name in ("asyncpg", "psycopg", "to-sql", "read-parquet"))
+    assert made["http-imp"]["changes"] == [] and ["rack", "category", "SYMBOL", "INT"] in made["copy"]["changes"]
+    assert "When a path makes the table itself" in result.stdout
     table = result.stdout.split("Results:")[0].splitlines()
     header = next(index for index, line in enumerate(table) if "vs ilp-http" in line)
-    assert [line.split()[0] for line in table[header + 2:]] == PATH_NAMES
+    rows = [line.split() for line in table[header + 2:header + 2 + len(PATH_NAMES)]]
+    assert [row[0] for row in rows] == TAKING + REFUSED and rows[-1][1] == "refused"
+    assert "9 of 10 landed" in table[header + 2 + TAKING.index("http-imp")]
+    assert table[header + 2 + len(PATH_NAMES)].startswith("asyncpg-copy: asyncpg COPY FROM STDIN")
     assert scratch_tables(questdb) == []  # every scratch table dropped
     # The report draws a bar chart per figure; compare sets two records side by side.
     report = run_cli("report", str(tmp_path / "paths.json"), "-o", str(tmp_path / "paths.html"))
@@ -230,16 +351,25 @@ def test_bad_paths_options_are_one_line(flags, fragment):
     assert_one_line_error(run_cli("paths", *flags, "--http-port", str(free_port())), 2, fragment)
 
 
+def test_paths_that_no_path_takes_is_one_line(questdb, tmp_path):
+    result = run_cli("paths", "--row-count", "100", "--scale", "10", "--path", "asyncpg-copy", *server_flags(questdb),
+                     "--results", str(tmp_path / "paths.json"))
+    assert_one_line_error(result, 1, "no path takes the data: asyncpg-copy: asyncpg COPY FROM STDIN")
+    assert json.loads((tmp_path / "paths.json").read_text())["extra"]["probes"]["asyncpg-copy"]["refused"]
+    assert scratch_tables(questdb) == []
+
+
 def test_paths_without_a_server_is_one_line():
     assert_one_line_error(run_cli("paths", "--row-count", "100", "--http-port", str(free_port())), 1)
 
 
-def test_a_path_whose_driver_is_missing_is_one_line_naming_its_package():
+@pytest.mark.parametrize("path, package", [("asyncpg", "asyncpg"), ("to-sql", "sqlalchemy")])
+def test_a_path_whose_driver_is_missing_is_one_line_naming_its_package(path, package):
     # The driver made unimportable in the command's own process, as where it was never installed.
-    script = ("import sys; sys.modules['asyncpg'] = None; from harness.cli import main; "
-              "main(['paths', '--path', 'asyncpg', '--row-count', '100'])")
+    script = (f"import sys; sys.modules['{package}'] = None; from harness.cli import main; "
+              f"main(['paths', '--path', '{path}', '--row-count', '100'])")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert_one_line_error(result, 2, "the asyncpg path needs the asyncpg package", "pip install asyncpg")
+    assert_one_line_error(result, 2, f"the {path} path needs the {package} package", f"pip install {package}")
 
 
 @pytest.mark.slow

@@ -23,7 +23,7 @@ from harness.records.run_record import RunRecord
 from harness.run.bench_options import TSBS_DATA_SET_OPTIONS, BenchOptions
 from harness.run.bench_phases import bench_phases
 from harness.run.open_loop import missed_thresholds
-from harness.run.session import Run, into_sink, metered, sampled
+from harness.run.session import Run, into_sink, metered, profiled, sampled
 from harness.scaleout.clients import run_clients
 from harness.scaleout.meeting import run_seed
 from harness.telemetry.metrics import RunMetrics
@@ -96,7 +96,7 @@ def _run(options: BenchOptions, out: TextIO) -> RunRecord:
         run.say(f"seed: {spec.seed}{' (from the run name)' if seed_from_name else ''}")
     metrics = RunMetrics(run.record.run_id, _metric_labels(parameters), options.metrics_port,
                          options.metrics_linger, workers=options.threads, host=options.metrics_host)
-    with metered(run, metrics), sampled(options, run, metrics.phases):
+    with metered(run, metrics), sampled(options, run, metrics.phases), profiled(options, run):
         bench_phases(options, spec, target, run, metrics)
     missed = missed_thresholds(run)
     if missed:  # the run ended well and is recorded so; its exit code says what it missed

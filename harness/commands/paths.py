@@ -3,7 +3,10 @@ user takes (``harness.ingest_paths``), side by side: each path writes them into 
 over rounds (after a warm-up round); each is timed until its rows are visible, its client and server CPU
 measured, its row count checked exact, and every value read back and compared with the source
 (``read --check`` / ``--check-against``). One benchmark record; rows/s against ILP over HTTP with paired
-intervals. ``run_paths(PathsOptions(...))`` is what ``python -m harness paths`` calls.
+intervals. Before the rounds, each path is probed (``harness.ingest_paths.probe``): a path that cannot take the
+data is a row that says why, not timed; what a batch with one bad row leaves behind, and the table a path makes
+itself, are measured. Each trial runs in a process of its own (spawned: the data read or generated there), so
+that its peak RSS is the path's own. ``run_paths(PathsOptions(...))`` is what ``python -m harness paths`` calls.
 
 A path's time is its writes' own and the wait until its rows are visible: the chunks are made between the
 writes (the generator, the file's reader) and not counted, so every path is timed on the same rows alike. The
@@ -19,6 +22,7 @@ import contextlib
 import dataclasses
 import functools
 import io
+import multiprocessing
 import sys
 import tempfile
 import time
@@ -30,12 +34,15 @@ from typing import TextIO
 from harness.errors import RunError, UsageError
 from harness.options.declare import CommandOptions, command, option
 from harness.options.groups import DataSetRowsOptions, OwnDataOptions, PgwireOptions, RecordOptions, ServerOptions
+from harness.ingest.senders import one_line
 from harness.ingest_paths.choices import IngestPath
+from harness.ingest_paths.probe import MADE_SUFFIX, PROBE_ROWS, probe, type_changes
 from harness.ingest_paths.registry import PATHS, open_writer, writer_class
 from harness.ingest_paths.server_side import LOCAL_HOSTS, import_root
 from harness.ingest_paths.target import PathTarget
 from harness.questdb.claims import TableClaim
 from harness.questdb.schema import create_table
+from harness.questdb.wal import wait_for_count
 from harness.read.connection import Endpoint
 from harness.records.alternation import alternate
 from harness.records.benchmark_record import BenchmarkRecord, Measurement
@@ -43,6 +50,7 @@ from harness.records.store import default_results_path, write_benchmark_record
 from harness.report.tables import plain_table
 from harness.run.bench_options import BenchOptions
 from harness.sources import DATA
+from harness.telemetry.peak_rss import PeakRss
 from harness.telemetry.timeseries import listening_process
 
 DEFAULT_ROUNDS = 3
@@ -51,7 +59,8 @@ SCRATCH_PREFIX = "harness_paths_"
 # The path every other is measured against: QuestDB's recommended way in.
 BASELINE = IngestPath.ilp_http
 # The figures the HTML report (``harness report``) draws a bar chart of, each path's beside the baseline's.
-CHARTED_FIGURES = ("rows_per_second", "client_cpu_seconds", "server_cpu_seconds", "visible_wait_seconds")
+CHARTED_FIGURES = ("rows_per_second", "client_cpu_seconds", "server_cpu_seconds", "visible_wait_seconds",
+                   "peak_rss_bytes")
 # How long a path's rows may take to become visible after its last write.
 VISIBLE_TIMEOUT_SECONDS = 120.0
 
@@ -71,12 +80,7 @@ class PathsOptions(OwnDataOptions, DataSetRowsOptions, RecordOptions, PgwireOpti
     @functools.cached_property
     def data_options(self) -> BenchOptions:
         """The data as a bench run reads it (its source read and audited once)."""
-        shared = {field.name for field in dataclasses.fields(BenchOptions)} & \
-            {field.name for field in dataclasses.fields(PathsOptions)}
-        values = {name: getattr(self, name) for name in shared}
-        values.update(send=True, stream=True, reporting_period=0.0, sample_interval=0.0,
-                      worker_chunk_row_count=self.batch_rows)
-        return BenchOptions(**values)
+        return BenchOptions.shared_with(self, worker_chunk_row_count=self.batch_rows)
 
     def chosen_paths(self) -> list[IngestPath]:
         """--path's paths in the order given (all by default), the baseline first where it is among them."""
@@ -136,26 +140,48 @@ def run_paths(options: PathsOptions, out: TextIO | None = None) -> BenchmarkReco
     record = BenchmarkRecord(benchmark="paths", parameters={
         "paths": [str(one) for one in paths], "rows": rows, "batch_rows": options.batch_rows, "rounds": options.rounds,
         "source": data.use_case_entry.name, "data": options.data, "questdb_version": version,
-        "baseline": str(BASELINE) if BASELINE in paths else str(paths[0]),
-        "server_cpu": server is not None, "skipped": skipped})
+        "server_cpu": server is not None, "skipped": skipped, "probe_rows": PROBE_ROWS})
     checks: dict[str, str] = {}
-    claim = TableClaim(questdb, run_id, [table.table for table in scratch.values()])
+    probes: dict[str, dict] = {}
+    record.extra.update(probes=probes, checks=checks,
+                        paths={str(ingest): {"batch": PATHS[ingest].batch, "atomic": PATHS[ingest].atomic,
+                                             "package": PATHS[ingest].package} for ingest in paths})
+    made = [table.table + MADE_SUFFIX for table in scratch.values()]  # the probes' tables each path makes itself
+    claim = TableClaim(questdb, run_id, [table.table for table in scratch.values()] + made)
     claim.take()
     started = time.perf_counter()
     try:
+        first = _first_frame(data.chunks(spec), schema.table)
+        for ingest in paths:
+            found = probe(ingest, PathTarget(endpoint, scratch[ingest], options.ilp_port), first, questdb)
+            probes[str(ingest)] = found.as_record()
+            if found.made is not None:
+                probes[str(ingest)]["made_table"]["changes"] = [list(change) for change in type_changes(
+                    schema, {name: str(dtype) for name, dtype in first.dtypes.items()}, found.made)]
+            say(f"Refused {ingest}: {found.refused}" if found.refused else
+                f"Probe {ingest}: takes the data; a batch of {found.rows} rows with one bad (a timestamp before "
+                f"1970): {found.outcome}{f' ({one_line(found.error)})' if found.error else ', no error'}")
+        measured = [ingest for ingest in paths if not probes[str(ingest)]["refused"]]
+        if not measured:
+            raise RunError(f"no path takes the data: {paths[0]}: {probes[str(paths[0])]['refused']}")
+        record.parameters["baseline"] = str(BASELINE) if BASELINE in measured else str(measured[0])
+
+        # The trials' processes make the same data: a TSBS data set's seed, once drawn, is theirs too.
+        trial_options = options if data.own_data else dataclasses.replace(options, seed=spec.seed)
+
         def trial(ingest: IngestPath):
             def measure(round_number: int) -> Measurement:
                 target = PathTarget(endpoint, scratch[ingest], options.ilp_port)
                 questdb.drop_table(target.table)
                 create_table(questdb, target.schema)
-                measured = _write_all(ingest, target, data.chunks(spec), rows, questdb, server)
+                figures = trial_in_process(trial_options, ingest, target, rows, server.pid if server else None)
                 if ingest not in checks:  # the first time (the warm-up): every value read back and compared
                     checks[ingest] = _check(options, data, spec.seed, target.table)
-                say(f"  round {round_number or 'warm-up'}: {ingest:<9} {rows / measured.seconds:>12,.0f} rows/s")
-                return measured
+                say(f"  round {round_number or 'warm-up'}: {ingest:<12} {rows / figures.seconds:>12,.0f} rows/s")
+                return figures
             return measure
 
-        comparison = alternate({str(ingest): trial(ingest) for ingest in paths}, options.rounds, name="paths",
+        comparison = alternate({str(ingest): trial(ingest) for ingest in measured}, options.rounds, name="paths",
                                warm_up=True, baseline=record.parameters["baseline"],
                                parameters={"charted_figures": list(CHARTED_FIGURES)})
     except BaseException as exc:
@@ -163,17 +189,70 @@ def run_paths(options: PathsOptions, out: TextIO | None = None) -> BenchmarkReco
         say(f"Results: {write_benchmark_record(record, path)}")
         raise
     finally:
-        for table in scratch.values():
+        for table in [*(table.table for table in scratch.values()), *made]:
             with contextlib.suppress(RunError):
-                questdb.drop_table(table.table)
+                questdb.drop_table(table)
         claim.release()
     record.comparisons.append(comparison)
-    record.extra.update(status="ok", seconds=round(time.perf_counter() - started, 1), checks=checks,
-                        paths={str(ingest): {"batch": PATHS[ingest].batch, "atomic": PATHS[ingest].atomic,
-                                             "package": PATHS[ingest].package} for ingest in paths})
+    record.extra.update(status="ok", seconds=round(time.perf_counter() - started, 1))
     say(paths_table(record))
+    say(made_tables_table(record))
     say(f"Results: {write_benchmark_record(record, path)}")
     return record
+
+
+def trial_in_process(options: PathsOptions, ingest: IngestPath, target: PathTarget, rows: int,
+                     server_pid: int | None) -> Measurement:
+    """One trial of ``ingest`` in a process of its own (spawned: a fresh interpreter, the data read or generated
+    there), so that its peak RSS is the path's own; its figures, or its error as the same one line."""
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    # A copy without the cached data options: the child reads the data itself.
+    child = context.Process(target=_trial_child, args=(send, dataclasses.replace(options), ingest, target, rows,
+                                                       server_pid), name=f"paths-{ingest}", daemon=True)
+    child.start()
+    send.close()
+    try:
+        while not receive.poll(0.2):
+            if not child.is_alive() and not receive.poll(0):
+                raise RunError(f"{ingest}: its trial's process ended (exit {child.exitcode}) without its figures")
+        outcome, value = receive.recv()
+    finally:
+        if child.is_alive():
+            child.terminate()
+        child.join(10)
+        receive.close()
+    if outcome == "usage":
+        raise UsageError(value)
+    if outcome == "error":
+        raise RunError(value)
+    return value
+
+
+def _trial_child(send, options: PathsOptions, ingest: IngestPath, target: PathTarget, rows: int,
+                 server_pid: int | None) -> None:
+    """The spawned trial: the data made here, every chunk written, its figures (with this process's peak RSS) or
+    its error sent back. Ctrl-C is the parent's to handle: it ends this process."""
+    import signal
+
+    import psutil
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        data = options.data_options
+        server = psutil.Process(server_pid) if server_pid else None
+        # Sampled, not ru_maxrss: a spawned process's ru_maxrss keeps the peak of the parent's copy it was forked
+        # as before its exec.
+        with PeakRss() as peak:
+            figures = _write_all(ingest, target, data.chunks(data.dataset()), rows, options.questdb_sql(), server)
+        figures.peak_rss_bytes = peak.peak
+        send.send(("ok", figures))
+    except UsageError as exc:
+        send.send(("usage", str(exc)))
+    except Exception as exc:  # a RunError's line, or anything else said in one
+        send.send(("error", str(exc) if isinstance(exc, RunError) else f"{ingest}: {type(exc).__name__}: {exc}"))
+    finally:
+        send.close()
 
 
 def _write_all(ingest: IngestPath, target: PathTarget, frames, rows: int, questdb, server) -> Measurement:
@@ -198,18 +277,24 @@ def _write_all(ingest: IngestPath, target: PathTarget, frames, rows: int, questd
             cpu += time.process_time() - cpu_began
     finally:
         writer.close()
-    began = time.perf_counter()
-    deadline = began + VISIBLE_TIMEOUT_SECONDS
-    while (count := questdb.count(target.table)) < rows and time.perf_counter() < deadline:
-        time.sleep(0.01)
-    waited = time.perf_counter() - began
-    if count != rows:
-        raise RunError(f"{ingest}: {count} rows visible in {target.table} after {waited:.0f}s, {rows} written")
+    try:
+        waited = wait_for_count(questdb, target.table, rows, VISIBLE_TIMEOUT_SECONDS)
+    except RunError as exc:
+        raise RunError(f"{ingest}: {exc}") from None
     server_after = _cpu(server)
     extra = {"visible_wait_seconds": waited}
     if server_before is not None and server_after is not None:
         extra["server_cpu_seconds"] = server_after - server_before
     return Measurement(seconds=busy + waited, rows=rows, client_cpu_seconds=cpu, extra=extra)
+
+
+def _first_frame(chunks, table: str):
+    """The data set's first chunk of ``table`` (the probes' rows)."""
+    for chunk in chunks:
+        frame = chunk[table] if table in chunk else next(iter(chunk.values()))
+        if len(frame):
+            return frame
+    raise UsageError("the data set has no rows")
 
 
 def _cpu(process) -> float | None:
@@ -243,18 +328,48 @@ def _check(options: PathsOptions, data: BenchOptions, seed: int, table: str) -> 
 
 
 def paths_table(record: BenchmarkRecord) -> str:
-    """A row per path: its rows/s until visible (median), against the baseline with its paired interval, its CPU,
-    whether its values came back exact, and what a batch is to the server."""
+    """A row per path: its rows/s until visible (median), against the baseline with its paired interval, its CPU
+    and peak RSS, whether its values came back exact, and what a batch with a bad row left (the probe); a path
+    that could not take the data says so, its reason below the table."""
     (comparison,) = record.comparisons
-    checks, traits = record.extra.get("checks", {}), record.extra.get("paths", {})
-    rows = []
+    checks, probes = record.extra.get("checks", {}), record.extra.get("probes", {})
+    rows, refused = [], []
     for name in comparison.variants:
         figures = comparison.summary[name]
         rate = figures["rows_per_second"]
         against = "baseline" if name == comparison.baseline else rate.paired_text()
-        server = figures.get("server_cpu_seconds")
+        server, peak = figures.get("server_cpu_seconds"), figures.get("peak_rss_bytes")
+        bad = probes.get(name, {}).get("bad_batch", {}).get("outcome", "-")
         rows.append((name, f"{rate.median:,.0f}", against, f"{figures['client_cpu_seconds'].median:.2f}",
-                     f"{server.median:.2f}" if server is not None else "-", checks.get(name, "-"),
-                     "yes" if traits.get(name, {}).get("atomic") else "no"))
-    return plain_table(("path", "rows/s until visible", f"vs {comparison.baseline}", "client CPU-s", "server CPU-s",
-                        "values", "atomic batch"), rows)
+                     f"{server.median:.2f}" if server is not None else "-",
+                     f"{peak.median / 2**20:,.0f}" if peak is not None else "-", checks.get(name, "-"), bad))
+    for name, found in probes.items():
+        if found.get("refused"):
+            rows.append((name, "refused", "-", "-", "-", "-", "-", "-"))
+            refused.append(f"{name}: {found['refused']}")
+    table = plain_table(("path", "rows/s until visible", f"vs {comparison.baseline}", "client CPU-s", "server CPU-s",
+                         "peak RSS MiB", "values", "batch with a bad row"), rows)
+    return "\n".join([table, *refused])
+
+
+def made_tables_table(record: BenchmarkRecord) -> str:
+    """What each path made of the source's columns where it made the table itself (the probe's), set against the
+    run's table: a row per column that differs; a path that cannot make a table, why (below the table)."""
+    rows, reasons = [], []
+    for name, found in record.extra.get("probes", {}).items():
+        made = found.get("made_table", {})
+        if found.get("refused"):
+            continue
+        if made.get("columns") is None:
+            rows.append((name, "-", "-", "-", "makes none (below)"))
+            reasons.append(f"{name}: {one_line(made.get('error') or '')}")
+            continue
+        if made.get("error"):  # made, but not with every row
+            reasons.append(f"{name}: {made['error']}")
+        if not made.get("changes"):
+            rows.append((name, "(all)", "-", "-", "the same as the run's"))
+        else:
+            rows.extend((name, *change) for change in made["changes"])
+    title = "When a path makes the table itself (the run makes every path's table as bench does):"
+    return "\n".join([title, plain_table(("path", "column", "dtype", "the run's table", "the path made"), rows),
+                      *reasons])

@@ -25,6 +25,7 @@ from harness.options.groups import (
     EndpointOptions,
     MetricsOptions,
     PgwireOptions,
+    ProfileOptions,
     ProgressOptions,
     RecordOptions,
 )
@@ -35,7 +36,7 @@ from harness.queries.stats import QueryStats, format_slowdown, format_summary
 from harness.questdb.http import QuestDBSql
 from harness.records.run_record import IngestBeside, QueryCheck, QueryFigures, RunRecord
 from harness.run.limits import check_workers
-from harness.run.session import Run, metered
+from harness.run.session import Run, metered, profiled
 from harness.telemetry.metrics import QueryRunMetrics
 from harness.telemetry.phase import PhaseRecord
 from harness.telemetry.progress import PrefixedLines
@@ -52,7 +53,7 @@ LOAD_TABLE = "cpu"  # the table --under-load appends to
 
 @dataclass
 class QueriesRunOptions(DryRunOptions, MetricsOptions, ProgressOptions, QuerySetOptions, DataSetOptions,
-                        RecordOptions, PgwireOptions, EndpointOptions, CommandOptions):
+                        RecordOptions, PgwireOptions, EndpointOptions, ProfileOptions, CommandOptions):
     """Every option of a query run. The data set flags (seed, scale, time range, log interval, fields) name
     both the generated queries and, for ``--check``, the data set the table holds (as ``bench`` took them)."""
 
@@ -147,7 +148,7 @@ def run_queries(options: QueriesRunOptions, out: TextIO | None = None) -> RunRec
                               options.metrics_linger,
                               query_types=use_cases.get(options.use_case).query_types, failure_kinds=FAILURE_KINDS,
                               host=options.metrics_host)
-    with metered(run, metrics):
+    with metered(run, metrics), profiled(options, run):
         _query_phases(options, run, metrics)
     return run.record
 

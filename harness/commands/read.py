@@ -25,6 +25,7 @@ from harness.options.groups import (
     FileReadingOptions,
     MetricsOptions,
     PgwireOptions,
+    ProfileOptions,
     ProgressOptions,
     RecordOptions,
     SamplingOptions,
@@ -36,12 +37,13 @@ from harness.questdb.tls import PgTls
 from harness.read.check import CheckFailed, DataSetCheck, OrderedCheck
 from harness.read.check_against import open_check
 from harness.read.connection import Endpoint
-from harness.read.loop import PeakRss, read_frames
+from harness.read.loop import read_frames
+from harness.telemetry.peak_rss import PeakRss
 from harness.read.plan import ReadPlan, plan_sql, plan_table
 from harness.read.protocols import PGWIRE_PROTOCOLS, ReadProtocol, prepare_reader
 from harness.records.run_record import ReadFigures, RunRecord
 from harness.report.tables import MIB
-from harness.run.session import Run, metered, recorded_if_interrupted, sampled
+from harness.run.session import Run, metered, profiled, recorded_if_interrupted, sampled
 from harness.telemetry.metrics import ReadRunMetrics
 from harness.telemetry.progress import ProgressPrinter
 from harness.tsbs import use_cases
@@ -55,7 +57,7 @@ DEFAULT_CHUNK_ROWS = 50_000
 
 @dataclass
 class ReadOptions(MetricsOptions, ProgressOptions, DataSetRowsOptions, RecordOptions, SamplingOptions, PgwireOptions,
-                  EndpointOptions, FileReadingOptions, CommandOptions):
+                  EndpointOptions, FileReadingOptions, ProfileOptions, CommandOptions):
     """Every option of a read. The data set flags name, for ``--check``, the data set the table holds (as
     ``bench`` took them)."""
 
@@ -155,7 +157,7 @@ def run_read(options: ReadOptions, out: TextIO | None = None) -> RunRecord:
     labels = {"protocol": str(options.protocol), "workers": str(options.workers), "kind": "read"}
     metrics = ReadRunMetrics(run.record.run_id, labels, options.metrics_port, options.metrics_linger,
                              workers=options.workers, host=options.metrics_host)
-    with metered(run, metrics), sampled(options, run, metrics.phases):
+    with metered(run, metrics), sampled(options, run, metrics.phases), profiled(options, run):
         _read_phase(options, run, metrics)
     return run.record
 

@@ -17,12 +17,12 @@ from harness.errors import RunError, UsageError
 from harness.ingest import raw
 from harness.ingest.ilp_file import IlpFile
 from harness.options.declare import CommandOptions, command, option
-from harness.options.groups import RecordOptions, ServerOptions
+from harness.options.groups import ProfileOptions, RecordOptions, ServerOptions
 from harness.questdb.http import QuestDBSql
 from harness.questdb.wal import wait_for_count
 from harness.records.run_record import RunRecord
 from harness.run.limits import check_workers
-from harness.run.session import Run, sampled
+from harness.run.session import Run, profiled, sampled
 from harness.run.tables import connect, prepare_tables, server_state, validate
 from harness.telemetry.phase import PhaseProgress
 from harness.tsbs import use_cases
@@ -31,7 +31,7 @@ from harness.tsbs.schema import TableSchema
 
 
 @dataclass
-class ReplayOptions(RecordOptions, ServerOptions, CommandOptions):
+class ReplayOptions(RecordOptions, ServerOptions, ProfileOptions, CommandOptions):
     """An ILP file (ours or tsbs_generate_data's, gzip'd or not) sent raw over TCP."""
 
     path: str | None = option(None, "ILP file (ours or tsbs_generate_data's; .gz is unzipped as it is read).",
@@ -82,7 +82,7 @@ def _replay(options: ReplayOptions, ilp: IlpFile, out: TextIO) -> RunRecord:
     run.say(f"Replaying {options.path} ({os.path.getsize(options.path) / 2**20:.2f} MiB"
             f"{' gzip' if ilp.gzipped else ''}): a {use_case.name} file")
     progress = PhaseProgress("send", options.workers)
-    with run, sampled(options, run, {"send": progress}, overlap=True) as baseline:
+    with run, sampled(options, run, {"send": progress}, overlap=True) as baseline, profiled(options, run):
         schemas = use_case.schemas(fields, options.table)
         questdb, rows_before = connect(options, None, run, schemas)
 

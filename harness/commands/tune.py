@@ -35,6 +35,7 @@ from harness.options.groups import (
     DryRunOptions,
     FrameOptions,
     OwnDataOptions,
+    ProfileOptions,
     RecordOptions,
     SendOptions,
     ServerOptions,
@@ -56,7 +57,7 @@ SCRATCH_PREFIX = "harness_tune_"
 
 @dataclass
 class TuneOptions(DryRunOptions, SendOptions, OwnDataOptions, FrameOptions, DataSetRowsOptions, RecordOptions,
-                  ServerOptions, CommandOptions):
+                  ServerOptions, ProfileOptions, CommandOptions):
     """Every option of a sweep: the data (--data, or a TSBS data set), the user's own setting (the baseline),
     where the trials send, the budget and the rounds."""
 
@@ -78,15 +79,13 @@ class TuneOptions(DryRunOptions, SendOptions, OwnDataOptions, FrameOptions, Data
     @functools.cached_property
     def baseline(self) -> BenchOptions:
         """The user's own setting as a bench run: what every trial starts from (its data read once)."""
-        shared = {field.name for field in dataclasses.fields(BenchOptions)} & \
-            {field.name for field in dataclasses.fields(TuneOptions)}
-        values = {name: getattr(self, name) for name in shared}
-        values.update(send=True, stream=True, reporting_period=0.0, sample_interval=0.0)
+        into_sink = {}
         if self.target == Target.sink:
-            values["ilp_port"] = self.sink_port
+            into_sink["ilp_port"] = self.sink_port
             if self.private_sink is not None:
-                values["host"] = PRIVATE_SINK_HOST
-        options = BenchOptions(**values)
+                into_sink["host"] = PRIVATE_SINK_HOST
+        # --profile profiles two trials after the sweep (``_profiled_trials``), not the sweep's own.
+        options = BenchOptions.shared_with(self, profile=False, profile_wall=False, **into_sink)
         return options.sending(self.__dict__["sent_source"]) if "sent_source" in self.__dict__ else options
 
     def sending(self, source) -> TuneOptions:
@@ -193,6 +192,13 @@ def _sweep(options: TuneOptions, out: TextIO) -> BenchmarkRecord:
                         settings={setting.name: _plain(setting.changes) for setting in settings})
     say(ranked_table(comparison, settings))
     say(f"Recommendation: {advice.text}")
+    if options.profile:
+        try:
+            record.extra["profiles"] = _profiled_trials(options, path, trial_options, comparison.baseline,
+                                                        advice.setting.name if advice.setting else None, say)
+        finally:
+            if scratch is not None:
+                _drop_scratch(options, scratch, say)
     if code is not None:
         say("Code that sends the data so (run as printed):\n" + code)
     written = write_benchmark_record(record, path)
@@ -232,6 +238,27 @@ def _trial(options: BenchOptions, results: str) -> Measurement:
         seconds += record.validation.time_to_visible_seconds
     return Measurement(seconds=seconds, rows=send.rows, client_cpu_seconds=send.client_cpu_seconds,
                        extra={"send_seconds": send.seconds})
+
+
+def _profiled_trials(options: TuneOptions, path: Path, trial_options: dict[str, BenchOptions], baseline: str,
+                     recommended: str | None, say) -> dict:
+    """With --profile, after the sweep: the baseline's trial and the recommendation's run once more, each profiled
+    (both sides, ``harness.profiling``), their records kept beside the sweep's; each one's verdict and buckets."""
+    profiles = {}
+    for index, name in enumerate(dict.fromkeys(name for name in (baseline, recommended) if name is not None)):
+        results = path.with_name(f"{path.stem}-profile-{index + 1}.json")
+        options_profiled = dataclasses.replace(trial_options[name], profile=True, profile_wall=options.profile_wall,
+                                               profile_rate=options.profile_rate, results=str(results))
+        try:
+            record = run_bench(options_profiled.sending(options_profiled.use_case_entry), io.StringIO())
+        except (UsageError, RunError) as exc:
+            raise RunError(f"the profiled trial of {name} failed: {exc}") from None
+        figures = record.profile
+        profiles[name] = {"record": results.name, "verdict": figures.verdict, "bound": figures.bound,
+                          "client": figures.client.shares(),
+                          "server": figures.server.shares() if figures.server is not None else None}
+        say(f"Profile of {name} ({results.name}): {figures.verdict}")
+    return profiles
 
 
 def _drop_scratch(options: TuneOptions, table: str, say) -> None:

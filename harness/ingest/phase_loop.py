@@ -23,7 +23,8 @@ import pandas as pd
 from questdb import QuestDBError, Sender, TimestampNanos
 
 from harness.errors import RunError, UsageError
-from harness.ingest.ilp import TSBS_COLUMNS, Chunk, FrameColumns, append_frame, chunk_rows, client_symbols, new_buffer
+from harness.ingest.ilp import (TSBS_COLUMNS, Chunk, FrameColumns, append_frame, append_frame_to_sender, chunk_rows,
+                                 flush_sender, new_buffer)
 from harness.ingest.open_loop import OpenLoop
 from harness.ingest.senders import SenderSettings, one_line, open_sender
 from harness.telemetry.phase import PhaseProgress, PhaseRecord
@@ -124,7 +125,7 @@ class SendWorker(Worker):
         for table, frame in chunk.items():
             if self.op == "dataframe":
                 symbols, at = self.columns
-                self.sender.dataframe(frame, table_name=table, symbols=client_symbols(symbols), at=at)
+                append_frame_to_sender(self.sender, frame, table, symbols, at)
             else:
                 for symbols, columns, at in _rows_of(frame, self.op):
                     self.sender.row(table, symbols=symbols, columns=columns, at=at)
@@ -132,7 +133,7 @@ class SendWorker(Worker):
         started = time.perf_counter()
         self._flush_started = time.monotonic()
         try:
-            self.sender.flush()
+            flush_sender(self.sender)
         finally:
             self._flush_started = None
         self.progress.flushed(self.index, time.perf_counter() - started)

@@ -1,6 +1,8 @@
 """HTTP ``/imp``: each batch uploaded as CSV (``multipart/form-data``) into the existing table, with its columns'
-types and the designated timestamp's pattern stated in the upload's schema, and ``atomicity=abort``: the first
-row the server cannot parse ends the upload."""
+types and the designated timestamp's pattern stated in the upload's schema, and ``atomicity=abort``. The answer
+says how many rows were imported and rejected; a rejected row is an error here. ``atomicity=abort`` does not make
+an upload whole: a row the table refuses (a designated timestamp before 1970) is rejected and the others imported
+(``harness.ingest_paths.probe`` measures it)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 Each path writes the rows as its users write them, with its library's documented fast way: ILP over HTTP and
 TCP through ``Sender.dataframe()``, a prepared ``INSERT`` run with asyncpg's ``executemany`` (its rows pipelined
-in one round trip), psycopg 3's ``executemany`` (pipeline mode), ``/imp``'s CSV upload; and the server's own
+in one round trip), asyncpg's ``copy_records_to_table`` (which QuestDB refuses), psycopg 3's ``executemany``
+(pipeline mode), pandas' ``to_sql`` through SQLAlchemy, ``/imp``'s CSV upload; and the server's own
 imports (``COPY``, ``read_parquet()``) of the whole data set as a file under its import root, staged first
 (``stage``, untimed) and loaded once (``load``). Every path writes into a table that exists already (made by the
 caller as ``harness.questdb.schema.create_table`` makes every table), a batch at a time (``write``); what a batch
@@ -42,10 +43,14 @@ PATHS: dict[IngestPath, PathTraits] = {
                                    "a stream of lines, committed by the server as it sees fit; no answer", False),
     IngestPath.asyncpg: PathTraits("harness.ingest_paths.pgwire:AsyncpgWriter", "asyncpg",
                                    "executemany of a prepared INSERT: one transaction", True),
+    IngestPath.asyncpg_copy: PathTraits("harness.ingest_paths.pgwire:AsyncpgCopyWriter", "asyncpg",
+                                        "copy_records_to_table: COPY ... FROM STDIN (binary), one transaction", True),
     IngestPath.psycopg: PathTraits("harness.ingest_paths.pgwire:PsycopgWriter", "psycopg",
                                    "executemany in pipeline mode, committed once", True),
+    IngestPath.to_sql: PathTraits("harness.ingest_paths.to_sql:ToSqlWriter", "sqlalchemy",
+                                  "DataFrame.to_sql(method='multi'): multi-row INSERTs, one transaction", True),
     IngestPath.http_imp: PathTraits("harness.ingest_paths.http_imp:ImpWriter", "(standard library)",
-                                    "one CSV upload to /imp (atomicity=abort: the first bad row ends it)", False),
+                                    "one CSV upload to /imp (atomicity=abort), answered with its rows imported and rejected", False),
     IngestPath.copy: PathTraits("harness.ingest_paths.server_side:ServerSideWriter", "(standard library)",
                                 "the whole CSV file, imported by COPY (ON ERROR ABORT)", False, server_side=True),
     IngestPath.read_parquet: PathTraits("harness.ingest_paths.server_side:ServerSideWriter", "pyarrow",

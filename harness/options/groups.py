@@ -17,6 +17,7 @@ from harness.errors import ParameterError, UsageError
 from harness.ingest.choices import AHEAD_MIB, AHEAD_ROWS, ChunksAhead, ProtocolVersion, Target, Transport
 from harness.options.declare import option
 from harness.own_data.choices import EpochUnit, OnBadTimestamp
+from harness.profiling.run_profile import DEFAULT_RATE_HZ
 from harness.questdb.conf import parse_conf
 from harness.questdb.credentials import CLIENT_CONF_VARIABLE, HttpLogin, PgLogin, http_login, pg_login
 from harness.questdb.http import QuestDBSql
@@ -60,6 +61,30 @@ class RecordOptions:
     results_dir: str = option("results", "Folder of default results paths.", cli=False)
     report: bool = option(False, "Also write the HTML run report beside the results file (as `harness report` "
                                  "does).", flags=("--report",))
+
+
+@dataclass
+class ProfileOptions:
+    """Both sides of the run sampled (``harness.profiling``)."""
+
+    profile: bool = option(False, "Sample the client (py-spy: Python, native and Rust frames, the GIL) and QuestDB on "
+                                  "this machine (async-profiler: its JVM threads) during the run: flame graphs of "
+                                  "both in the report, their samples in named buckets in the record, and a verdict "
+                                  "on which side is the bottleneck (docs/profiling.md).", flags=("--profile",))
+    profile_wall: bool = option(False, "With --profile, sample QuestDB's threads by wall clock (idle ones too), not "
+                                       "by CPU.", flags=("--profile-wall",))
+    profile_native: bool = option(False, "With --profile, sample the client's native frames too (the questdb "
+                                         "client's Rust, pandas', NumPy's and Arrow's C, waits for the GIL): py-spy "
+                                         "then pauses the client at each sample, which slows it (docs/profiling.md) "
+                                         "and breaks its ILP/HTTP flush (refused there).",
+                                  flags=("--profile-native",))
+    profile_rate: int = option(DEFAULT_RATE_HZ, "Samples a second, each side, with --profile.", min=1, max=1000)
+
+    def check_values(self) -> None:
+        super().check_values()
+        for name, given in (("--profile-wall", self.profile_wall), ("--profile-native", self.profile_native)):
+            if given and not self.profile:
+                raise UsageError(f"{name}: only with --profile")
 
 
 @dataclass

@@ -71,3 +71,31 @@ def wait_for_count(questdb: QuestDBSql, table: str, expected: int, timeout: floa
                 f"{visible} visible{missing_why}"
             )
         time.sleep(poll_interval)
+
+
+def settled_count(questdb: QuestDBSql, table: str, timeout: float, quiet: float = 0.5,
+                  poll_interval: float = 0.02) -> int:
+    """The table's row count once its WAL is applied (``writerTxn`` caught up with ``sequencerTxn``) and neither
+    has moved for ``quiet`` seconds (a table without a WAL: once its count has not moved for as long): what a write
+    left behind when how many rows it landed is not known (a write that failed part way). A RunError on timeout or
+    where its apply is suspended."""
+    deadline = time.perf_counter() + timeout
+    last, since = None, time.perf_counter()
+    while True:
+        wal = wal_state(questdb, table)
+        if wal is not None and wal.get("suspended"):
+            raise RunError(f"table {table}: WAL apply is suspended ({suspension(questdb, table)})")
+        now = time.perf_counter()
+        if wal is None:  # not a WAL table: its count is what it holds
+            count = questdb.count(table)
+            state = (count, count)
+        else:
+            state = (wal.get("writerTxn"), wal.get("sequencerTxn"))
+        if state != last:
+            last, since = state, now
+        elif state[0] == state[1] and now - since >= quiet:
+            return questdb.count(table)
+        if now >= deadline:
+            raise RunError(f"table {table}: its WAL did not settle in {timeout:g}s (writer and sequencer "
+                           f"transactions {state})")
+        time.sleep(poll_interval)

@@ -12,7 +12,6 @@ import threading
 from collections.abc import Iterator
 
 import pandas as pd
-import psutil
 
 from harness.errors import HarnessError, RunError
 from harness.questdb.pgwire import refused_login, refused_text
@@ -105,32 +104,3 @@ def read_frames(plan: ReadPlan, protocol: ReadProtocol, endpoint: Endpoint, chun
         stop.set()
         for worker in workers:
             worker.join(JOIN_SECONDS)
-
-
-class PeakRss:
-    """The process's resident memory, sampled every ``interval`` seconds on a thread while in the block:
-    ``peak`` is the largest seen (the read's own peak, unlike ru_maxrss, which covers the whole process)."""
-
-    def __init__(self, interval: float = 0.02):
-        self.interval = interval
-        self.peak = 0
-        self._process = psutil.Process()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="peak-rss", daemon=True)
-
-    def _sample(self) -> None:
-        self.peak = max(self.peak, self._process.memory_info().rss)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self._sample()
-
-    def __enter__(self) -> PeakRss:
-        self._sample()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()

@@ -22,8 +22,8 @@ from harness.telemetry.timeseries import TimeSeries
 from harness.versions import HARNESS_VERSION
 
 # 3: read runs (``RunRecord.read``), ingest runs' ``arrival``, merged runs' ``clients``; 4: open-loop runs
-# (``RunRecord.open_loop``). Version 2 and 3 records load.
-SCHEMA_VERSION = 4
+# (``RunRecord.open_loop``); 5: profiled runs (``RunRecord.profile``). Records of every earlier version load.
+SCHEMA_VERSION = 5
 
 
 @dataclass
@@ -192,6 +192,41 @@ class RateStep:
 
 
 @dataclass
+class SideProfile:
+    """One side of a profiled run (``--profile``): who sampled it and how, its samples in named buckets
+    (``harness.telemetry.stack_buckets``), overall and per phase, its top frames, the CPUs it used while sampled, the
+    files beside the record (collapsed stacks a phase, a speedscope file), or why (part of) it is missing."""
+
+    profiler: str  # "py-spy 0.4.3", "async-profiler 4.6"
+    mode: str  # what was sampled: "cpu", "itimer", "wall"; the client's "wall, native frames"
+    rate_hz: int
+    samples: int = 0
+    buckets: dict[str, int] = field(default_factory=dict)
+    phases: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> bucket -> samples
+    top_frames: list[list] = field(default_factory=list)  # [frame, samples of its own]
+    cpus: float | None = None  # CPU-s over the profiled seconds
+    seconds: float | None = None  # how long it was sampled (samples / seconds: the rate reached, all threads)
+    files: dict[str, str] = field(default_factory=dict)  # what -> file name in the record's profile folder
+    missing: str | None = None  # why (a part of) this side's profile is missing
+
+    def shares(self) -> dict[str, float]:
+        total = sum(self.buckets.values())
+        return {name: (count / total if total else 0.0) for name, count in self.buckets.items()}
+
+
+@dataclass
+class ProfileFigures:
+    """Both sides' profiles of a run and the verdict drawn from them (``harness.profiling.verdict``)."""
+
+    client: SideProfile
+    server: SideProfile | None  # None: not profiled (the sink; a server not on this machine)
+    verdict: str
+    bound: str  # "client", "server" or "neither"
+    folder: str | None = None  # the profile's folder, beside the record
+    server_not_profiled: str | None = None  # why the server side was not profiled
+
+
+@dataclass
 class ChunksAheadFigures:
     """Who made an open loop's chunks ahead of their time (``--chunks-ahead``), the most they could hold made and
     not yet sent, and the most they held (a process's, as pickled bytes)."""
@@ -348,6 +383,7 @@ class RunRecord:
     read: ReadFigures | None = None
     # Open-loop bench runs (--rate): harness.ingest.open_loop.
     open_loop: OpenLoopFigures | None = None
+    profile: ProfileFigures | None = None
     status: str = "running"
     error: str | None = None
     path: Path | None = not_stored()  # where it was read from or written to

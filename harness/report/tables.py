@@ -51,6 +51,33 @@ def _rate(phase: PhaseRecord | None) -> float | None:
 
 
 def comparison_table(records: list[RunRecord]) -> str:
+    """The runs side by side by kind (``_kind_tables``), then, where any was profiled, each side's buckets."""
+    tables = _kind_tables(records)
+    profiled = [record for record in records if record.profile is not None]
+    return f"{tables}\n\n{profile_table(profiled)}" if profiled else tables
+
+
+def profile_table(records: list[RunRecord]) -> str:
+    """Profiled runs side by side, a column a file: each side's CPUs and the share of its samples in each bucket
+    (all phases), then each run's verdict: what a setting moved."""
+    names = [record.path.name if record.path else record.run_id for record in records]
+    rows = []
+    for side_name, side_of in (("client", lambda figures: figures.client), ("QuestDB", lambda figures: figures.server)):
+        sides = [side_of(record.profile) for record in records]
+        if all(side is None for side in sides):
+            continue
+        rows.append((f"{side_name} CPUs", *(f"{side.cpus:.2f}" if side is not None and side.cpus is not None
+                                          else "-" for side in sides)))
+        rows.append((f"{side_name} samples", *(str(side.samples) if side is not None else "-" for side in sides)))
+        buckets = list(dict.fromkeys(bucket for side in sides if side is not None for bucket in side.buckets))
+        for bucket in buckets:
+            rows.append((f"  {bucket}", *(f"{side.shares().get(bucket, 0.0):.1%}" if side is not None and side.samples
+                                          else "-" for side in sides)))
+    verdicts = [f"{name}: {record.profile.verdict}" for name, record in zip(names, records)]
+    return "\n".join([plain_table(("profile", *names), rows), *verdicts])
+
+
+def _kind_tables(records: list[RunRecord]) -> str:
     """A plain-text table, one row per results file: what ran (date, mode, target, op, fields, transport,
     protocol, workers, the CPUs the process could use, rows) and its figures (serialize and send rates in
     million rows/s, the client's busy cores while sending, MiB/s of the send phase or else the serialize
@@ -59,11 +86,11 @@ def comparison_table(records: list[RunRecord]) -> str:
     read_runs = [record for record in records if record.kind == "read"]
     if read_runs:
         others = [record for record in records if record.kind != "read"]
-        return "\n\n".join(([comparison_table(others)] if others else []) + [read_comparison_table(read_runs)])
+        return "\n\n".join(([_kind_tables(others)] if others else []) + [read_comparison_table(read_runs)])
     query_runs = [record for record in records if record.kind == "queries"]
     if query_runs:
         others = [record for record in records if record.kind != "queries"]
-        return "\n\n".join(([comparison_table(others)] if others else []) + [query_comparison_table(query_runs)])
+        return "\n\n".join(([_kind_tables(others)] if others else []) + [query_comparison_table(query_runs)])
     tables = [_ingest_table(records)]
     # Out-of-order figures where they say something: a run that sent late rows or sorted its data.
     if any(record.shows_arrival for record in records):

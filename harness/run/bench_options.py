@@ -29,6 +29,7 @@ from harness.options.groups import (
     OpenLoopOptions,
     OwnDataOptions,
     PgwireOptions,
+    ProfileOptions,
     ProgressOptions,
     RecordOptions,
     SendOptions,
@@ -55,7 +56,7 @@ CLIENT_RETRY_TIMEOUT_MS = 2_000
 @dataclass
 class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptions, SendOptions, OwnDataOptions,
                    FrameOptions, GroupedDataSetOptions, DataSetRowsOptions, RecordOptions, PgwireOptions,
-                   ServerOptions, CommandOptions):
+                   ServerOptions, ProfileOptions, CommandOptions):
     """Every option of a benchmark run; the defaults are the original benchmark's."""
 
     send: bool = option(False, "After serializing, send to the target.", flags=("--send",))
@@ -187,6 +188,9 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
         if self.exactly_once and not use_case.unique_keys:
             raise UsageError(f"--exactly-once deduplicates rows by their series and timestamp; {use_case.name}'s "
                              f"rows are not unique by them (TSBS clears some rows' tags)")
+        if self.profile and self.clients > 1:
+            raise UsageError("--profile samples one client process: with --clients N, profile a client run of its "
+                             "own (--barrier)")
         if self.clients > 1 and (self.interleaved_generation_groups != 1 or self.interleaved_generation_group_id):
             raise UsageError("--clients N gives client i interleaved group i of N itself: leave out "
                              "--interleaved-generation-group-id/-groups")
@@ -246,6 +250,16 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
                              "--data runs as one client (--workers N sends in parallel)")
         if self.table is not None:
             checked_table_name(self.table)
+
+    @classmethod
+    def shared_with(cls, options, **overrides) -> BenchOptions:
+        """A bench run of another command's ``options`` (tune's baseline, paths' data): the fields both declare,
+        then ``overrides``; its progress and time series off, as a run inside another's."""
+        names = {field.name for field in dataclasses.fields(cls)} & \
+            {field.name for field in dataclasses.fields(options)}
+        values = {name: getattr(options, name) for name in names}
+        values.update(send=True, stream=True, reporting_period=0.0, sample_interval=0.0)
+        return cls(**{**values, **overrides})
 
     def chunks(self, spec: params.DatasetSpec) -> Iterator[Chunk]:
         """The data set in chunks of ``worker_chunk_row_count`` rows, each mapping its table to its rows."""

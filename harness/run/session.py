@@ -26,7 +26,7 @@ from harness.telemetry.phase import PhaseProgress, PhaseRecord
 from harness.telemetry.timeseries import Sampler, listening_process
 
 if TYPE_CHECKING:
-    from harness.options.groups import RecordOptions, SamplingOptions
+    from harness.options.groups import ProfileOptions, RecordOptions, SamplingOptions
     from harness.telemetry.metrics import RunMetrics
 
 
@@ -43,6 +43,8 @@ class Run:
         # Who is handed the record once written, however the run ended (a scale-out client delivers it to its
         # run: ``harness.scaleout.delivery``).
         self.written: list[Callable[[Path], None]] = []
+        # Who is told each phase's name once it is recorded (``profiled``: a profile a phase).
+        self.phase_ended: list[Callable[[str], None]] = []
         reserve_results_path(record, options.results, options.results_dir)
 
     def say(self, text: str) -> None:
@@ -50,6 +52,8 @@ class Run:
 
     def phase(self, name: str, title: str | None, phase: PhaseRecord) -> None:
         self.record.phases[name] = phase
+        for listener in self.phase_ended:
+            listener(name)
         if title:
             self.say(format_phase(title, phase))
             if phase.client_cpu_seconds is not None:
@@ -147,6 +151,65 @@ def sampled(options: SamplingOptions, run: Run, phases: dict[str, PhaseProgress]
         yield sampler.wait_first
     finally:
         sampler.stop()
+
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+@contextlib.contextmanager
+def profiled(options: ProfileOptions, run: Run):
+    """With ``--profile``, both sides of the block sampled, a profile a phase (``harness.profiling``): the client
+    always, QuestDB where it is a JVM of this machine (otherwise the run says why, in one line, and goes on). The
+    figures and the verdict go in the record, the verdict is printed."""
+    if not getattr(options, "profile", False):
+        yield
+        return
+    from harness.profiling.run_profile import RunProfile
+
+    pid, why = _server_to_profile(options)
+    into_sink = getattr(options, "target", Target.questdb) == Target.sink
+    sender = getattr(options, "sender_settings", None)
+    if options.profile_native and sender is not None and sender().transport in ("http", "https"):
+        # py-spy's pauses break the questdb client's ILP/HTTP flush (harness.profiling.client).
+        raise UsageError("--profile-native pauses the client at each sample, which breaks its ILP/HTTP flush "
+                         "(EINTR): profile it over TCP, or without --profile-native")
+    profile = RunProfile(run.record.path.with_suffix(".profile"), options.profile_rate, options.profile_wall, pid,
+                         why, into_sink, native=options.profile_native)
+    if why:
+        run.say(f"Profile: the client only: {why}")
+    profile.begin()
+    run.phase_ended.append(profile.cut)
+    try:
+        yield
+    except BaseException:
+        run.phase_ended.remove(profile.cut)
+        profile.abandon()
+        raise
+    run.phase_ended.remove(profile.cut)
+    run.record.profile = figures = profile.finish({name: phase.seconds for name, phase in run.record.phases.items()})
+    for side in (figures.client, figures.server):
+        if side is not None and side.missing:
+            run.say(f"Profile: part of the {'client' if side is figures.client else 'server'}'s profile is "
+                    f"missing: {side.missing}")
+    run.say(f"Verdict: {figures.verdict}")
+
+
+def _server_to_profile(options) -> tuple[int | None, str | None]:
+    """QuestDB's process id to sample and None, or None and why it is not sampled."""
+    if getattr(options, "target", Target.questdb) == Target.sink:
+        return None, "into the sink, which does no work: nothing of QuestDB's to sample"
+    if options.host not in LOCAL_HOSTS:
+        return None, f"QuestDB at {options.host} is not on this machine"
+    process = listening_process(options.http_port)
+    if process is None:
+        return None, f"no process of this machine that this user may see listens on port {options.http_port}"
+    try:
+        name = process.name()
+    except Exception:  # psutil.Error: gone, or another user's
+        return None, f"the process listening on port {options.http_port} cannot be read by this user"
+    if "java" not in name:
+        return None, f"the process listening on port {options.http_port} is {name}, not a JVM"
+    return process.pid, None
 
 
 CHECKPOINT_SECONDS = 1.0
