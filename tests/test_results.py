@@ -86,6 +86,16 @@ def test_version_2_records_load_as_they_are(tmp_path):
     assert loaded.schema_version == 2 and loaded.read is None and loaded.phases["send"].rows == 1000
 
 
+def test_version_4_records_load_without_a_profile(tmp_path):
+    """A record of schema 4 (before ``--profile``): the same layout, without ``profile``."""
+    values = record(send=(1000, MIB, 2.0, 1.5)).to_dict()
+    values.pop("profile", None)
+    values["schema_version"] = 4
+    (tmp_path / "v4.json").write_text(json.dumps(values, default=str))
+    (loaded,) = load_results([tmp_path / "v4.json"])
+    assert loaded.schema_version == 4 and loaded.profile is None and loaded.phases["send"].rows == 1000
+
+
 def test_a_newer_schema_is_refused_naming_its_version(tmp_path):
     (tmp_path / "new.json").write_text(json.dumps({"schema_version": 99, "phases": {}}))
     with pytest.raises(UsageError, match="new.json is a results file of schema version 99"):

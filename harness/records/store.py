@@ -62,6 +62,11 @@ def _run_from_version_3(values: dict) -> dict:
     return {**values, "schema_version": 4}
 
 
+def _run_from_version_4(values: dict) -> dict:
+    """Version 5 added profiled runs (``profile``), which a version-4 document lacks and its default fills."""
+    return {**values, "schema_version": 5}
+
+
 def _benchmark_from_version_1(values: dict) -> dict:
     """Version 2 added each paired ratio's interval to the summaries; a version-1 document's rounds give it."""
     comparisons = []
@@ -77,6 +82,7 @@ MIGRATIONS: dict[tuple[str, int], Callable[[dict], dict]] = {
     (RUN, 1): _run_from_version_1,
     (RUN, 2): _run_from_version_2,
     (RUN, 3): _run_from_version_3,
+    (RUN, 4): _run_from_version_4,
     (BENCHMARK, 1): _benchmark_from_version_1,
 }
 
