@@ -38,7 +38,7 @@ from harness.ingest.senders import one_line
 from harness.ingest_paths.choices import IngestPath
 from harness.ingest_paths.probe import MADE_SUFFIX, PROBE_ROWS, probe, type_changes
 from harness.ingest_paths.registry import PATHS, open_writer, writer_class
-from harness.ingest_paths.server_side import LOCAL_HOSTS, import_root
+from harness.ingest_paths.server_side import import_root
 from harness.ingest_paths.target import PathTarget
 from harness.questdb.claims import TableClaim
 from harness.questdb.schema import create_table
@@ -51,7 +51,7 @@ from harness.report.tables import plain_table
 from harness.run.bench_options import BenchOptions
 from harness.sources import DATA
 from harness.telemetry.peak_rss import PeakRss
-from harness.telemetry.timeseries import listening_process
+from harness.telemetry.timeseries import LOCAL_HOSTS, listening_process
 
 DEFAULT_ROUNDS = 3
 DEFAULT_BATCH_ROWS = 10_000

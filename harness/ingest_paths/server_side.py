@@ -22,9 +22,9 @@ from harness.ingest_paths.choices import IngestPath
 from harness.ingest_paths.http_imp import IMP_TIMESTAMP, csv_bytes
 from harness.ingest_paths.target import PathTarget
 from harness.questdb.http import QuestDBSql
+from harness.telemetry.timeseries import LOCAL_HOSTS
 
 COPY_ROOT_SETTING = "cairo.sql.copy.root"
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 # How long a COPY may run, and how often its log is asked.
 COPY_TIMEOUT_SECONDS = 600.0
 COPY_POLL_SECONDS = 0.02

@@ -23,7 +23,7 @@ from harness.records.store import reserve_results_path, write_results
 from harness.report.tables import format_phase
 from harness.servers.sink import SinkAddress, sink_at
 from harness.telemetry.phase import PhaseProgress, PhaseRecord
-from harness.telemetry.timeseries import Sampler, listening_process
+from harness.telemetry.timeseries import LOCAL_HOSTS, Sampler, listening_process
 
 if TYPE_CHECKING:
     from harness.options.groups import ProfileOptions, RecordOptions, SamplingOptions
@@ -137,7 +137,7 @@ def sampled(options: SamplingOptions, run: Run, phases: dict[str, PhaseProgress]
            else f"{tls.scheme}://{options.host}:{options.server_metrics_port}/metrics")
     # The server's CPU and memory where it is a process of this machine (not the sink: nothing to learn; not
     # behind TLS: what listens there is the proxy, QuestDB speaking none).
-    local = tls is not None and tls.context is None and options.host in ("localhost", "127.0.0.1", "::1")
+    local = tls is not None and tls.context is None and options.host in LOCAL_HOSTS
     login = options.http_login() if url is not None else None
     sampler = Sampler(phases, options.sample_interval, url,
                       find_server_process=(lambda: listening_process(options.http_port)) if local else None,
@@ -151,9 +151,6 @@ def sampled(options: SamplingOptions, run: Run, phases: dict[str, PhaseProgress]
         yield sampler.wait_first
     finally:
         sampler.stop()
-
-
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
 @contextlib.contextmanager

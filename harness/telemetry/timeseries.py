@@ -118,6 +118,10 @@ def server_metrics(url: str, headers: Mapping[str, str] | None = None,
     return values
 
 
+# The hosts that name this machine: a server there is a process this one may find by its port.
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
 def listening_process(port: int) -> psutil.Process | None:
     """The local process listening on TCP ``port`` (QuestDB's HTTP port), or None: remote, in a container
     whose processes this one cannot see, or not allowed to list sockets."""
