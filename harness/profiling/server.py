@@ -19,7 +19,7 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-from harness.errors import UsageError
+from harness.errors import RunError, UsageError
 from harness.telemetry.stacks import Stacks, read_collapsed
 from harness.servers.jar import CACHE_DIR, maven_artifact
 from harness.versions import async_profiler_version
@@ -36,8 +36,6 @@ def library(version: str | None = None) -> Path:
     path = PROFILER_DIR / version / "libasyncProfiler.so"
     if path.exists():
         return path
-    from harness.errors import RunError
-
     try:
         jar = maven_artifact("tools.profiler", "async-profiler", version, PROFILER_DIR / version)
         with zipfile.ZipFile(jar) as archive:
