@@ -77,6 +77,11 @@ PROTOCOL ?= auto## ILP protocol version: 1, 2, 3 or auto
 CHUNK ?= 10000## Rows per chunk (--worker-chunk-row-count)
 OP ?= dataframe## dataframe, iterrows or itertuples
 ARGS ?= ## Extra `harness bench` options, e.g. ARGS="--stream --keep-table"
+PROFILE ?= 0## 1: profile the run, client and QuestDB (bench, queries, noop-sink, bench-native; docs/profiling.md)
+
+PROFILE_OPTION = $(if $(filter 1,$(PROFILE)),--profile)
+# PROFILE=1: async-profiler's library from Maven Central into .cache (the client container mounts it from there).
+PROFILER_LIBRARY = $(if $(filter 1,$(PROFILE)),profiler-library)
 
 # The N of the benchmarks that compare 1 worker with N.
 COMPARED_WORKERS = $(or $(strip $(WORKERS)),2)
@@ -85,17 +90,20 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 	--protocol-version $(PROTOCOL) --worker-chunk-row-count $(CHUNK) --op $(OP) \
 	$(WORKERS_OPTION) $(if $(strip $(SEED)),--seed $(SEED)) $(ARGS)
 
-.PHONY: bench-native bench-generate bench-groups bench-generate-startup bench-table bench-overhead bench-exactly-once \
+.PHONY: profiler-library bench-native bench-generate bench-groups bench-generate-startup bench-table bench-overhead bench-exactly-once \
 	bench-own-data bench-files bench-open-loop matrix \
 	bench-scale bench-parity bench-replay-parity bench-query-parity bench-serialize-parity ab
 
 # What bench-native runs, and (the native input checks, below) checks first.
-NATIVE_BENCH = bench --send --report --clients $(CLIENTS) $(BENCH_ARGS)
+NATIVE_BENCH = bench --send --report --clients $(CLIENTS) $(BENCH_ARGS) $(PROFILE_OPTION)
 
 bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads (CLIENTS processes), validate, record
 	@$(PY) -m harness native up --questdb-only
 	$(PY) -m harness $(NATIVE_BENCH)
 	@echo "QuestDB is still running (127.0.0.1 only; web console http://127.0.0.1:9000): make native-down stops it"
+
+profiler-library: setup
+	@$(PY) -m harness.profiling.server >/dev/null
 
 bench-generate: setup ## Print the generator's DataFrame and ILP output rates and peak RSS
 	$(PY) benchmarks/generate_rate.py
@@ -303,7 +311,8 @@ ifneq ($(filter $(DOCKER_GOALS),$(MAKECMDGOALS)),)
 DOCKER_PROBLEM := $(shell WORKERS='$(WORKERS)' ROWS='$(ROWS)' CLIENTS='$(CLIENTS)' QDB_CPUS='$(QDB_CPUS)' CLIENT_CPUS='$(CLIENT_CPUS)' \
 	RESULTS='$(RESULTS)' OFFLINE='$(OFFLINE)' QSCALE='$(QSCALE)' QUERIES='$(QUERIES)' QWORKERS='$(QWORKERS)' \
 	QPROTOCOL='$(QPROTOCOL)' QLOAD='$(QLOAD)' QUESTDB_CPU_LIMIT='$(QUESTDB_CPU_LIMIT)' CLIENT_CPU_LIMIT='$(CLIENT_CPU_LIMIT)' \
-	SWARM_TIMEOUT='$(SWARM_TIMEOUT)' AUTH='$(AUTH)' QUESTDB_USER='$(QUESTDB_USER)' scripts/docker-check.sh check $(filter $(DOCKER_GOALS),$(MAKECMDGOALS)))
+	SWARM_TIMEOUT='$(SWARM_TIMEOUT)' AUTH='$(AUTH)' QUESTDB_USER='$(QUESTDB_USER)' PROFILE='$(PROFILE)' \
+	QUESTDB_UID='$(QUESTDB_UID)' scripts/docker-check.sh check $(filter $(DOCKER_GOALS),$(MAKECMDGOALS)))
 ifneq ($(DOCKER_PROBLEM),)
 $(error $(DOCKER_PROBLEM))
 endif
@@ -315,11 +324,18 @@ DOCKER_QDB_CPUS = $(or $(QDB_CPUS),$(word 1,$(DOCKER_CPU_SPLIT)))
 DOCKER_CLIENT_CPUS = $(or $(CLIENT_CPUS),$(word 2,$(DOCKER_CPU_SPLIT)))
 # The client never runs as root. It writes results/ as the caller's user, so the files are theirs; a root
 # caller gets the image's own unprivileged user (10001), which is then given results/.
+# PROFILE=1 (bench, queries): QuestDB's user, the only one its JVM's attach answers (compose.profile.yaml).
 HOST_UID := $(shell id -u)
-CLIENT_UID := $(if $(filter 0,$(HOST_UID)),10001,$(HOST_UID))
-CLIENT_GID := $(if $(filter 0,$(HOST_UID)),10001,$(shell id -g))
+QUESTDB_UID := 10001# the QuestDB images' user: upstream's, and the stand-in's (images/offline/questdb)
+PROFILED_CLIENT = $(and $(filter 1,$(PROFILE)),$(filter bench queries,$(MAKECMDGOALS)))
+CLIENT_UID := $(if $(PROFILED_CLIENT),$(QUESTDB_UID),$(if $(filter 0,$(HOST_UID)),10001,$(HOST_UID)))
+CLIENT_GID := $(if $(PROFILED_CLIENT),$(QUESTDB_UID),$(if $(filter 0,$(HOST_UID)),10001,$(shell id -g)))
 DOCKER_STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
-COMPOSE_FILES ?= -f compose.yaml $(if $(filter 1,$(OFFLINE)),-f compose.offline.yaml) $(if $(filter 1,$(AUTH)),-f compose.auth.yaml)
+COMPOSE_FILES ?= -f compose.yaml $(if $(filter 1,$(OFFLINE)),-f compose.offline.yaml) $(if $(filter 1,$(AUTH)),-f compose.auth.yaml) \
+	$(PROFILE_COMPOSE)
+# PROFILE=1: the client shares QuestDB's processes (not into the sink, where there is no QuestDB to profile).
+PROFILE_COMPOSE = $(if $(filter 1,$(PROFILE)),-f compose.profile.yaml)
+noop-sink: PROFILE_COMPOSE =
 # Secrets never pass a command line (make's echo of it, ps): scripts/docker-secrets.sh, in front of every docker
 # command below, reads them from their 0600 files in SECRETS_DIR (making them on first use) into that command's
 # environment. Grafana's admin password: GRAFANA_ADMIN_PASSWORD as the environment or make's command line gives
@@ -350,7 +366,7 @@ client_container = $(COMPOSE_ENV) $(WITH_SECRETS) docker --log-level error compo
 # Served on client:9464 (conf/prometheus.yml) during the run and METRICS_LINGER seconds after it.
 CLIENT_METRICS = --metrics-port 9464 --metrics-linger $(METRICS_LINGER)
 # One benchmark run ($(1): more `run` options); the caller adds the target's options.
-client_run = $(call client_container,$(1),bench --send --report $(BENCH_ARGS) $(CLIENT_METRICS))
+client_run = $(call client_container,$(1),bench --send --report $(BENCH_ARGS) $(PROFILE_OPTION) $(CLIENT_METRICS))
 # CLIENTS > 1: that many client containers, each on its share of the client CPU set, records merged.
 clients_run = $(COMPOSE_ENV) COMPOSE='docker --log-level error compose $(COMPOSE_FILES)' $(WITH_SECRETS) \
 	scripts/docker-clients.sh $(CLIENTS) '$(DOCKER_CLIENT_CPUS)' $(call docker_results,bench-$(CLIENTS)clients) \
@@ -364,7 +380,7 @@ results_dir = mkdir -p results$(if $(filter 0,$(HOST_UID)), && chown $(CLIENT_UI
 # QuestDB, Prometheus (and Grafana, online) up, waiting until QuestDB is healthy.
 stack_up = $(COMPOSE) up --detach --wait --wait-timeout 180 --quiet-pull
 
-bench: $(OFFLINE_IMAGES) ## In Docker: start QuestDB (and Prometheus), send ROWS rows with WORKERS threads, record
+bench: $(OFFLINE_IMAGES) $(PROFILER_LIBRARY) ## In Docker: start QuestDB (and Prometheus), send ROWS rows with WORKERS threads, record
 	@echo "CPU sets: QuestDB $(DOCKER_QDB_CPUS), client $(DOCKER_CLIENT_CPUS)"
 	@$(results_dir)
 	$(stack_up)
@@ -382,14 +398,15 @@ noop-sink: $(OFFLINE_IMAGES) ## In Docker: the same run against the socat no-op 
 # Compose network's defaults, so QHTTP_PORT ... QMIN_PORT do not apply. The load's record goes beside the
 # queries' one: <results>-load.json. AUTH=1: the load sends over HTTP, as the harness would.
 queries: CLIENT_CONF = http::addr=questdb:9000;auto_flush=off;
-queries: $(OFFLINE_IMAGES) ## In Docker: load the query data set (QLOAD=1), run TSBS's queries (all types), record
+queries: $(OFFLINE_IMAGES) $(PROFILER_LIBRARY) ## In Docker: load the query data set (QLOAD=1), run TSBS's queries (all types), record
 	@echo "CPU sets: QuestDB $(DOCKER_QDB_CPUS), client $(DOCKER_CLIENT_CPUS)"
 	@$(results_dir)
 	$(stack_up)
 	$(if $(filter 1,$(QLOAD)),$(call client_container,,bench --send --transport http $(QDATA_ARGS) --host questdb \
 		--reporting-period 0 --results $(basename $(call docker_results,queries))-load.json))
 	$(call client_container,,queries run --generate $(QDATA_ARGS) --queries $(QUERIES) --workers $(QWORKERS) \
-		--protocol $(QPROTOCOL) --host questdb $(CLIENT_METRICS) --report --results $(call docker_results,queries) $(QARGS))
+		--protocol $(QPROTOCOL) --host questdb $(CLIENT_METRICS) --report --results $(call docker_results,queries) \
+		$(PROFILE_OPTION) $(QARGS))
 	@$(prune_client_images)
 
 up: $(OFFLINE_IMAGES) ## Start QuestDB, Prometheus and Grafana in Docker and wait until healthy

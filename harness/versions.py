@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 
@@ -29,4 +30,5 @@ def questdb_version() -> str:
 
 
 def async_profiler_version() -> str:
-    return pinned()["ASYNC_PROFILER_VERSION"]
+    """The pin, as ``.env`` gives it, or as Compose hands it to the client container (which has no ``.env``)."""
+    return os.environ.get("ASYNC_PROFILER_VERSION") or pinned()["ASYNC_PROFILER_VERSION"]

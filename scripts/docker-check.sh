@@ -8,7 +8,7 @@
 #   scripts/docker-check.sh check GOAL...    print the first problem for these make goals (nothing: fine)
 #
 # `check` reads WORKERS, ROWS, QSCALE, QUERIES, QWORKERS, QPROTOCOL, QLOAD, QDB_CPUS, CLIENT_CPUS, RESULTS,
-# OFFLINE, AUTH, QUESTDB_USER (never a password: it would be on this command line), SWARM_TIMEOUT,
+# OFFLINE, AUTH, QUESTDB_USER (never a password: it would be on this command line), PROFILE, QUESTDB_UID, SWARM_TIMEOUT,
 # QUESTDB_CPU_LIMIT, CLIENT_CPU_LIMIT, HOST_CORES and compose.yaml's PUBLISH_* ports
 # from the environment; a published port held by anything but this Compose project is named with how to stop
 # it. It always exits 0: the Makefile turns a printed problem into $(error).
@@ -144,6 +144,23 @@ check() {
         return
     fi
 
+    [[ ${PROFILE:-0} =~ ^[01]$ ]] || { echo "PROFILE must be 0 or 1 (profile the run, client and QuestDB; got '${PROFILE:-}')"; return; }
+    if [ "${PROFILE:-0}" = 1 ]; then
+        if has_goal "$goals" swarm-bench; then
+            echo "PROFILE=1 profiles a run of one client beside QuestDB (bench, queries, noop-sink): swarm-bench's clients are not profiled"
+            return
+        fi
+        if has_goal "$goals" "bench noop-sink" && [ "${CLIENTS:-1}" != 1 ]; then
+            echo "PROFILE=1 samples one client process: CLIENTS must be 1 (got '${CLIENTS}')"
+            return
+        fi
+        # The profiled client runs as QuestDB's user, whose JVM answers no other (compose.profile.yaml).
+        if has_goal "$goals" "bench queries" && [ "$(id -u)" != 0 ] && [ -d results ] \
+            && [ "$(stat -c %u results)" != "${QUESTDB_UID:-10001}" ] && [ $((8#$(stat -c %a results) & 2)) = 0 ]; then
+            echo "PROFILE=1 runs the client as QuestDB's user (${QUESTDB_UID:-10001}), who cannot write results/: chmod o+w results, or run make as root"
+            return
+        fi
+    fi
     if has_goal "$goals" "bench noop-sink swarm-bench"; then
         positive_int WORKERS "${WORKERS:-}" optional || return
         positive_int ROWS "${ROWS:-}" || return

@@ -401,6 +401,9 @@ def make(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     (["queries", "CLIENT_CPUS=3-1"], "CLIENT_CPUS must be a CPU set like 0-11 or 0,2,4 (got '3-1')"),
     (["bench", "AUTH=yes"], "AUTH must be 0 or 1 (QuestDB asking for logins; got 'yes')"),
     (["swarm-bench", "AUTH=1", "QUESTDB_USER=a b"], "QUESTDB_USER may hold letters, digits, '_', '.' and '-' only"),
+    (["bench", "PROFILE=yes"], "PROFILE must be 0 or 1 (profile the run, client and QuestDB; got 'yes')"),
+    (["swarm-bench", "PROFILE=1"], "swarm-bench's clients are not profiled"),
+    (["bench", "PROFILE=1", "CLIENTS=2"], "PROFILE=1 samples one client process: CLIENTS must be 1"),
 ])
 def test_bad_input_is_one_line(args, message):
     result = make(*args)
@@ -464,6 +467,34 @@ def client_commands(commands: list[list[str]]) -> list[tuple[list[str], list[str
             at = words.index("client", words.index("run"))
             found.append((words[:at], words[at + 1:]))
     return found
+
+
+def test_profile_runs_the_client_beside_questdb_as_its_user_and_nothing_more():
+    """PROFILE=1: --profile, and for bench and queries the override that shares QuestDB's processes, the client as
+    QuestDB's user; into the sink no override (no QuestDB there); without it, neither."""
+    ((run, bench),) = client_commands(dry_run("bench", "ROWS=10", "PROFILE=1"))
+    assert "--profile" in bench and "compose.profile.yaml" in run
+    assert "CLIENT_UID=10001" in run and "CLIENT_GID=10001" in run
+    (_, (query_run, queries)) = client_commands(dry_run("queries", *QUERY_VARIABLES, "PROFILE=1"))
+    assert "--profile" in queries and "compose.profile.yaml" in query_run
+    ((sink_run, sink),) = client_commands(dry_run("noop-sink", "ROWS=10", "PROFILE=1"))
+    assert "--profile" in sink and "compose.profile.yaml" not in sink_run
+    ((plain_run, plain),) = client_commands(dry_run("bench", "ROWS=10"))
+    assert "--profile" not in plain and "compose.profile.yaml" not in plain_run
+
+
+@pytest.mark.docker
+def test_the_profile_override_grants_no_capability():
+    compose_cli()
+    result = compose_config("compose.yaml", "compose.offline.yaml", "compose.profile.yaml")
+    assert result.returncode == 0, result.stderr
+    client = json.loads(result.stdout)["services"]["client"]
+    assert client["pid"] == "service:questdb"
+    assert "cap_add" not in client and not client.get("privileged") and "security_opt" not in client
+    (library,) = [volume for volume in client["volumes"] if volume["target"].startswith("/opt/async-profiler")]
+    assert library["read_only"] and library["source"].endswith(f"/.cache/async-profiler/"
+                                                              f"{pinned()['ASYNC_PROFILER_VERSION']}/libasyncProfiler.so")
+    assert client["environment"]["HARNESS_ASYNC_PROFILER_LIBRARY"] == library["target"]
 
 
 QUERY_VARIABLES = ["QSCALE=4", "QSEED=3", "QEND=2016-01-01T03:00:00Z", "QUERIES=2", "QWORKERS=2", "QPROTOCOL=http"]

@@ -1,6 +1,6 @@
 """The Compose stack end to end on a real Docker engine, with the offline stand-in images.
 
-Runs exactly what a user runs: `make bench OFFLINE=1 WORKERS=2 ROWS=200000`,
+Runs exactly what a user runs: `make bench OFFLINE=1 WORKERS=2 ROWS=200000 PROFILE=1`,
 `make noop-sink OFFLINE=1 ROWS=200000`, then with QuestDB asking for logins (AUTH=1) `make bench OFFLINE=1
 USE_CASE=iot` (ILP over TCP), `make bench CLIENTS=2 TRANSPORT=http` and, last, `make queries OFFLINE=1` on a
 small data set (PGWire), then asks
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 from container_sql import questdb_sql_in
-from helpers import DOCKER_PUBLISHED_PORTS
+from helpers import DOCKER_PUBLISHED_PORTS, run_cli
 from prerequisites import require
 
 # The Compose stack built and run several times: minutes (docker: tests/conftest.py marks the module).
@@ -125,15 +125,22 @@ def runs(tmp_path_factory):
         pytest.fail(f"ports {busy} are taken: the test stack publishes there (stop what holds them)", pytrace=False)
     tag = uuid.uuid4().hex[:8]
     paths = {mode: ROOT / "results" / f"pytest-docker-{mode}-{tag}.json"
-             for mode in ("bench", "noop-sink", "iot", "clients", "queries")}
+             for mode in ("bench", "noop-sink", "iot", "clients", "queries", "host-profiled")}
     ENV["SECRETS_DIR"] = str(tmp_path_factory.mktemp("secrets"))
     processes = ProcessList()
     processes.start()
     try:
         images = make("offline-images", timeout=900)
         assert images.returncode == 0, images.stdout + images.stderr
-        bench = make("bench", "OFFLINE=1", "WORKERS=2", f"ROWS={ROWS}", "SEED=42", "METRICS_LINGER=15",
+        bench = make("bench", "OFFLINE=1", "WORKERS=2", f"ROWS={ROWS}", "SEED=42", "METRICS_LINGER=15", "PROFILE=1",
                      f"RESULTS=results/{paths['bench'].name}")
+        # This machine's harness, profiling the stack's QuestDB through the port Docker publishes (before AUTH=1).
+        host_profiled = run_cli("bench", "--send", "--row-count", "50000", "--profile", "--host", "127.0.0.1",
+                                "--http-port", str(PUBLISHED["PUBLISH_HTTP_PORT"]),
+                                "--ilp-port", str(PUBLISHED["PUBLISH_ILP_PORT"]),
+                                "--pg-port", str(PUBLISHED["PUBLISH_PG_PORT"]),
+                                "--server-metrics-port", str(PUBLISHED["PUBLISH_MIN_PORT"]), "--table", "cpu_host",
+                                "--results", str(paths["host-profiled"]), timeout=300)
         noop = make("noop-sink", "OFFLINE=1", f"ROWS={ROWS}", "SEED=42", "METRICS_LINGER=3",
                     f"RESULTS=results/{paths['noop-sink'].name}")
         # From here on QuestDB asks for logins (its container made anew): ILP over TCP (open) with /exec logged
@@ -145,8 +152,8 @@ def runs(tmp_path_factory):
         clients = make("bench", "OFFLINE=1", "AUTH=1", "CLIENTS=2", "TRANSPORT=http", f"ROWS={CLIENT_ROWS}",
                        "SCALE=100", "SEED=7", "METRICS_LINGER=15", "ARGS=--table cpu_clients",
                        f"RESULTS=results/{paths['clients'].name}")
-        yield {"bench": bench, "noop-sink": noop, "iot": iot, "clients": clients, "paths": paths,
-               "processes": processes, "tag": tag}
+        yield {"bench": bench, "noop-sink": noop, "iot": iot, "clients": clients, "host-profiled": host_profiled,
+               "paths": paths, "processes": processes, "tag": tag}
     finally:
         processes.done.set()
         compose("--profile", "*", "down", "--volumes", "--remove-orphans", timeout=180)
@@ -177,6 +184,38 @@ def test_bench_results(runs):
     # Schema v2: what the server holds, read back from it after the run.
     assert data["validation"]["expected_rows"] == ROWS and data["validation"]["visible_rows"] == ROWS
     assert "Sent:" in runs["bench"].stdout and "Validated:" in runs["bench"].stdout
+
+
+def test_a_profiled_bench_samples_the_client_and_questdb_in_their_containers(runs):
+    """PROFILE=1: the client container, sharing QuestDB's processes as QuestDB's user, sampled itself (py-spy) and
+    QuestDB's JVM (async-profiler, loaded through HotSpot's attach), with no capability granted."""
+    data = record(runs, "bench")
+    profile = data["profile"]
+    assert profile["server_not_profiled"] is None and profile["server"]["mode"] in ("ctimer", "itimer")
+    assert profile["server"]["samples"] > 0 and "send" in profile["server"]["phases"]
+    assert any(frame.startswith("io/questdb/") for frame, _ in profile["server"]["top_frames"]), profile["server"]
+    assert profile["client"]["samples"] > 0 and profile["client"]["buckets"]["serialization"] > 0
+    # Each side against its own CPU set: the client's one CPU, not the machine's.
+    assert "the client used " in profile["verdict"]
+    assert f" of {len(data['system']['cpu_affinity'])} CPUs" in profile["verdict"].split("the client used ")[1]
+    assert f"Verdict: {profile['verdict']}" in runs["bench"].stdout
+    folder = runs["paths"]["bench"].with_suffix(".profile")
+    assert (folder / "server-send.collapsed").stat().st_size > 0 and (folder / "async-profiler.log").exists()
+    assert (folder / "client.speedscope.json").exists() and (folder / "server.speedscope.json").exists()
+    assert "io/questdb/" in runs["paths"]["bench"].with_suffix(".html").read_text()  # the server's flame graph
+
+
+def test_this_machines_harness_profiles_the_containers_questdb_behind_its_published_port(runs):
+    """Natively, against `make up`'s QuestDB: the JVM behind the docker-proxy that publishes the port, attached to as
+    root from outside its container (its files reached through /proc, a folder of its user's in its /tmp)."""
+    result = runs["host-profiled"]
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    data = json.loads(runs["paths"]["host-profiled"].read_text())
+    assert data["validation"]["visible_rows"] == 50_000
+    server = data["profile"]["server"]
+    assert data["profile"]["server_not_profiled"] is None and server["samples"] > 0, data["profile"]
+    assert any(frame.startswith("io/questdb/") for frame, _ in server["top_frames"])
+    assert (runs["paths"]["host-profiled"].with_suffix(".profile") / "async-profiler.log").exists()
 
 
 def test_rows_inside_the_questdb_container(runs):

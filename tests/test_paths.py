@@ -274,7 +274,6 @@ def test_the_server_side_paths_need_the_servers_import_root_on_this_machine(ques
 def test_every_path_says_what_its_batch_is():
     assert set(PATHS) == set(IngestPath)
     assert all(traits.batch and traits.package for traits in PATHS.values())
-    assert not PATHS[IngestPath.ilp_tcp].atomic and PATHS[IngestPath.asyncpg].atomic
 
 
 # --- the command --------------------------------------------------------------------------------------------------

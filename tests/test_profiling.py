@@ -1,6 +1,6 @@
 """``--profile`` against real processes: py-spy sampling the client, async-profiler loaded into a real QuestDB's JVM
-through jcmd. A profiled bench run leaves both sides' stacks, their buckets in the record, flame graphs in the report
-and a verdict; into the sink the verdict names the client; a server paused mid-run shows as the client waiting; a
+through HotSpot's attach. A profiled bench run leaves both sides' stacks, their buckets in the record, flame graphs in
+the report and a verdict; into the sink the verdict names the client; a server paused mid-run shows as the client waiting; a
 profiler that dies leaves the run whole and its side marked missing; what cannot be profiled ends in one line."""
 
 from __future__ import annotations
@@ -223,8 +223,23 @@ def test_a_jvm_that_refuses_the_agent_is_one_line(questdb_factory, tmp_path):
     server = questdb_factory(extra_env={"JDK_JAVA_OPTIONS": "-XX:+DisableAttachMechanism"})
     result = run_cli("bench", "--send", "--row-count", "1000", *questdb_flags(server), "--profile",
                      "--results", str(tmp_path / "r.json"))
-    assert_one_line_error(result, 2, "refused async-profiler, loaded through jcmd",
-                          "The VM does not support the attach mechanism")
+    assert_one_line_error(result, 2, "async-profiler in QuestDB's JVM", "did not start its attach listener",
+                          "-XX:+DisableAttachMechanism")
+
+
+def test_a_jvm_of_another_user_is_refused_saying_whose_it_is(questdb):
+    # HotSpot's attach answers only its own user or root: a client of another user is told so, not left hanging.
+    from harness.profiling.jvm_attach import jvm_serving
+
+    pid, why = jvm_serving(questdb.host, questdb.http_port)
+    assert why is None, why
+    # Imported first: the user it becomes may not read this checkout.
+    script = ("import os\nfrom harness.profiling.jvm_attach import AttachError, Jvm\n"
+              "os.setgid(65534); os.setuid(65534)\n"
+              f"try:\n    Jvm({pid}).load('/nonexistent.so', 'start')\nexcept AttachError as exc:\n    print(exc)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith(f"QuestDB's JVM (pid {pid})"), done.stderr
+    assert "this user" in done.stdout or "runs as 0:0 and this client as 65534:65534" in done.stdout
 
 
 def test_a_server_not_on_this_machine_is_not_profiled_and_the_run_says_why():
@@ -232,7 +247,7 @@ def test_a_server_not_on_this_machine_is_not_profiled_and_the_run_says_why():
     from harness.run.bench_options import BenchOptions
 
     pid, why = _server_to_profile(BenchOptions(host="db.example.invalid", send=True))
-    assert pid is None and why == "QuestDB at db.example.invalid is not on this machine"
+    assert pid is None and why.startswith("QuestDB at db.example.invalid is not on this machine")
 
 
 def test_tune_profiles_the_baseline_and_the_recommendation_after_the_sweep(questdb, tmp_path, devnull):

@@ -5,6 +5,7 @@ processes, are tests/test_profiling.py's."""
 
 from __future__ import annotations
 
+import re
 import json
 from collections import Counter
 
@@ -100,7 +101,7 @@ def test_the_verdict_names_the_saturated_side_with_its_numbers():
     assert found.bound == "client" and found.text.startswith("client-bound: the client used 1.97 of 4 CPUs")
     # Shares of the working samples: the idle ones left out.
     assert "of its working samples, 79 % in serialization, 13 % waiting for the GIL" in found.text
-    assert "QuestDB used 0.41; of its working samples, 100 % in WAL apply and O3 merge" in found.text
+    assert "QuestDB used 0.41 of 4 CPUs; of its working samples, 100 % in WAL apply and O3 merge" in found.text
     # A client that mostly waits in flush: QuestDB's queue is full, whatever its CPUs.
     waiting_client = Side(0.3, {"send/flush": 0.7, "serialization": 0.1, "idle": 0.2})
     assert verdict(waiting_client, Side(0.6, {"ILP/HTTP parsing": 0.5}), 4, False, False).bound == "server"
@@ -117,6 +118,12 @@ def test_the_verdict_names_the_saturated_side_with_its_numbers():
     # A client whose working samples wait for the GIL is saturated, whatever its CPUs.
     assert verdict(Side(0.8, {"waiting for the GIL": 0.4, "serialization": 0.6}), Side(0.2, {}), 4, False,
                    False).bound == "client"
+    # CPU sets that do not meet (Docker's cpusets): each side against its own; QuestDB's full one CPU is its limit.
+    apart = verdict(Side(0.13, {"send/flush": 0.3, "serialization": 0.7}), Side(0.97, {"ILP/HTTP parsing": 1.0}), 1,
+                    into_sink=False, same_machine=False, server_cores=1)
+    assert apart.bound == "server" and apart.text.startswith("server-bound: QuestDB used 0.97 of 1 CPUs")
+    assert "the client used 0.13 of 1 CPUs" in apart.text
+    assert verdict(Side(0.95, {"serialization": 1.0}), Side(0.3, {}), 1, False, False, server_cores=3).bound == "client"
     # The harness's own threads are no work of the client's.
     assert Side(1.0, {"the harness's threads": 0.5, "serialization": 0.5}).working() == {"serialization": 1.0}
 
@@ -130,6 +137,15 @@ def test_a_flame_graph_is_a_static_svg_coloured_by_bucket():
     assert colours["commits and fsync"] in svg and colours["ILP/HTTP parsing"] in svg
     assert "LineTcpParser.parse: 70 samples, 70.0%" in svg
     assert "no samples" in flame_graph(Counter(), "QuestDB", SERVER_BUCKETS)
+    # A wait for the GIL is known by the frames it ends with, not by a name: coloured as its bucket all the same.
+    gil, idle = (f"thread (1): send-1;_client__dataframe (questdb/dataframe.pxi);{above};pthread_cond_timedwait "
+                 f"(libc.so.6)" for above in ("_client__ensure_has_gil (questdb/_client.pyx)",
+                                              "lock_PyThread_acquire_lock (libpython3.11.so.1.0)"))
+    client = flame_graph(Counter({gil: 60, idle: 40}), "client", CLIENT_BUCKETS)
+    fills = re.findall(r'<title>pthread_cond_timedwait \(libc.so.6\): (\d+) samples[^<]*</title>'
+                       r'<rect [^>]*fill="([^"]+)"', client)
+    by_bucket = {bucket.name: bucket.colour for bucket in CLIENT_BUCKETS}
+    assert dict(fills) == {"60": by_bucket["waiting for the GIL"], "40": by_bucket["idle"]}, fills
 
 
 def profiled_record(name: str, serialization: int, gil: int, verdict_text: str) -> RunRecord:

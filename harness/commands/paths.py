@@ -144,8 +144,8 @@ def run_paths(options: PathsOptions, out: TextIO | None = None) -> BenchmarkReco
     checks: dict[str, str] = {}
     probes: dict[str, dict] = {}
     record.extra.update(probes=probes, checks=checks,
-                        paths={str(ingest): {"batch": PATHS[ingest].batch, "atomic": PATHS[ingest].atomic,
-                                             "package": PATHS[ingest].package} for ingest in paths})
+                        paths={str(ingest): {"batch": PATHS[ingest].batch, "package": PATHS[ingest].package}
+                                    for ingest in paths})
     made = [table.table + MADE_SUFFIX for table in scratch.values()]  # the probes' tables each path makes itself
     claim = TableClaim(questdb, run_id, [table.table for table in scratch.values()] + made)
     claim.take()

@@ -31,30 +31,29 @@ class PathTraits:
 
     writer: str
     package: str
-    batch: str  # what one ``write`` is, as the server sees it
-    atomic: bool  # whether a batch lands whole or not at all
+    batch: str  # what one ``write`` is, as the server sees it (whether it lands whole: the probe measures it)
     server_side: bool = False  # the whole data set a file under the server's import root, loaded by the server
 
 
 PATHS: dict[IngestPath, PathTraits] = {
     IngestPath.ilp_http: PathTraits("harness.ingest_paths.ilp:IlpWriter", "questdb",
-                                    "one HTTP request, committed as one transaction", True),
+                                    "one HTTP request, committed as one transaction"),
     IngestPath.ilp_tcp: PathTraits("harness.ingest_paths.ilp:IlpWriter", "questdb",
-                                   "a stream of lines, committed by the server as it sees fit; no answer", False),
+                                   "a stream of lines, committed by the server as it sees fit; no answer"),
     IngestPath.asyncpg: PathTraits("harness.ingest_paths.pgwire:AsyncpgWriter", "asyncpg",
-                                   "executemany of a prepared INSERT: one transaction", True),
+                                   "executemany of a prepared INSERT: one transaction"),
     IngestPath.asyncpg_copy: PathTraits("harness.ingest_paths.pgwire:AsyncpgCopyWriter", "asyncpg",
-                                        "copy_records_to_table: COPY ... FROM STDIN (binary), one transaction", True),
+                                        "copy_records_to_table: COPY ... FROM STDIN (binary), one transaction"),
     IngestPath.psycopg: PathTraits("harness.ingest_paths.pgwire:PsycopgWriter", "psycopg",
-                                   "executemany in pipeline mode, committed once", True),
+                                   "executemany in pipeline mode, committed once"),
     IngestPath.to_sql: PathTraits("harness.ingest_paths.to_sql:ToSqlWriter", "sqlalchemy",
-                                  "DataFrame.to_sql(method='multi'): multi-row INSERTs, one transaction", True),
+                                  "DataFrame.to_sql(method='multi'): multi-row INSERTs, one transaction"),
     IngestPath.http_imp: PathTraits("harness.ingest_paths.http_imp:ImpWriter", "(standard library)",
-                                    "one CSV upload to /imp (atomicity=abort), answered with its rows imported and rejected", False),
+                                    "one CSV upload to /imp (atomicity=abort), answered with its rows imported and rejected"),
     IngestPath.copy: PathTraits("harness.ingest_paths.server_side:ServerSideWriter", "(standard library)",
-                                "the whole CSV file, imported by COPY (ON ERROR ABORT)", False, server_side=True),
+                                "the whole CSV file, imported by COPY (ON ERROR ABORT)", server_side=True),
     IngestPath.read_parquet: PathTraits("harness.ingest_paths.server_side:ServerSideWriter", "pyarrow",
-                                        "the whole Parquet file, one INSERT ... SELECT FROM read_parquet()", True,
+                                        "the whole Parquet file, one INSERT ... SELECT FROM read_parquet()",
                                         server_side=True),
 }
 

@@ -20,15 +20,17 @@ what to do otherwise.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
-import re
-from collections import Counter
+import psutil
 
 from harness.errors import UsageError
 from harness.telemetry.stacks import Stacks, frames, read_collapsed
@@ -38,6 +40,7 @@ PACKAGE = "py-spy"
 CHECK_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 60.0
 PTRACE_SCOPE = Path("/proc/sys/kernel/yama/ptrace_scope")
+PR_SET_PTRACER, PR_SET_PTRACER_ANY = 0x59616D61, 2**64 - 1  # <linux/prctl.h>: (unsigned long) -1
 
 
 def py_spy_binary() -> str | None:
@@ -58,6 +61,7 @@ def check_py_spy() -> str:
     """py-spy's binary, once it has attached to this process (``dump``); a UsageError naming what to do where it is
     not installed or ptrace is refused."""
     binary = py_spy_binary()
+    _allow_tracing_by_a_child()
     if binary is None:
         raise UsageError(f"--profile needs py-spy to sample the client, which is not installed here "
                          f"(pip install {PACKAGE})")
@@ -71,6 +75,16 @@ def check_py_spy() -> str:
     return binary
 
 
+def _allow_tracing_by_a_child() -> None:
+    """Under ``kernel.yama.ptrace_scope`` 1 (Ubuntu's default) a process may be traced only by its ancestors, or by
+    one it names: py-spy is this process's child, so this process names any of its user's (``PR_SET_PTRACER``).
+    Without Yama the call fails, and nothing needs it."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PTRACER, ctypes.c_ulong(PR_SET_PTRACER_ANY), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def _refusal(text: str) -> str:
     """Why py-spy could not attach, and what allows it."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -79,7 +93,7 @@ def _refusal(text: str) -> str:
         scope = PTRACE_SCOPE.read_text().strip() if PTRACE_SCOPE.exists() else None
         where = (f"kernel.yama.ptrace_scope is {scope} (0 or 1 lets a process trace its own; 1 is the default)"
                  if scope not in (None, "0", "1") else
-                 "in a container, grant it the SYS_PTRACE capability (docs/profiling.md)")
+                 "in a container, its seccomp profile must allow ptrace (Docker's default does: docs/profiling.md)")
         return f"ptrace refused ({said}); {where}"
     return said
 
@@ -152,13 +166,19 @@ class ClientRecording:
              "--subprocesses", "--nolineno", "--format", "raw", "--output", str(output)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             start_new_session=True)
+        self.cpu_seconds: float | None = None
 
     def alive(self) -> bool:
         return self._process.poll() is None
 
     def stop(self) -> tuple[Stacks | None, str | None]:
-        """The recording's stacks and None, or None and why there are none (py-spy died, or wrote nothing)."""
+        """The recording's stacks and None, or None and why there are none (py-spy died, or wrote nothing);
+        ``cpu_seconds`` is then what py-spy used while sampling."""
         if self._process.poll() is None:
+            try:
+                self.cpu_seconds = sum(psutil.Process(self._process.pid).cpu_times()[:2])
+            except psutil.Error:
+                pass
             self._process.send_signal(signal.SIGINT)
         try:
             _, errors = self._process.communicate(timeout=STOP_TIMEOUT_SECONDS)
@@ -168,6 +188,9 @@ class ClientRecording:
             return None, f"py-spy did not write its samples within {STOP_TIMEOUT_SECONDS:.0f}s of being stopped"
         if self.output.exists():
             return readable_stacks(read_collapsed(self.output)), None
+        if self._process.returncode == -signal.SIGINT:
+            # Stopped before it had set its handler, so before its first sample: a recording of nothing.
+            return Counter(), None
         lines = [line.strip() for line in (errors or "").splitlines() if line.strip()]
         return None, f"py-spy ended (exit {self._process.returncode}) without its samples: " \
                      f"{lines[-1] if lines else 'no message'}"

@@ -65,6 +65,7 @@ class RunProfile:
         self._client_process = psutil.Process()
         self._client, self._server = _SideState(), _SideState()
         self._recording: ClientRecording | None = None
+        self._py_spy_cpu = 0.0  # py-spy's own CPU-s, its recordings' sum
         self._server_running = False
         self._cut_at = self._client_cpu_at = self._server_cpu_at = None
         self._segment = 0
@@ -102,6 +103,8 @@ class RunProfile:
         client_cpu, server_cpu = self._client_cpu(), self._server_cpu()
         stacks, why = self._recording.stop()
         self._recording.output.unlink(missing_ok=True)
+        if self._recording.cpu_seconds is not None:
+            self._py_spy_cpu += self._recording.cpu_seconds
         self._client.segments[phase] = _Segment(stacks, _delta(self._client_cpu_at, client_cpu), seconds, why)
         if why:
             self._client.missing.append(f"{phase}: {why}")
@@ -142,23 +145,39 @@ class RunProfile:
         and the verdict. ``phases``: each recorded phase's seconds (the verdict reads the send phase, or else the
         longest)."""
         self._end_segment(AFTER)
+        if self.server is not None:
+            self.server.close()
         for state in (self._client, self._server):
             after = state.segments.get(AFTER)
             if after is not None and not (after.stacks and sum(after.stacks.values())):
                 del state.segments[AFTER]
         client = self._side("client", self._client, CLIENT_BUCKETS, py_spy_version(self.py_spy),
                             CLIENT_NATIVE if self.native else CLIENT_PYTHON)
+        if client.seconds:
+            client.profiler_cpus = round(self._py_spy_cpu / client.seconds, 3)
         server = None
         if self.server is not None:
             server = self._side("server", self._server, SERVER_BUCKETS, f"async-profiler {self.server.version}",
                                 self.server.mode)
         phase = "send" if "send" in phases else max(phases, key=phases.get, default=None)
+        client_set, server_set = self._cpu_sets()
         found = verdict(self._verdict_side(self._client, phase, CLIENT_BUCKETS),
                         self._verdict_side(self._server, phase, SERVER_BUCKETS) if server is not None else None,
-                        os.cpu_count() or 1, self.into_sink, same_machine=True)
+                        len(client_set), self.into_sink, same_machine=bool(client_set & server_set),
+                        server_cores=len(server_set) or None)
         text = found.text if phase is None else f"{found.text} (the {phase} phase)"
         return ProfileFigures(client=client, server=server, verdict=text, bound=found.bound,
                               folder=self.folder.name, server_not_profiled=self.no_server)
+
+    def _cpu_sets(self) -> tuple[set[int], set[int]]:
+        """The CPUs each side may use (a container's CPU set, taskset's); the server's empty where not known."""
+        server: set[int] = set()
+        if self.server is not None:
+            try:
+                server = set(self._server_process.cpu_affinity())
+            except psutil.Error:
+                pass
+        return set(os.sched_getaffinity(0)), server
 
     def _side(self, name: str, state: _SideState, buckets, profiler: str, mode: str) -> SideProfile:
         recorded = {phase: segment.stacks for phase, segment in state.segments.items() if segment.stacks}
@@ -198,6 +217,8 @@ class RunProfile:
             self.server.stop(self.folder / ".server-abandoned.collapsed")
             (self.folder / ".server-abandoned.collapsed").unlink(missing_ok=True)
             self._server_running = False
+        if self.server is not None:
+            self.server.close()
 
 
 def _delta(before: float | None, after: float | None) -> float | None:

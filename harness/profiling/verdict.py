@@ -4,15 +4,15 @@ its samples went), with its numbers.
 A side's *working* samples are its samples but the idle ones (and, on the client, the harness's own measuring
 threads): the shares the verdict quotes are of those.
 
-- The client is saturated when it keeps ``SATURATED`` of the machine's CPUs busy; or about one CPU (the GIL lets one
-  thread run Python at a time) while its working samples are mostly its own work, not waiting on QuestDB; or when
-  ``GIL_BOUND`` of its working samples wait for the GIL.
-- QuestDB is saturated when it keeps ``SATURATED`` of the CPUs the client leaves it busy (of the machine's where it
-  runs elsewhere), or when the client spends ``WAITING_ON_SERVER`` of its working samples in send/flush: waiting for
-  QuestDB to take what it sends is QuestDB's queue being full.
+- The client is saturated when it keeps ``SATURATED`` of the CPUs it may use (its CPU set) busy; or about one CPU (the
+  GIL lets one thread run Python at a time) while its working samples are mostly its own work, not waiting on
+  QuestDB; or when ``GIL_BOUND`` of its working samples wait for the GIL.
+- QuestDB is saturated when it keeps ``SATURATED`` of the CPUs the client leaves it busy (of its own CPU set where the
+  two sets do not meet, as in Docker, or where it runs elsewhere), or when the client spends ``WAITING_ON_SERVER`` of
+  its working samples in send/flush: waiting for QuestDB to take what it sends is QuestDB's queue being full.
 - Into the sink the server does no work: the client is the bottleneck by construction, and the verdict says so.
-- Where both are saturated, the side that used more CPU is named; where both share this machine and together keep
-  its CPUs busy, the verdict says so too.
+- Where both are saturated, the side that used more CPU is named; where both share CPUs and together keep them busy,
+  the verdict says so too.
 - Where neither is saturated, the verdict says so: the time went in waiting (answers, commits, a schedule).
 """
 
@@ -50,7 +50,10 @@ class Verdict:
     text: str
 
 
-def verdict(client: Side, server: Side | None, cores: int, into_sink: bool, same_machine: bool) -> Verdict:
+def verdict(client: Side, server: Side | None, cores: int, into_sink: bool, same_machine: bool,
+            server_cores: int | None = None) -> Verdict:
+    """``cores``: the CPUs the client may use; ``server_cores``: QuestDB's (None: as many); ``same_machine``: whether
+    the two share those CPUs."""
     client_cpus = client.cpus or 0.0
     working = client.working()
     gil, waiting = working.get(GIL, 0.0), working.get(SEND, 0.0)
@@ -65,12 +68,13 @@ def verdict(client: Side, server: Side | None, cores: int, into_sink: bool, same
         if waiting >= WAITING_ON_SERVER:
             return Verdict("server", f"server-bound (the client waits on it; its CPU not measured): {client_text}")
         return Verdict("neither", f"not known (QuestDB's CPU not measured): {client_text}")
-    server_cpus = server.cpus
-    room = max(cores - client_cpus, 0.0) if same_machine else cores
-    machine_full = same_machine and client_cpus + server_cpus >= SATURATED * cores
+    server_cpus, server_cores = server.cpus, server_cores or cores
+    room = max(server_cores - client_cpus, 0.0) if same_machine else server_cores
+    machine_full = same_machine and client_cpus + server_cpus >= SATURATED * max(cores, server_cores)
     server_full = (server_cpus >= SATURATED * max(room, 1e-9) or machine_full or waiting >= WAITING_ON_SERVER)
-    server_text = f"QuestDB used {server_cpus:.2f}{_buckets(server.working(), 'its working samples')}"
-    note = f" (the machine's {cores} CPUs saturated)" if machine_full else (
+    of = "" if server_cores == cores and same_machine else f" of {server_cores} CPUs"
+    server_text = f"QuestDB used {server_cpus:.2f}{of}{_buckets(server.working(), 'its working samples')}"
+    note = f" (the machine's {max(cores, server_cores)} CPUs saturated)" if machine_full else (
         " (both saturated)" if client_full and server_full else "")
     if client_full and (not server_full or client_cpus > server_cpus):
         return Verdict("client", f"client-bound{note}: {client_text}; {server_text}")

@@ -205,6 +205,7 @@ class SideProfile:
     phases: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> bucket -> samples
     top_frames: list[list] = field(default_factory=list)  # [frame, samples of its own]
     cpus: float | None = None  # CPU-s over the profiled seconds
+    profiler_cpus: float | None = None  # the profiler's own, likewise (py-spy's process; async-profiler's is the JVM's)
     seconds: float | None = None  # how long it was sampled (samples / seconds: the rate reached, all threads)
     files: dict[str, str] = field(default_factory=dict)  # what -> file name in the record's profile folder
     missing: str | None = None  # why (a part of) this side's profile is missing

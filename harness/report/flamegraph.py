@@ -1,7 +1,8 @@
 """A flame graph of collapsed stacks as a static SVG: the root at the bottom, each frame as wide as its samples,
-coloured by the bucket it belongs to (``harness.telemetry.stack_buckets``; a frame no bucket names takes its
-caller's colour), each frame's name, samples and share in its tooltip. No script: the report opens from disk.
-Frames narrower than ``MIN_SHARE`` of the samples are left out (their samples stay in their callers' widths)."""
+coloured by the bucket it belongs to (``harness.telemetry.stack_buckets``: by its name, or by the frames down to it,
+as a wait for the GIL; a frame no bucket names takes its caller's colour), each frame's name, samples and share in
+its tooltip. No script: the report opens from disk. Frames narrower than ``MIN_SHARE`` of the samples are left out
+(their samples stay in their callers' widths)."""
 
 from __future__ import annotations
 
@@ -42,19 +43,20 @@ def flame_graph(stacks: Stacks, title: str, buckets: tuple[Bucket, ...]) -> str:
     total = root.value
     cells: list[tuple[float, int, float, str, str, int]] = []  # x, depth, width, name, colour, samples
 
-    def place(node: _Node, x: float, depth: int, colour: str) -> int:
-        own = frame_bucket(node.name, buckets) if node is not root else None
+    def place(node: _Node, x: float, depth: int, colour: str, path: str) -> int:
+        path = f"{path};{node.name}" if path else node.name
+        own = frame_bucket(node.name, buckets, path) if node is not root else None
         colour = own.colour if own is not None else colour
         width = node.value / total * WIDTH
         cells.append((x, depth, width, node.name, colour, node.value))
         deepest = depth
         for child in sorted(node.children.values(), key=lambda child: -child.value):
             if child.value / total >= MIN_SHARE:
-                deepest = max(deepest, place(child, x, depth + 1, colour))
+                deepest = max(deepest, place(child, x, depth + 1, colour, path if node is not root else ""))
             x += child.value / total * WIDTH
         return deepest
 
-    deepest = place(root, 0.0, 0, OTHER_COLOUR)
+    deepest = place(root, 0.0, 0, OTHER_COLOUR, "")
     height = (deepest + 1) * ROW
     shapes = []
     for x, depth, width, name, colour, samples in cells:

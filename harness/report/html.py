@@ -176,6 +176,7 @@ def _profile(record: RunRecord) -> str:
                                                             sum(side.phases[phase].values())) for phase in phases]
             rows.append(f"<tr><th>{html.escape(bucket)}</th>{''.join(f'<td>{cell}</td>' for cell in cells)}</tr>")
         cpus = f", {side.cpus:.2f} CPUs busy" if side.cpus is not None else ""
+        cpus += f" (the profiler itself {side.profiler_cpus:.2f})" if side.profiler_cpus is not None else ""
         cpus += f", {side.samples / side.seconds:.0f} samples/s over {side.seconds:.1f} s" if side.seconds else ""
         parts.append(f"<h4>{name}: {html.escape(side.profiler)}, {html.escape(side.mode)}, {side.rate_hz} Hz, "
                      f"{side.samples} samples{cpus}</h4>")

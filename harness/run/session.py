@@ -189,24 +189,18 @@ def profiled(options: ProfileOptions, run: Run):
             run.say(f"Profile: part of the {'client' if side is figures.client else 'server'}'s profile is "
                     f"missing: {side.missing}")
     run.say(f"Verdict: {figures.verdict}")
+    if figures.client.profiler_cpus is not None:
+        run.say(f"Profile: {run.record.path.with_suffix('.profile')}; py-spy itself used "
+                f"{figures.client.profiler_cpus:.2f} CPUs")
 
 
 def _server_to_profile(options) -> tuple[int | None, str | None]:
     """QuestDB's process id to sample and None, or None and why it is not sampled."""
     if getattr(options, "target", Target.questdb) == Target.sink:
         return None, "into the sink, which does no work: nothing of QuestDB's to sample"
-    if options.host not in LOCAL_HOSTS:
-        return None, f"QuestDB at {options.host} is not on this machine"
-    process = listening_process(options.http_port)
-    if process is None:
-        return None, f"no process of this machine that this user may see listens on port {options.http_port}"
-    try:
-        name = process.name()
-    except Exception:  # psutil.Error: gone, or another user's
-        return None, f"the process listening on port {options.http_port} cannot be read by this user"
-    if "java" not in name:
-        return None, f"the process listening on port {options.http_port} is {name}, not a JVM"
-    return process.pid, None
+    from harness.profiling.jvm_attach import jvm_serving
+
+    return jvm_serving(options.host, options.http_port)
 
 
 CHECKPOINT_SECONDS = 1.0

@@ -86,9 +86,12 @@ SIDES = {"client": CLIENT_BUCKETS, "server": SERVER_BUCKETS}
 OTHER_COLOUR = "#e8d8b8"
 
 
-def frame_bucket(frame: str, buckets: tuple[Bucket, ...]) -> Bucket | None:
-    """The first bucket one of whose patterns matches this one frame (a flame graph colours it so)."""
-    return next((bucket for bucket in buckets if bucket.matches(frame)), None)
+def frame_bucket(frame: str, buckets: tuple[Bucket, ...], path: str = "") -> Bucket | None:
+    """The first bucket, in their order, one of whose patterns matches this one frame, or whose stack patterns match
+    ``path`` (the frames from the root to this one, joined by ";"), as a wait for the GIL is known by the frames it
+    ends with: a flame graph colours the frame so."""
+    return next((bucket for bucket in buckets if bucket.matches(frame) or (
+        path and any(re.search(pattern, path) for pattern in bucket.stack_patterns))), None)
 
 
 def bucket_of(stack: str, buckets: tuple[Bucket, ...]) -> str:
