@@ -116,15 +116,19 @@ def test_a_server_paused_mid_run_shows_as_the_client_waiting(killable_questdb, t
     def run(name: str, pause: bool):
         results = tmp_path / f"{name}.json"
         command = [sys.executable, "-m", "harness", "bench", "--send", "--stream", "--transport", "http",
-                   "--row-count", "2000000", *questdb_flags(server), "--reporting-period", "0", "--profile",
+                   "--row-count", "1000000", *questdb_flags(server), "--reporting-period", "0", "--profile",
                    "--results", str(results)]
-        server.client.drop_table("cpu")  # the pause waits for this run's own rows
+        server.client.drop_table("cpu")  # the pause waits for this run's own table
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if pause:
+            # In the send phase: the run has made its table and sends (1 M rows take seconds), the pause a large part
+            # of it; not once rows are visible, which under load can be after the send phase has ended.
             deadline = time.monotonic() + 120
-            while not server.client.table_columns("cpu") or server.client.count("cpu") == 0:
+            while not server.client.table_columns("cpu"):
                 assert time.monotonic() < deadline and process.poll() is None
                 time.sleep(0.05)
+            time.sleep(0.5)
+            assert process.poll() is None
             pid = server.server.pid()
             os.kill(pid, signal.SIGSTOP)
             time.sleep(2)
