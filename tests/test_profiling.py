@@ -246,6 +246,33 @@ def test_a_jvm_of_another_user_is_refused_saying_whose_it_is(questdb):
     assert "this user" in done.stdout or "runs as 0:0 and this client as 65534:65534" in done.stdout
 
 
+def test_a_stale_attach_socket_is_replaced(questdb, tmp_path):
+    # A socket file nobody listens on at the JVM's attach path (a restarted container keeps its /tmp): the JVM is
+    # asked to listen anew, and answers.
+    import socket as sockets
+
+    from harness.profiling.jvm_attach import Jvm, jvm_serving
+
+    pid, why = jvm_serving(questdb.host, questdb.http_port)
+    jvm = Jvm(pid)
+    path = jvm.path(f"/tmp/.java_pid{jvm.own_pid}")
+    path.unlink(missing_ok=True)
+    stale = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    stale.bind(str(path))
+    stale.close()
+    with pytest.raises(ConnectionRefusedError):
+        probe = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+        try:
+            probe.connect(str(path))
+        finally:
+            probe.close()
+    result = run_cli("bench", "--send", "--row-count", "1000", *questdb_flags(questdb), "--profile", "--results",
+                     str(tmp_path / "r.json"))
+    assert result.returncode == 0, result.stderr
+    (record,) = load_results([tmp_path / "r.json"])
+    assert record.profile.server is not None and record.profile.server_not_profiled is None
+
+
 def test_a_server_not_on_this_machine_is_not_profiled_and_the_run_says_why():
     from harness.run.session import _server_to_profile
     from harness.run.bench_options import BenchOptions

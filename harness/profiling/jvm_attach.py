@@ -169,13 +169,22 @@ class Jvm:
         listening = self.path(f"/tmp/.java_pid{self.own_pid}")
         if not listening.exists():
             self._ask_to_listen(listening)
-        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            connection.connect(str(listening))
+            return _connected(listening)
+        except ConnectionRefusedError:
+            # A socket left by an earlier JVM of the same pid (a restarted container keeps its /tmp): gone, the JVM
+            # is asked to listen anew.
+            listening.unlink(missing_ok=True)
+            self._ask_to_listen(listening)
         except OSError as exc:
-            connection.close()
-            raise AttachError(f"QuestDB's JVM (pid {self.pid}) does not take attach requests: {exc}") from None
-        return connection
+            raise self._refused(exc) from None
+        try:
+            return _connected(listening)
+        except OSError as exc:
+            raise self._refused(exc) from None
+
+    def _refused(self, exc: OSError) -> AttachError:
+        return AttachError(f"QuestDB's JVM (pid {self.pid}) does not take attach requests: {exc}")
 
     def _ask_to_listen(self, listening: Path) -> None:
         """HotSpot starts its attach listener when it finds ``.attach_pid<PID>`` on a SIGQUIT."""
@@ -211,6 +220,16 @@ class Jvm:
             theirs = "another user"
         return (f"QuestDB's JVM (pid {self.pid}) runs as {theirs} and this client as {os.geteuid()}:{os.getegid()}: "
                 f"the JVM's attach answers only its own user or root")
+
+
+def _connected(path: Path) -> socket.socket:
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(str(path))
+    except OSError:
+        connection.close()
+        raise
+    return connection
 
 
 def _first_line(text: str) -> str:
