@@ -4,8 +4,8 @@ into QuestDB, and a phase's cut costs a socket's round trip, not a JVM's start.
 
 The JVM may be in a container: a process of this PID namespace whose network namespace owns the address the run
 sends to (Compose's ``pid: service:questdb``), or, seen from the host, the one behind the ``docker-proxy`` that
-publishes its port. Its files are reached through ``/proc/PID/root``; HotSpot talks
-only to its own user or root (``SO_PEERCRED``), which the refusal says.
+publishes its port. Its files are reached through ``/proc/PID/root``; HotSpot talks only to its own user or root
+(``SO_PEERCRED``), which the refusal says.
 
 The protocol (HotSpot on Linux): the JVM listens on ``/tmp/.java_pid<PID>`` once asked (an ``.attach_pid<PID>`` file
 in its working directory, then SIGQUIT); a request is ``1``, the command and three arguments, each ended by a NUL;

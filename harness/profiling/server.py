@@ -1,8 +1,8 @@
 """QuestDB's side: its JVM (found by the address it serves, here or in a container sharing this one's processes)
 sampled by async-profiler, whoever started it. The profiler's library (Maven Central's
 ``tools.profiler:async-profiler``, its linux-x64 ``libasyncProfiler.so``) is loaded into the running JVM through
-HotSpot's attach (``harness.profiling.jvm_attach``), which takes a command each
-time: ``start`` a phase, ``stop`` it into a collapsed file.
+HotSpot's attach (``harness.profiling.jvm_attach``), which takes a command each time: ``start`` a phase, ``stop`` it
+into a collapsed file.
 
 QuestDB's threads are sampled by the CPU time they use, with a timer a thread (``event=ctimer``), falling back to the
 process's profiling timer (``itimer``) where that is refused; the mode used is recorded. Not perf events
@@ -84,29 +84,31 @@ class ServerProfiler:
         return str(path) if self._theirs is None else f"{self._theirs}/{os.getpid()}-{path.name}"
 
     def _library_inside(self) -> str:
-        """The library where the JVM sees it; in the JVM's folder, put there once, under a name it keeps:
-        the JVM loads a library once by its path, and a second copy would be a second profiler."""
-        if self._loaded is None and self._theirs is None:
-            self._loaded = str(self.library)
-        elif self._loaded is None:
-            folder, loaded = self.jvm.path(self._theirs), f"{self._theirs}/libasyncProfiler-{self.version}.so"
-            try:
-                folder.mkdir(mode=0o700, exist_ok=True)
-                if os.geteuid() == 0 and folder.stat().st_uid == 0 != self.jvm.uid:
-                    os.chown(folder, self.jvm.uid, self.jvm.gid)  # root made it: the JVM writes its files there
-                if folder.stat().st_uid != self.jvm.uid:
-                    raise OSError(f"{self._theirs} is not the JVM's user's")
-                target = self.jvm.path(loaded)
-                if not target.exists() or target.stat().st_size != self.library.stat().st_size:
-                    partial = target.with_suffix(".partial")
-                    shutil.copyfile(self.library, partial)
-                    partial.chmod(0o644)
-                    partial.replace(target)  # a new file: one the JVM has mapped is never written over
-            except OSError as exc:
-                raise UsageError(f"--profile: async-profiler's library cannot be put where QuestDB's JVM (pid "
-                                 f"{self.pid}) sees it: {exc}") from None
-            self._loaded = loaded
+        """The library where the JVM sees it (put in the JVM's folder the first time)."""
+        if self._loaded is None:
+            self._loaded = str(self.library) if self._theirs is None else self._put_library()
         return self._loaded
+
+    def _put_library(self) -> str:
+        """The library in the JVM's folder, under a name it keeps: the JVM loads a library once by its path, and a
+        second copy would be a second profiler."""
+        folder, loaded = self.jvm.path(self._theirs), f"{self._theirs}/libasyncProfiler-{self.version}.so"
+        try:
+            folder.mkdir(mode=0o700, exist_ok=True)
+            if os.geteuid() == 0 and folder.stat().st_uid == 0 != self.jvm.uid:
+                os.chown(folder, self.jvm.uid, self.jvm.gid)  # root made it: the JVM writes its files there
+            if folder.stat().st_uid != self.jvm.uid:
+                raise OSError(f"{self._theirs} is not the JVM's user's")
+            target = self.jvm.path(loaded)
+            if not target.exists() or target.stat().st_size != self.library.stat().st_size:
+                partial = target.with_suffix(".partial")
+                shutil.copyfile(self.library, partial)
+                partial.chmod(0o644)
+                partial.replace(target)  # a new file: one the JVM has mapped is never written over
+        except OSError as exc:
+            raise UsageError(f"--profile: async-profiler's library cannot be put where QuestDB's JVM (pid "
+                             f"{self.pid}) sees it: {exc}") from None
+        return loaded
 
     def command(self, action: str) -> str:
         """Run one async-profiler command in the JVM; its answer (a UsageError where the JVM refuses it)."""
