@@ -178,8 +178,10 @@ def test_a_profiler_that_dies_mid_run_leaves_the_run_whole_and_says_so(questdb, 
 
 
 def test_profiled_read_and_query_runs_sample_the_server_answering(questdb, tmp_path):
-    loaded = run_cli("bench", "--send", "--row-count", "100000", *questdb_flags(questdb), "--results",
-                     str(tmp_path / "load.json"))
+    # 432,000 rows: a read and the queries of seconds, long enough for py-spy to begin sampling.
+    data_set = ["--seed", "7", "--scale", "100", "--timestamp-start", "2016-01-01T00:00:00Z", "--timestamp-end",
+                "2016-01-01T12:00:00Z"]
+    loaded = run_cli("bench", "--send", *data_set, *questdb_flags(questdb), "--results", str(tmp_path / "load.json"))
     assert loaded.returncode == 0, loaded.stderr
     read = run_cli("read", "--table", "cpu", "--host", questdb.host, "--http-port", str(questdb.http_port),
                    "--pg-port", str(questdb.pg_port), "--server-metrics-port", str(questdb.server.min_port),
@@ -188,6 +190,14 @@ def test_profiled_read_and_query_runs_sample_the_server_answering(questdb, tmp_p
     (record,) = load_results([tmp_path / "read.json"])
     assert "read" in record.profile.client.phases and record.profile.server.samples > 0
     assert record.profile.server.buckets["SQL"] > 0 and "Verdict: " in read.stdout
+    # The queries phase is a recording of its own on both sides, and the verdict reads it.
+    queries = run_cli("queries", "run", "--generate", *data_set, "--queries", "5", "--host", questdb.host,
+                      "--pg-port", str(questdb.pg_port), "--http-port", str(questdb.http_port), "--profile",
+                      "--results", str(tmp_path / "queries.json"), timeout=300)
+    assert queries.returncode == 0, queries.stderr
+    (record,) = load_results([tmp_path / "queries.json"])
+    assert "queries" in record.profile.client.phases and "queries" in record.profile.server.phases
+    assert record.profile.verdict.endswith("(the queries phase)") and "not known" not in record.profile.verdict
 
 
 @pytest.mark.parametrize("flag", ["--profile-wall", "--profile-native"])

@@ -190,8 +190,9 @@ def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics
         run_queries_on_workers(options, work, stats, checker, run.say)
     finally:
         queries_ended = time.perf_counter()
-        run.record.phases["queries"] = PhaseRecord(stats.counted, 0, round(queries_ended - started, 6),
-                                                   time.process_time() - cpu_started)
+        # Through the run, which tells the profile (``--profile``: a recording a phase).
+        run.phase("queries", None, PhaseRecord(stats.counted, 0, round(queries_ended - started, 6),
+                                               time.process_time() - cpu_started))
         _record_statistics(run, stats, checker)
         if load is not None:
             load.finish(started, queries_ended)
@@ -216,8 +217,8 @@ def _at_rest(options: QueriesRunOptions, work: list[QueryWork], run: Run) -> Que
     try:
         run_queries_on_workers(options, work, stats, None, run.say)
     finally:
-        run.record.phases["queries_at_rest"] = PhaseRecord(stats.counted, 0, round(time.perf_counter() - started, 6),
-                                                           time.process_time() - cpu_started)
+        run.phase("queries_at_rest", None, PhaseRecord(stats.counted, 0, round(time.perf_counter() - started, 6),
+                                                       time.process_time() - cpu_started))
         run.record.queries.at_rest = stats.figures()
     run.say(format_summary(stats.summary(), stats.labels, options.workers))
     return stats

@@ -105,6 +105,8 @@ class RunProfile:
         self._recording.output.unlink(missing_ok=True)
         if self._recording.cpu_seconds is not None:
             self._py_spy_cpu += self._recording.cpu_seconds
+        if stacks is not None and not stacks and phase != AFTER:
+            why = f"no samples: the phase took {seconds:.2f} s, less than py-spy took to begin"
         self._client.segments[phase] = _Segment(stacks, _delta(self._client_cpu_at, client_cpu), seconds, why)
         if why:
             self._client.missing.append(f"{phase}: {why}")
