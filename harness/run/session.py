@@ -190,7 +190,7 @@ def profiled(options: ProfileOptions, run: Run):
                     f"missing: {side.missing}")
     run.say(f"Verdict: {figures.verdict}")
     if figures.client.profiler_cpus is not None:
-        run.say(f"Profile: {run.record.path.with_suffix('.profile')}; py-spy itself used "
+        run.say(f"Profile: {profile.folder}; py-spy itself used "
                 f"{figures.client.profiler_cpus:.2f} CPUs")
 
 

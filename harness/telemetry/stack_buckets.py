@@ -27,11 +27,12 @@ class Bucket:
     def matches(self, frame: str) -> bool:
         return any(re.search(pattern, frame) for pattern in self.patterns)
 
-    def claims(self, names: list[str]) -> bool:
-        if any(self.matches(frame) for frame in names):
-            return True
-        stack = ";".join(names)
+    def matches_stack(self, stack: str) -> bool:
+        """Whether a stack pattern matches ``stack`` (frames joined by ";", root first)."""
         return any(re.search(pattern, stack) for pattern in self.stack_patterns)
+
+    def claims(self, names: list[str]) -> bool:
+        return any(self.matches(frame) for frame in names) or self.matches_stack(";".join(names))
 
 
 # py-spy's frames: "function (file)" for Python (``--nolineno``), "function (library)" or a Rust path for native ones,
@@ -90,8 +91,8 @@ def frame_bucket(frame: str, buckets: tuple[Bucket, ...], path: str = "") -> Buc
     """The first bucket, in their order, one of whose patterns matches this one frame, or whose stack patterns match
     ``path`` (the frames from the root to this one, joined by ";"), as a wait for the GIL is known by the frames it
     ends with: a flame graph colours the frame so."""
-    return next((bucket for bucket in buckets if bucket.matches(frame) or (
-        path and any(re.search(pattern, path) for pattern in bucket.stack_patterns))), None)
+    return next((bucket for bucket in buckets
+                 if bucket.matches(frame) or (path and bucket.matches_stack(path))), None)
 
 
 def bucket_of(stack: str, buckets: tuple[Bucket, ...]) -> str:
