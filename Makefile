@@ -54,8 +54,8 @@ check-reference: ## Check that every relative link of the reference runs' README
 
 NATIVE_ARGS ?= ## `harness native` options, e.g. "--root DIR --http-port 19000 --ilp-port 19009 --pg-port 18812 --min-port 19003 --sink-port 19010"
 
-native-up: setup ## Start QuestDB (release jar, conf/server.conf) and the socat sink natively, no Docker
-	$(PY) -m harness native up $(NATIVE_ARGS)
+native-up: setup ## Start QuestDB (release jar, or with TRANSPORT=qwp the QWP server; conf/server.conf) and the socat sink natively, no Docker
+	$(PY) -m harness native up $(NATIVE_SERVER) $(NATIVE_ARGS)
 
 native-down: setup ## Stop the native QuestDB (SIGTERM, then SIGKILL after 30 s) and the sink
 	$(PY) -m harness native down $(NATIVE_ARGS)
@@ -72,7 +72,7 @@ SCALE ?= 4000## TSBS hosts
 SEED ?= ## PRNG seed (empty: random, recorded in the results)
 USE_CASE ?= cpu-only## TSBS use case: cpu-only (table cpu), devops (nine measurement tables) or iot (readings, diagnostics)
 FIELDS ?= double## double or long
-TRANSPORT ?= tcp## tcp or http
+TRANSPORT ?= tcp## tcp or http (ILP), or qwp (QWP: QuestDB is then the pinned QWP server, .env's QUESTDB_QWP)
 PROTOCOL ?= auto## ILP protocol version: 1, 2, 3 or auto
 CHUNK ?= 10000## Rows per chunk (--worker-chunk-row-count)
 OP ?= dataframe## dataframe, iterrows or itertuples
@@ -80,6 +80,10 @@ ARGS ?= ## Extra `harness bench` options, e.g. ARGS="--stream --keep-table"
 PROFILE ?= 0## 1: profile the run, client and QuestDB (bench, queries, noop-sink, bench-native; docs/profiling.md)
 
 PROFILE_OPTION = $(if $(filter 1,$(PROFILE)),--profile)
+# TRANSPORT=qwp: QuestDB is the pinned QWP server (.env's QUESTDB_QWP; no release here has QWP): natively from its
+# jar (native up --questdb-jar qwp), in Docker its stand-in image (compose.qwp.yaml, below).
+QWP = $(filter qwp,$(TRANSPORT))
+NATIVE_SERVER = $(if $(QWP),--questdb-jar qwp)
 # PROFILE=1: async-profiler's library from Maven Central into .cache (the client container mounts it from there).
 PROFILER_LIBRARY = $(if $(filter 1,$(PROFILE)),profiler-library)
 
@@ -97,8 +101,8 @@ BENCH_ARGS = --use-case $(USE_CASE) --row-count $(ROWS) --scale $(SCALE) --field
 # What bench-native runs, and (the native input checks, below) checks first.
 NATIVE_BENCH = bench --send --report --clients $(CLIENTS) $(BENCH_ARGS) $(PROFILE_OPTION)
 
-bench-native: setup ## Without Docker: start native QuestDB, send ROWS rows with WORKERS threads (CLIENTS processes), validate, record
-	@$(PY) -m harness native up --questdb-only
+bench-native: setup ## Without Docker: start native QuestDB (TRANSPORT=qwp: the QWP server), send ROWS rows with WORKERS threads (CLIENTS processes), validate, record
+	@$(PY) -m harness native up --questdb-only $(NATIVE_SERVER)
 	$(PY) -m harness $(NATIVE_BENCH)
 	@echo "QuestDB is still running (127.0.0.1 only; web console http://127.0.0.1:9000): make native-down stops it"
 
@@ -135,7 +139,7 @@ bench-open-loop: setup ## The open loop: 20 % of the closed-loop rate held (sche
 	$(PY) benchmarks/open_loop.py probe-cost --rows 1000000 --rounds 5 --json results/open-loop/probe-cost.json
 	$(PY) benchmarks/open_loop.py knee --seconds 10 --json results/open-loop/knee.json
 
-VERSIONS ?= $(QUESTDB_VERSION)## matrix: QuestDB releases (space-separated), each run natively from its own jar
+VERSIONS ?= $(QUESTDB_VERSION)## matrix: QuestDB servers (space-separated): releases, qwp (the pinned QWP server) or jars' paths, each run natively from its own jar
 CONFIGS ?= as-is## matrix: server.conf overrides, one config per word (e.g. "wal=true wal=false"; docs/matrix.md)
 ROUNDS ?= 5## matrix: counted rounds, after a warm-up round
 
@@ -309,6 +313,7 @@ SECRETS_DIR ?= .cache## Where the Docker targets keep the passwords they make (G
 DOCKER_GOALS := bench noop-sink queries up down logs clean offline-images swarm-bench swarm-down
 ifneq ($(filter $(DOCKER_GOALS),$(MAKECMDGOALS)),)
 DOCKER_PROBLEM := $(shell WORKERS='$(WORKERS)' ROWS='$(ROWS)' CLIENTS='$(CLIENTS)' QDB_CPUS='$(QDB_CPUS)' CLIENT_CPUS='$(CLIENT_CPUS)' \
+	TRANSPORT='$(TRANSPORT)' \
 	RESULTS='$(RESULTS)' OFFLINE='$(OFFLINE)' QSCALE='$(QSCALE)' QUERIES='$(QUERIES)' QWORKERS='$(QWORKERS)' \
 	QPROTOCOL='$(QPROTOCOL)' QLOAD='$(QLOAD)' QUESTDB_CPU_LIMIT='$(QUESTDB_CPU_LIMIT)' CLIENT_CPU_LIMIT='$(CLIENT_CPU_LIMIT)' \
 	SWARM_TIMEOUT='$(SWARM_TIMEOUT)' AUTH='$(AUTH)' QUESTDB_USER='$(QUESTDB_USER)' PROFILE='$(PROFILE)' \
@@ -332,7 +337,9 @@ CLIENT_UID := $(if $(PROFILED_CLIENT),$(QUESTDB_UID),$(if $(filter 0,$(HOST_UID)
 CLIENT_GID := $(if $(PROFILED_CLIENT),$(QUESTDB_UID),$(if $(filter 0,$(HOST_UID)),10001,$(shell id -g)))
 DOCKER_STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
 COMPOSE_FILES ?= -f compose.yaml $(if $(filter 1,$(OFFLINE)),-f compose.offline.yaml) $(if $(filter 1,$(AUTH)),-f compose.auth.yaml) \
-	$(PROFILE_COMPOSE)
+	$(PROFILE_COMPOSE) $(if $(QWP),-f compose.qwp.yaml)
+# TRANSPORT=qwp: QuestDB's image is the QWP server's stand-in (no registry serves one), built first, OFFLINE or not.
+QUESTDB_QWP_IMAGE = $(shell scripts/docker-offline-images.sh --image questdb-qwp)
 # PROFILE=1: the client shares QuestDB's processes (not into the sink, where there is no QuestDB to profile).
 PROFILE_COMPOSE = $(if $(filter 1,$(PROFILE)),-f compose.profile.yaml)
 noop-sink: PROFILE_COMPOSE =
@@ -348,13 +355,14 @@ WITH_SECRETS = scripts/docker-secrets.sh
 # version); ILP over TCP has no password login, so --conf says how to send (AUTH_SEND, for bench) and
 # QDB_CLIENT_CONF only logs /exec in.
 SEND_SETTINGS = auto_flush=off;$(if $(filter-out auto,$(PROTOCOL)),protocol_version=$(PROTOCOL);)
-CLIENT_CONF = http::addr=questdb:9000;$(if $(filter http,$(TRANSPORT)),$(SEND_SETTINGS),auto_flush=off;)
+# QWP's is a ws:: string, which its senders and /exec use alike.
+CLIENT_CONF = $(if $(QWP),ws::addr=questdb:9000;,http::addr=questdb:9000;$(if $(filter http,$(TRANSPORT)),$(SEND_SETTINGS),auto_flush=off;))
 AUTH_SEND = $(if $(and $(filter 1,$(AUTH)),$(filter tcp,$(TRANSPORT))),--conf 'tcp::addr=questdb:9009;$(SEND_SETTINGS)')
 # Variables are handed to compose on its command line only: exported, QDB_CPUS would also reach a native
 # QuestDB, which reads every QDB_* variable as a configuration key.
 COMPOSE_ENV = QUESTDB_VERSION='$(QUESTDB_VERSION)' QDB_CPUS='$(DOCKER_QDB_CPUS)' CLIENT_CPUS='$(DOCKER_CLIENT_CPUS)' \
 	CLIENT_UID=$(CLIENT_UID) CLIENT_GID=$(CLIENT_GID) SECRETS_DIR='$(SECRETS_DIR)' AUTH='$(AUTH)' \
-	$(if $(filter 1,$(AUTH)),CLIENT_CONF='$(CLIENT_CONF)')
+	$(if $(filter 1,$(AUTH)),CLIENT_CONF='$(CLIENT_CONF)') $(if $(QWP),QUESTDB_QWP_IMAGE='$(QUESTDB_QWP_IMAGE)')
 COMPOSE = $(COMPOSE_ENV) $(WITH_SECRETS) docker compose $(COMPOSE_FILES)
 # One harness command in a fresh client container ($(1): more `run` options, $(2): the command and its
 # options; the image's entrypoint is `python -m harness`): --build picks up harness changes (cached layers
@@ -374,7 +382,9 @@ clients_run = $(COMPOSE_ENV) COMPOSE='docker --log-level error compose $(COMPOSE
 # A rebuild leaves the previous client image untagged (<none>); only those, found by the build's label, go.
 prune_client_images = docker image prune --force --filter label=tsbs-pandas-questdb.image=client >/dev/null
 docker_results = $(or $(RESULTS),results/$(DOCKER_STAMP)-docker-$(1).json)
-OFFLINE_IMAGES := $(if $(filter 1,$(OFFLINE)),offline-images)
+OFFLINE_IMAGES := $(if $(or $(filter 1,$(OFFLINE)),$(QWP)),offline-images)
+# What offline-images builds: the stack's stand-ins (the script's default), with TRANSPORT=qwp the QWP server's too.
+OFFLINE_IMAGE_NAMES = $(if $(QWP),python questdb socat prometheus questdb-qwp)
 # results/ for the client's user (a root caller hands it to the image's own user, see CLIENT_UID).
 results_dir = mkdir -p results$(if $(filter 0,$(HOST_UID)), && chown $(CLIENT_UID):$(CLIENT_GID) results)
 # QuestDB, Prometheus (and Grafana, online) up, waiting until QuestDB is healthy.
@@ -441,8 +451,8 @@ swarm-bench: $(OFFLINE_IMAGES) ## In a Docker Swarm: QuestDB (and Prometheus), C
 swarm-down: ## Remove the Swarm stack (its data volumes stay); leave the swarm if swarm-bench made it
 	$(swarm_env) scripts/docker-swarm.sh down
 
-offline-images: setup ## Build the stand-in images from a debootstrapped Debian (no container registry needed)
-	QUESTDB_VERSION='$(QUESTDB_VERSION)' HARNESS_PYTHON='$(PY)' scripts/docker-offline-images.sh
+offline-images: setup ## Build the stand-in images from a debootstrapped Debian (no container registry needed); TRANSPORT=qwp: the QWP server's too
+	QUESTDB_VERSION='$(QUESTDB_VERSION)' HARNESS_PYTHON='$(PY)' scripts/docker-offline-images.sh $(OFFLINE_IMAGE_NAMES)
 
 
 # --- metrics, prometheus, grafana ----------------------------------------------------------

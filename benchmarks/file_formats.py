@@ -21,6 +21,7 @@ private socat sink the script starts: the client's own cost, no server sharing t
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import shutil
 import subprocess
@@ -37,7 +38,7 @@ import typer
 from benchmarks.alternate import alternate, write_record
 from benchmarks.own_data import write_cpu_only
 from harness import api
-from harness.own_data.files import READ_BLOCK_BYTES
+from harness.own_data.readers.text import READ_BLOCK_BYTES
 from harness.records.benchmark_record import BenchmarkRecord, Comparison, Measurement, Round
 from harness.records.intervals import summarize
 from harness.servers.sink import free_port, sink_at
@@ -79,23 +80,30 @@ def _cpu_seconds() -> float:
 def cpu(rows: int = typer.Option(1_000_000, min=1), rounds: int = typer.Option(5, min=1),
         workers: int = typer.Option(1, min=1), chunk: int = typer.Option(10_000, min=1),
         folder: Path = typer.Option(Path("results/own-data")),
+        qwp: bool = typer.Option(False, "--qwp", help="Over QWP into the QWP server at --host:--http-port, each file "
+                                                      "read straight into Arrow frames (no pandas step), instead of "
+                                                      "ILP/TCP into a private sink."),
+        host: str = "127.0.0.1", http_port: int = 9000,
         json_path: Path | None = typer.Option(None, "--json", help="The benchmark record's path.")) -> None:
-    """Parquet vs CSV vs CSV.gz, the same rows into the sink: client CPU per row, whole run and send phase."""
+    """Parquet vs CSV vs CSV.gz, the same rows into the sink (or over QWP into a server): client CPU per row, whole
+    run and send phase."""
     folder.mkdir(parents=True, exist_ok=True)
     parquet = write_cpu_only(folder / f"cpu-only-{rows}.parquet", rows)
     files = {"parquet": parquet, "csv": write_csv(parquet, folder / f"cpu-only-{rows}.csv"),
              "csv.gz": write_csv(parquet, folder / f"cpu-only-{rows}.csv.gz", "gzip")}
-    record = BenchmarkRecord("file-formats-cpu", parameters=dict(
-        rows=rows, rounds=rounds, workers=workers, chunk=chunk, target="sink",
+    record = BenchmarkRecord("file-formats-cpu" + ("-qwp" if qwp else ""), parameters=dict(
+        rows=rows, rounds=rounds, workers=workers, chunk=chunk, target="questdb over QWP, arrow frames" if qwp else "sink",
         files={name: {"path": str(path), "bytes": path.stat().st_size} for name, path in files.items()}))
     system = record.system
+    where = f"over QWP into {host}:{http_port} as Arrow frames" if qwp else "into a socat sink"
     print(f"{system['cpu_model']}, {system['cpu_count']} CPUs; {rows} cpu-only rows, {workers} worker(s), chunks "
-          f"of {chunk}, into a socat sink; " + ", ".join(f"{name} {path.stat().st_size / 2**20:.0f} MiB"
-                                                        for name, path in files.items()))
-    with sink_at("127.0.0.1", free_port(), print) as sink:
-        common = dict(send=True, target="sink", host=sink.host, ilp_port=sink.port, workers=workers,
-                      worker_chunk_row_count=chunk, reporting_period=0, sample_interval=0, symbols=",".join(TAGS),
-                      results_dir=str(folder / "runs"), quiet=True)
+          f"of {chunk}, {where}; " + ", ".join(f"{name} {path.stat().st_size / 2**20:.0f} MiB"
+                                             for name, path in files.items()))
+    with (contextlib.nullcontext() if qwp else sink_at("127.0.0.1", free_port(), print)) as sink:
+        common = dict(send=True, workers=workers, worker_chunk_row_count=chunk, reporting_period=0, sample_interval=0,
+                      symbols=",".join(TAGS), results_dir=str(folder / "runs"), quiet=True)
+        common.update(dict(transport="qwp", frame="arrow", host=host, http_port=http_port, table="formats_qwp",
+                           replace_table=True) if qwp else dict(target="sink", host=sink.host, ilp_port=sink.port))
 
         def variant(name: str, path: Path):
             def measure(round_number: int) -> Measurement:

@@ -32,14 +32,15 @@ from benchmarks.alternate import alternate, write_record
 from harness.records.benchmark_record import BenchmarkRecord, Measurement
 
 app = typer.Typer(add_completion=False)
-SERVER = ["--host", "127.0.0.1", "--transport", "http", "--reporting-period", "0"]
+SERVER = ["--host", "127.0.0.1", "--reporting-period", "0"]
 
 
-def bench(folder: Path, name: str, *flags: str) -> dict:
-    """One ``bench --send`` as a process of its own; its record."""
+def bench(folder: Path, name: str, *flags: str, transport: str = "http") -> dict:
+    """One ``bench --send`` over ``transport`` (ILP over HTTP by default) as a process of its own; its record."""
     folder.mkdir(parents=True, exist_ok=True)
     results = folder / f"{name}.json"
-    command = [sys.executable, "-m", "harness", "bench", "--send", *SERVER, *flags, "--results", str(results)]
+    command = [sys.executable, "-m", "harness", "bench", "--send", *SERVER, "--transport", transport, *flags,
+               "--results", str(results)]
     finished = subprocess.run(command, capture_output=True, text=True)
     (folder / f"{name}.txt").write_text(finished.stdout + finished.stderr)
     if finished.returncode not in (0, 1) or not results.exists():
@@ -47,13 +48,14 @@ def bench(folder: Path, name: str, *flags: str) -> dict:
     return json.loads(results.read_text())
 
 
-def closed_loop_rate(folder: Path, rows: int, *source: str) -> float:
+def closed_loop_rate(folder: Path, rows: int, *source: str, transport: str = "http") -> float:
     """The rate of ``rows`` TSBS rows (or with ``source``, its whole file) sent as fast as they go."""
     count = () if source else ("--row-count", str(rows))
-    record = bench(folder, "closed-loop", "--stream", *count, "--sample-interval", "0", *source)
+    record = bench(folder, f"closed-loop-{transport}", "--stream", *count, "--sample-interval", "0", *source,
+                   transport=transport)
     send = record["phases"]["send"]
     rate = send["rows"] / send["seconds"]
-    print(f"closed loop: {rate:,.0f} rows/s ({send['rows']} rows, ILP over HTTP, 1 worker)")
+    print(f"closed loop: {rate:,.0f} rows/s ({send['rows']} rows, {record['plan']['wire']['name']}, 1 worker)")
     return rate
 
 
@@ -123,21 +125,29 @@ def probe_cost(rows: int = typer.Option(1_000_000, min=1), rounds: int = typer.O
 
 @app.command()
 def knee(seconds: float = typer.Option(10.0, min=1), rows: int = typer.Option(2_000_000, min=1),
-         slo: str = "1s", folder: Path = typer.Option(Path("results/open-loop")),
+         slo: str = "1s", transport: str = typer.Option("http", help="http (ILP over HTTP) or qwp."),
+         folder: Path = typer.Option(Path("results/open-loop")),
          json_path: Path | None = typer.Option(None, "--json")) -> None:
-    """A ramp from half the closed-loop rate to 1.2 times it, in tenths: the knee beside it."""
-    capacity = closed_loop_rate(folder, rows)
+    """A ramp from half the closed-loop rate to 1.2 times it, in tenths: the knee beside it, and each step's chunks'
+    time to visible (freshness) as a distribution."""
+    capacity = closed_loop_rate(folder, rows, transport=transport)
     step = round(capacity / 10, -3)
     rates = f"{step * 5:.0f}:{step * 12:.0f}:{step:.0f}"
-    record = bench(folder, "ramp", "--rate", rates, "--duration", f"{seconds:g}s", "--slo", slo,
-                   "--row-count", str(int(step * 12 * seconds * 9) + 10_000))
+    record = bench(folder, f"ramp-{transport}", "--rate", rates, "--duration", f"{seconds:g}s", "--slo", slo,
+                   "--row-count", str(int(step * 12 * seconds * 9) + 10_000), transport=transport)
     figures = record["open_loop"]
-    print((folder / "ramp.txt").read_text().split("Ramp:", 1)[-1].split("Validated:", 1)[0].rstrip())
+    print((folder / f"ramp-{transport}.txt").read_text().split("Ramp:", 1)[-1].split("Validated:", 1)[0].rstrip())
+    for ramp_step in figures["steps"]:
+        fresh = ramp_step["freshness"]
+        print(f"  {ramp_step['target_rows_per_second']:>12,.0f} rows/s: time to visible p50 {_ms(fresh['p50'])}, "
+              f"p90 {_ms(fresh['p90'])}, p99 {_ms(fresh['p99'])}, p99.9 {_ms(fresh['p999'])}, max "
+              f"{_ms(fresh['max'])} ({fresh['count']} chunks)")
     knee_rate, closed = figures["knee_rows_per_second"], figures["closed_loop_rows_per_second"]
     ratio = f"{knee_rate / closed:.2f}x" if knee_rate and closed else "-"
     print(f"knee {knee_rate} rows/s, closed loop in the same run {closed:,.0f} rows/s: {ratio}")
     summary = BenchmarkRecord("open-loop-knee", parameters=dict(seconds=seconds, slo=slo, knee=knee_rate,
-                                                                closed_loop_rows_per_second=closed))
+                                                                closed_loop_rows_per_second=closed,
+                                                                transport=transport, steps=figures["steps"]))
     write_record(summary, json_path)
 
 

@@ -1,5 +1,6 @@
 """Which path from QuestDB into pandas is fastest: one cpu-only data set loaded once (``bench --send``), then
-read whole by every ``read`` protocol, alternated over rounds, for each worker count; medians, ratios to
+read whole by every ``read`` protocol the pinned QuestDB serves (or those ``--protocols`` names, ``PROTOCOL[:FRAME]``:
+``qwp,qwp:arrow,qwp:polars`` against a QWP server), alternated over rounds, for each worker count; medians, ratios to
 asyncpg, the client's CPU seconds per million rows; with one worker also asyncpg's Records alone, without
 DataFrames (what the asyncpg seed measured), to split its decoding from the conversion (a script, not a
 test).
@@ -31,7 +32,8 @@ import typer
 from benchmarks.alternate import alternate_groups, write_record
 from harness.commands.bench import run_bench
 from harness.commands.read import DEFAULT_CHUNK_ROWS
-from harness.read.protocols import ReadProtocol
+from harness.frames.kinds import FrameKind
+from harness.read.protocols import ReadProtocol, needed_features
 from harness.records.benchmark_record import BenchmarkRecord, Measurement
 from harness.records.run_record import RunRecord
 from harness.records.store import default_results_path, load_results
@@ -39,6 +41,14 @@ from harness.report.tables import benchmark_table
 from harness.run.bench_options import BenchOptions
 
 RECORDS_ONLY = "asyncpg Records only"
+# What a plain run reads by: every protocol that needs nothing of the server the pinned QuestDB lacks (QWP does).
+DEFAULT_PROTOCOLS = ",".join(protocol for protocol in ReadProtocol if not needed_features(protocol))
+
+
+def read_path(name: str) -> tuple[ReadProtocol, FrameKind]:
+    """``PROTOCOL[:FRAME]``: the protocol and the kind of frame it hands over (default: pandas)."""
+    protocol, _, frame = name.strip().partition(":")
+    return ReadProtocol(protocol), FrameKind(frame or FrameKind.pandas)
 
 
 async def _records_only(host: str, pg_port: int, chunk_rows: int) -> tuple[float, float, int]:
@@ -70,17 +80,19 @@ async def _records_only(host: str, pg_port: int, chunk_rows: int) -> tuple[float
 
 def main(rounds: int = typer.Option(3, min=1), row_count: int = typer.Option(10_000_000, min=1),
          scale: int = typer.Option(4000, min=1), seed: int = 1, workers: str = typer.Option("1,2"),
-         chunk_rows: int = typer.Option(DEFAULT_CHUNK_ROWS, min=1), protocols: str = ",".join(ReadProtocol),
+         chunk_rows: int = typer.Option(DEFAULT_CHUNK_ROWS, min=1), protocols: str = DEFAULT_PROTOCOLS,
          load: bool = typer.Option(True, help="Load the data set first (drops table cpu)."),
          host: str = "localhost", http_port: int = typer.Option(9000, min=1, max=65535),
          ilp_port: int = typer.Option(9009, min=1, max=65535), pg_port: int = typer.Option(8812, min=1, max=65535),
          server_metrics_port: int = typer.Option(9003, min=1, max=65535),
          out_dir: Path = typer.Option(Path("results/read-protocols"))) -> None:
     worker_counts = [int(count) for count in workers.split(",") if count.strip()]
-    chosen = [ReadProtocol(name.strip()) for name in protocols.split(",") if name.strip()]
+    chosen = [name.strip() for name in protocols.split(",") if name.strip()]
+    for name in chosen:
+        read_path(name)  # an unknown protocol or frame ends here, before the load
     record = BenchmarkRecord("read-protocols", parameters=dict(
         rounds=rounds, row_count=row_count, scale=scale, seed=seed, workers=worker_counts, chunk_rows=chunk_rows,
-        protocols=[str(protocol) for protocol in chosen], host=host, out_dir=str(out_dir)))
+        protocols=chosen, host=host, out_dir=str(out_dir)))
     system = record.system
     print(f"{system['cpu_model']}, {system['cpu_count']} CPUs; cpu-only, {row_count} rows, scale {scale}, seed "
           f"{seed}; chunks of {chunk_rows} rows; client and server share the cores")
@@ -94,10 +106,13 @@ def main(rounds: int = typer.Option(3, min=1), row_count: int = typer.Option(10_
               f"sent)  {loaded.path}")
         record.extra["load_record"] = str(loaded.path)
 
-    def read_run(protocol: ReadProtocol, count: int, *flags: str) -> tuple[RunRecord | None, str]:
-        """One `read` in a process of its own: its record, and its error line if it failed."""
-        results = default_results_path(f"read-{protocol}-{count}w", out_dir / "runs")
-        run = subprocess.run([sys.executable, "-m", "harness", "read", "--protocol", str(protocol), "--workers",
+    def read_run(name: str, count: int, *flags: str) -> tuple[RunRecord | None, str]:
+        """One `read` (``name``: ``PROTOCOL[:FRAME]``) in a process of its own: its record, and its error line if it
+        failed."""
+        protocol, frame = read_path(name)
+        results = default_results_path(f"read-{protocol}-{frame}-{count}w", out_dir / "runs")
+        run = subprocess.run([sys.executable, "-m", "harness", "read", "--protocol", str(protocol), "--frame",
+                              str(frame), "--workers",
                               str(count), "--chunk-rows", str(chunk_rows), "--host", host, "--http-port",
                               str(http_port), "--pg-port", str(pg_port), "--server-metrics-port",
                               str(server_metrics_port), "--reporting-period", "0", "--results", str(results), *flags],
@@ -109,11 +124,11 @@ def main(rounds: int = typer.Option(3, min=1), row_count: int = typer.Option(10_
     for protocol in chosen:
         run, error = read_run(protocol, worker_counts[-1], "--check", "--seed", str(seed), "--scale", str(scale),
                               "--row-count", str(row_count))
-        checks[str(protocol)] = error or f"all {run.read.checked_rows} rows equal the data set"
-        print(f"check {protocol:<13} {checks[str(protocol)]}")
+        checks[protocol] = error or f"all {run.read.checked_rows} rows equal the data set"
+        print(f"check {protocol:<13} {checks[protocol]}")
     record.extra["check"] = checks
 
-    def read(protocol: ReadProtocol, count: int):
+    def read(protocol: str, count: int):
         def measure(round_number: int) -> Measurement:
             run, error = read_run(protocol, count)
             if error:
@@ -139,9 +154,9 @@ def main(rounds: int = typer.Option(3, min=1), row_count: int = typer.Option(10_
         return Measurement(seconds=seconds, rows=rows, client_cpu_seconds=cpu,
                            extra={"cpu_seconds_per_million_rows": cpu / rows * 1e6})
 
-    groups = {f"{count} worker(s)": {str(protocol): read(protocol, count) for protocol in chosen}
+    groups = {f"{count} worker(s)": {protocol: read(protocol, count) for protocol in chosen}
               for count in worker_counts}
-    if 1 in worker_counts and ReadProtocol.asyncpg in chosen:
+    if 1 in worker_counts and ReadProtocol.asyncpg in chosen:  # "asyncpg" (pandas)
         groups["1 worker(s)"][RECORDS_ONLY] = records_only
     record.comparisons.extend(alternate_groups(groups, rounds, parameters={
         name: {"workers": count} for name, count in zip(groups, worker_counts)}))

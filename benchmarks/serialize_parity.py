@@ -186,9 +186,8 @@ def write_tsbs_rows(rows: int, seed: int, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.feather
 
-    options = BenchOptions(row_count=rows, seed=seed, symbol_dtype=SymbolDtype.string_pyarrow)
-    frame = pd.concat([table for chunk in options.chunks(options.dataset()) for table in chunk.values()],
-                      ignore_index=True)
+    plan = BenchOptions(row_count=rows, seed=seed, symbol_dtype=SymbolDtype.string_pyarrow).plan()
+    frame = pd.concat([table for chunk in plan.chunks() for table in chunk.values()], ignore_index=True)
     table = pa.Table.from_pandas(frame, preserve_index=False)
     table = table.cast(pa.schema([pa.field(field.name, pa.string() if pa.types.is_large_string(field.type)
                                            else field.type) for field in table.schema]))

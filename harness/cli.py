@@ -67,21 +67,22 @@ _COMMANDS = [
                      "it, record the run; --check compares every value with the data set."),
 ]
 _NATIVE_COMMANDS = [
-    LazyCommand("up", "harness.commands.native:NativeOptions", "harness.commands.native:up",
-                help="Start QuestDB (release jar, conf/server.conf) and the socat sink; wait until healthy."),
+    LazyCommand("up", "harness.commands.native:NativeServerOptions", "harness.commands.native:up",
+                help="Start QuestDB (the pinned release's jar, or --questdb-jar; conf/server.conf) and the socat "
+                     "sink; wait until healthy."),
     LazyCommand("down", "harness.commands.native:NativeOptions", "harness.commands.native:down",
                 help="Stop the native QuestDB (SIGTERM, then SIGKILL after 30 s) and the sink."),
     LazyCommand("status", "harness.commands.native:NativeOptions", _native_status,
                 help="Show whether the native QuestDB and sink run (exit 3 if QuestDB does not)."),
-    LazyCommand("fetch", "harness.commands.native:NativeOptions", "harness.commands.native:fetch",
-                help="Only fetch the QuestDB jar."),
+    LazyCommand("fetch", "harness.commands.native:NativeServerOptions", "harness.commands.native:fetch",
+                help="Only fetch the QuestDB jar (or find the one --questdb-jar names) and the Java that runs it."),
 ]
 _QUERIES_COMMANDS = [
     LazyCommand("generate", "harness.commands.queries_generate:QueriesGenerateOptions",
                 "harness.commands.queries_generate:run_queries_generate",
                 help="Write TSBS's queries as JSON lines, as tsbs_generate_queries --format=questdb does."),
     LazyCommand("run", "harness.commands.queries_run:QueriesRunOptions", "harness.commands.queries_run:run_queries",
-                help="Run TSBS's queries (a file, or --generate) over PGWire or HTTP, print TSBS's summary, record "
+                help="Run TSBS's queries (a file, or --generate) over PGWire, HTTP or QWP, print TSBS's summary, record "
                      "the run; --check compares every answer with the NumPy reference."),
 ]
 
@@ -94,7 +95,8 @@ app = typer.Typer(
     help="TSBS-exact pandas -> QuestDB ingestion benchmark.",
 )
 native_app = typer.Typer(cls=lazy_group(*_NATIVE_COMMANDS), no_args_is_help=True,
-                         help="QuestDB (release jar) and the socat sink, run natively.")
+                         help="QuestDB (a release's jar, or a server jar of your choice) and the socat sink, run "
+                              "natively.")
 app.add_typer(native_app, name="native")
 queries_app = typer.Typer(cls=lazy_group(*_QUERIES_COMMANDS), no_args_is_help=True,
                           help="TSBS's queries: generate them, run them, check every answer.")

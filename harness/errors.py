@@ -6,7 +6,15 @@ an extension's callback (a driver's protocol code under the event loop), that ex
 and the run would go on: the long loops also ask ``interrupt_requested()`` between their steps.
 """
 
+import re
 import threading
+from collections.abc import Callable
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's text on one line (a client's or a driver's error can span many), at most 300 characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 class HarnessError(Exception):
@@ -15,6 +23,33 @@ class HarnessError(Exception):
 
 class UsageError(HarnessError):
     """Bad input from the user (option, file, schema choice): exit code 2."""
+
+
+# A parameter named inside a message, by the library's name for it (``named("at_format")``): the library knows no
+# command line, so the edge that took the value says it as that edge calls it (``spoken``): the command line by its
+# flag (``--at-format``), the notebook by its keyword (``at_format=``).
+_NAMED = re.compile("\u27e8([A-Za-z_][A-Za-z0-9_]*)\u27e9")
+
+
+def named(parameter: str) -> str:
+    """``parameter`` (the library's name) as a message names it, for the edge to say as its user calls it."""
+    return f"\u27e8{parameter}\u27e9"
+
+
+def spoken(text: str, name_of: Callable[[str], str]) -> str:
+    """``text`` with every parameter ``named`` in it said as ``name_of`` says it."""
+    return _NAMED.sub(lambda match: name_of(match[1]), text)
+
+
+def flag_of(parameter: str) -> str:
+    """A parameter's flag by the command line's rule (``at_format`` -> ``--at-format``): what an edge that knows no
+    options class of its own says."""
+    return "--" + parameter.replace("_", "-")
+
+
+def keyword_of(parameter: str) -> str:
+    """A parameter as the notebook API takes it: ``at_format=``."""
+    return f"{parameter}="
 
 
 class ParameterError(UsageError):

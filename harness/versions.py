@@ -29,6 +29,11 @@ def questdb_version() -> str:
     return pinned()["QUESTDB_VERSION"]
 
 
+def qwp_server() -> tuple[str, str | None]:
+    """The pinned QWP server: a Maven version, or a server jar's path from the project root with its sha256."""
+    return pinned()["QUESTDB_QWP"], pinned().get("QUESTDB_QWP_SHA256") or None
+
+
 def async_profiler_version() -> str:
     """The pin, as ``.env`` gives it, or as Compose hands it to the client container (which has no ``.env``)."""
     return os.environ.get("ASYNC_PROFILER_VERSION") or pinned()["ASYNC_PROFILER_VERSION"]

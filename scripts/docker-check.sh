@@ -7,7 +7,7 @@
 #                                            shares (with fewer CPUs than clients, one CPU each, reused)
 #   scripts/docker-check.sh check GOAL...    print the first problem for these make goals (nothing: fine)
 #
-# `check` reads WORKERS, ROWS, QSCALE, QUERIES, QWORKERS, QPROTOCOL, QLOAD, QDB_CPUS, CLIENT_CPUS, RESULTS,
+# `check` reads WORKERS, ROWS, TRANSPORT, QSCALE, QUERIES, QWORKERS, QPROTOCOL, QLOAD, QDB_CPUS, CLIENT_CPUS, RESULTS,
 # OFFLINE, AUTH, QUESTDB_USER (never a password: it would be on this command line), PROFILE, QUESTDB_UID, SWARM_TIMEOUT,
 # QUESTDB_CPU_LIMIT, CLIENT_CPU_LIMIT, HOST_CORES and compose.yaml's PUBLISH_* ports
 # from the environment; a published port held by anything but this Compose project is named with how to stop
@@ -167,6 +167,10 @@ check() {
         positive_int CLIENTS "${CLIENTS:-1}" || return
         if has_goal "$goals" noop-sink && [ "${CLIENTS:-1}" != 1 ]; then
             echo "noop-sink runs one client: the clients of a scale-out run meet at QuestDB, which the sink is not"
+            return
+        fi
+        if has_goal "$goals" noop-sink && [ "${TRANSPORT:-tcp}" != tcp ]; then
+            echo "noop-sink takes TRANSPORT=tcp only: the socat sink discards ILP over TCP and never answers (got '${TRANSPORT}')"
             return
         fi
     fi

@@ -10,16 +10,19 @@
 # as a label, so an image loaded from another engine (`docker save | docker -H NODE load`) counts as built.
 #
 #   scripts/docker-offline-images.sh            # the stack's stand-ins: build what is missing or stale
-#   scripts/docker-offline-images.sh swarm-node # only those named: python questdb socat prometheus swarm-node
+#   scripts/docker-offline-images.sh swarm-node # only those named: python questdb socat prometheus swarm-node questdb-qwp
+#   scripts/docker-offline-images.sh --image questdb-qwp   # print a stand-in's image name, build nothing
 #   DEBIAN_MIRROR=http://deb.debian.org/debian scripts/docker-offline-images.sh
 #
-# swarm-node (a Docker host in a container, for the multi-node swarm of tests/test_docker_swarm_nodes.py) is
-# built only when named.
+# swarm-node (a Docker host in a container, for the multi-node swarm of tests/test_docker_swarm_nodes.py) and
+# questdb-qwp (the QWP server of .env's QUESTDB_QWP, for make bench TRANSPORT=qwp: the questdb stand-in with that
+# server's jar and this host's Java 25) are built only when named.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The pinned version from .env, unless the caller (make QUESTDB_VERSION=...) chose another.
+# The pinned versions from .env, unless the caller (make QUESTDB_VERSION=...) chose another.
 QUESTDB_VERSION=${QUESTDB_VERSION:-$(sed -n 's/^QUESTDB_VERSION=//p' .env)}
+QUESTDB_QWP=${QUESTDB_QWP:-$(sed -n 's/^QUESTDB_QWP=//p' .env)}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 CACHE=.cache/docker
 BASE_TAR=$CACHE/debian-bookworm-minbase.tar
@@ -29,6 +32,19 @@ HARNESS_PYTHON=${HARNESS_PYTHON:-.venv/bin/python}  # the project's environment 
 
 die() { echo "offline-images: $*" >&2; exit 1; }
 step() { echo "offline-images: $*"; }
+
+# The QWP server's stand-in is tagged as its pin names it: a Maven version as it is (10.0.0), a jar by its file name
+# less questdb- and .jar (9.4.4-SNAPSHOT-qwp).
+QWP_TAG=$(basename "$QUESTDB_QWP" .jar)
+QWP_IMAGE=tsbs-offline/questdb:${QWP_TAG#questdb-}
+if [ "${1:-}" = --image ]; then
+    case ${2:-} in
+        questdb) echo "tsbs-offline/questdb:$QUESTDB_VERSION" ;;
+        questdb-qwp) echo "$QWP_IMAGE" ;;
+        *) die "--image questdb | questdb-qwp" ;;
+    esac
+    exit 0
+fi
 
 docker info >/dev/null 2>&1 || die "the Docker engine does not answer (docker info failed); start dockerd first"
 mkdir -p "$CACHE"
@@ -134,6 +150,20 @@ stand_in_questdb() {
     build "tsbs-offline/questdb:$QUESTDB_VERSION" "$ctx" --build-arg "QUESTDB_VERSION=$QUESTDB_VERSION"
 }
 
+stand_in_questdb_qwp() {
+    # Its base, the release's stand-in, first (up to date); then the QWP server's jar and the Java that runs it here,
+    # as the harness finds them (its sha256 checked; a missing jar or Java 25 in one line).
+    stand_in_questdb
+    local server jar java_home java_opts ctx
+    server=$("$HARNESS_PYTHON" -m harness.servers.server_build qwp) || die "no QWP server to build $QWP_IMAGE from (above)"
+    { read -r jar; read -r java_home; read -r java_opts; } <<<"$server"
+    ctx=$(stage questdb-qwp)
+    cp -p "$jar" "$ctx/questdb.jar"
+    cp -a "$java_home" "$ctx/java"
+    BASE_IMAGE=tsbs-offline/questdb:$QUESTDB_VERSION build "$QWP_IMAGE" "$ctx" \
+        --build-arg "QUESTDB_QWP=$(basename "$jar")" --build-arg "JAVA_OPTS=$java_opts"
+}
+
 stand_in_socat() { build tsbs-offline/socat:bookworm "$(stage socat)"; }
 stand_in_prometheus() { build tsbs-offline/prometheus:bookworm "$(stage prometheus)"; }
 stand_in_swarm_node() { build tsbs-offline/swarm-node:bookworm "$(stage swarm-node)"; }
@@ -141,8 +171,8 @@ stand_in_swarm_node() { build tsbs-offline/swarm-node:bookworm "$(stage swarm-no
 for image in "${@:-python questdb socat prometheus}"; do
     for name in $image; do
         case $name in
-            python | questdb | socat | prometheus | swarm-node) "stand_in_${name//-/_}" ;;
-            *) die "no stand-in $name (python, questdb, socat, prometheus, swarm-node)" ;;
+            python | questdb | socat | prometheus | swarm-node | questdb-qwp) "stand_in_${name//-/_}" ;;
+            *) die "no stand-in $name (python, questdb, socat, prometheus, swarm-node, questdb-qwp)" ;;
         esac
     done
 done

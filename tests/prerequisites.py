@@ -4,7 +4,8 @@
 test when a tool is missing, with the reason and the command that installs it. Under `make test`, which
 runs scripts/setup-test-env.sh first, and under CI (HARNESS_REQUIRE_TOOLS=1 or CI set), a missing tool is
 a failure: a test that silently checks nothing is worse than a red one. Elsewhere (a developer running one
-file by hand) it is a skip whose reason shows in the summary.
+file by hand) it is a skip whose reason shows in the summary. The QWP server (its pinned jar and a Java 25) is the
+project's own, as the QuestDB jar is: without it a test always fails, never skips.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from harness.errors import HarnessError
+from harness.servers.jar import QWP_SERVER
+from harness.servers.server_build import ServerBuild
 
 SETUP = "make test-deps (scripts/setup-test-env.sh)"
 
@@ -79,8 +84,20 @@ def _offline_images() -> str | None:
     return None
 
 
+def _qwp_server() -> str | None:
+    """The pinned QWP server's jar (.env's QUESTDB_QWP: there, its sha256 the pinned one) and a Java that runs it."""
+    try:
+        ServerBuild(QWP_SERVER).check_runnable()
+    except HarnessError as exc:
+        return f"the QWP server is not usable here: {exc}"
+    return None
+
+
 _CHECKS = {"docker": _docker, "compose": _compose, "hadolint": _hadolint, "promtool": _promtool,
-           "prometheus": _prometheus, "offline-images": _offline_images, "chromium": _chromium}
+           "prometheus": _prometheus, "offline-images": _offline_images, "chromium": _chromium,
+           "qwp-server": _qwp_server}
+# What the project provides itself, beside the checkout: missing, it fails a test wherever the test runs.
+_NEVER_SKIPPED = frozenset({"qwp-server"})
 
 
 @functools.cache
@@ -104,10 +121,11 @@ def missing(*tools: str) -> str | None:
 
 
 def require(*tools: str) -> None:
-    """Stop the calling test when a tool is missing: fail under make test and CI, skip otherwise."""
+    """Stop the calling test when a tool is missing: fail under make test and CI (and for the QWP server,
+    everywhere), skip otherwise."""
     reason = missing(*tools)
     if reason is None:
         return
-    if strict():
+    if strict() or _NEVER_SKIPPED.intersection(tool for tool in tools if problem(tool)):
         pytest.fail(f"prerequisite missing: {reason}", pytrace=False)
     pytest.skip(reason)

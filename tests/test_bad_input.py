@@ -352,3 +352,16 @@ def test_the_make_checks_let_good_variables_through():
 
 def test_at_least_a_hundred_and_fifty_cases():
     assert len(CASES) + len(MAKE_CASES) >= 150
+
+
+def test_a_parameter_named_in_a_message_is_said_as_each_edge_calls_it():
+    """The library names a parameter by its own name; the command line says its flag (an options class's own
+    spelling where it has one: ``time_ordered`` is ``--sort``), the notebook its keyword."""
+    from harness.errors import ParameterError, keyword_of, named, spoken
+    from harness.options.declare import said_by_flags
+    from harness.run.bench_options import BenchOptions
+
+    error = ParameterError("time_ordered", f"cannot be given with {named('at_format')}")
+    assert str(error) == f"time_ordered: cannot be given with {named('at_format')}"
+    assert said_by_flags(error, BenchOptions) == "--sort: cannot be given with --at-format"
+    assert spoken(str(error), keyword_of) == "time_ordered: cannot be given with at_format="

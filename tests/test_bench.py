@@ -19,7 +19,7 @@ from harness.ingest.ilp_file import IlpFile
 from harness.records.run_record import SCHEMA_VERSION
 from harness.commands.replay import ReplayOptions, run_replay
 from harness.errors import RunError, UsageError
-from harness.ingest import raw
+from harness.ingest import file_send
 from harness.ingest.phase_loop import PhaseFailed, Worker, run_phase
 from harness.telemetry.phase import PhaseProgress
 from harness.tsbs.cpu_only import generator as cpu_only
@@ -186,7 +186,7 @@ def test_itertuples_and_dataframe_serialize_alike(tmp_path, devnull):
     assert rows.phases["serialize"].bytes == frames.phases["serialize"].bytes
 
 
-@pytest.mark.parametrize("workers, write_size", [(1, raw.DEFAULT_WRITE_SIZE), (3, 4096)])
+@pytest.mark.parametrize("workers, write_size", [(1, file_send.DEFAULT_WRITE_SIZE), (3, 4096)])
 def test_replay_golden_file(tmp_path, questdb, workers, write_size, devnull):
     record = run_replay(
         ReplayOptions(path=str(GOLDEN), host=questdb.host, ilp_port=questdb.ilp_port, http_port=questdb.http_port,
@@ -300,7 +300,7 @@ def test_send_to_socat_sink(tmp_path, socat_sink, devnull):
     ({"send": True, "target": "sink", "workers": 2}, "sink-dataframe-double-2w"),
 ])
 def test_mode_names_the_run(overrides, mode):
-    assert BenchOptions(**overrides).mode == mode
+    assert BenchOptions(**overrides).plan().mode == mode
 
 
 def test_file_pieces_are_whole_lines_covering_the_file(tmp_path):
@@ -310,7 +310,7 @@ def test_file_pieces_are_whole_lines_covering_the_file(tmp_path):
     # A plain file is mapped (pieces are views of it), a gzip'd one read into buffers.
     for path, size in [(str(GOLDEN), 1), (str(plain), 1), (str(plain), 100), (str(GOLDEN), 4096), (str(plain), len(data)),
                        (str(plain), 10 * len(data))]:
-        with IlpFile(path, size, raw.buffers_needed(2)) as ilp:
+        with IlpFile(path, size, file_send.buffers_needed(2)) as ilp:
             assert ilp.first_piece() == data[: data.index(b"\n")]
             pieces = []
             for piece in ilp.pieces():
@@ -329,7 +329,7 @@ def test_a_mapped_file_that_shrinks_while_read_is_named(tmp_path):
     data = gzip.open(GOLDEN).read()
     plain = tmp_path / "golden.ilp"
     plain.write_bytes(data)
-    with IlpFile(str(plain), 4096, raw.buffers_needed(1)) as ilp:
+    with IlpFile(str(plain), 4096, file_send.buffers_needed(1)) as ilp:
         ilp.first_piece()
         pieces = ilp.pieces()
         ilp.release(next(pieces))

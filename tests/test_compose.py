@@ -357,7 +357,8 @@ def test_every_dockerfile_is_found():
     names = {str(path.relative_to(ROOT)) for path in DOCKERFILES}
     assert names == {"images/client/Dockerfile", "images/offline/python/Dockerfile",
                      "images/offline/questdb/Dockerfile", "images/offline/socat/Dockerfile",
-                     "images/offline/prometheus/Dockerfile", "images/offline/swarm-node/Dockerfile"}
+                     "images/offline/prometheus/Dockerfile", "images/offline/swarm-node/Dockerfile",
+                     "images/offline/questdb-qwp/Dockerfile"}
 
 
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -404,6 +405,7 @@ def make(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     (["bench", "PROFILE=yes"], "PROFILE must be 0 or 1 (profile the run, client and QuestDB; got 'yes')"),
     (["swarm-bench", "PROFILE=1"], "swarm-bench's clients are not profiled"),
     (["bench", "PROFILE=1", "CLIENTS=2"], "PROFILE=1 samples one client process: CLIENTS must be 1"),
+    (["noop-sink", "TRANSPORT=qwp"], "noop-sink takes TRANSPORT=tcp only: the socat sink discards ILP over TCP"),
 ])
 def test_bad_input_is_one_line(args, message):
     result = make(*args)
@@ -589,3 +591,47 @@ def test_auth_sends_as_the_transport_says():
     assert "compose.auth.yaml" not in run and "--conf" not in command and "AUTH=0" in run
     ((run, _), _) = client_commands(dry_run("queries", "AUTH=1", "TRANSPORT=http", "PROTOCOL=2"))
     assert "CLIENT_CONF=http::addr=questdb:9000;auto_flush=off;" in run  # the load: HTTP, as the harness sends
+
+
+# --- TRANSPORT=qwp: the QWP server's stand-in, and the client over QWP ---------------------------------------
+
+def qwp_image() -> str:
+    result = subprocess.run([str(ROOT / "scripts/docker-offline-images.sh"), "--image", "questdb-qwp"],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_the_qwp_stand_in_is_named_by_the_pinned_jar():
+    jar = Path(pinned()["QUESTDB_QWP"]).name  # questdb-9.4.4-SNAPSHOT-qwp.jar: tagged 9.4.4-SNAPSHOT-qwp
+    assert qwp_image() == f"tsbs-offline/questdb:{jar.removeprefix('questdb-').removesuffix('.jar')}"
+
+
+@pytest.mark.docker
+def test_the_qwp_override_runs_the_qwp_servers_stand_in():
+    compose_cli()
+    files = ("compose.yaml", "compose.offline.yaml", "compose.qwp.yaml")
+    result = compose_config(*files, env={"QUESTDB_QWP_IMAGE": qwp_image()})
+    assert result.returncode == 0, result.stderr
+    services = json.loads(result.stdout)["services"]
+    assert services["questdb"]["image"] == qwp_image() and services["questdb"]["pull_policy"] == "never"
+    assert services["questdb"]["healthcheck"]["test"][:2] == ["CMD", "bash"]  # the rest of the service as it was
+    unnamed = compose_config(*files, quiet=True)
+    assert unnamed.returncode != 0 and "make TRANSPORT=qwp sets it" in unnamed.stderr
+
+
+def test_transport_qwp_sends_over_qwp_to_the_qwp_servers_stand_in():
+    """TRANSPORT=qwp: the stand-in built first (OFFLINE or not), compose.qwp.yaml naming it, the client's
+    --transport qwp; under AUTH=1 its configuration string is QWP's (ws::); without it, none of this."""
+    commands = dry_run("bench", "ROWS=10", "TRANSPORT=qwp")
+    (built,) = [words for words in commands if "scripts/docker-offline-images.sh" in words]
+    assert built[-1] == "questdb-qwp"
+    ((run, command),) = client_commands(commands)
+    assert "compose.qwp.yaml" in run and f"QUESTDB_QWP_IMAGE={qwp_image()}" in run
+    assert command[command.index("--transport") + 1] == "qwp" and "--conf" not in command
+    online = make("-n", "bench", "ROWS=10", "TRANSPORT=qwp", "DOCKER_PROBLEM=", "QDB_CPUS=0", "CLIENT_CPUS=1")
+    assert online.returncode == 0 and "questdb-qwp" in online.stdout and "compose.offline.yaml" not in online.stdout
+    ((run, command),) = client_commands(dry_run("bench", "ROWS=10", "TRANSPORT=qwp", "AUTH=1"))
+    assert "CLIENT_CONF=ws::addr=questdb:9000;" in run and "--conf" not in command
+    ((run, _),) = client_commands(dry_run("bench", "ROWS=10"))
+    assert "compose.qwp.yaml" not in run and "QUESTDB_QWP_IMAGE" not in " ".join(run)

@@ -1,7 +1,8 @@
 """Credentials from the one place every client of ours takes them (``harness.questdb.credentials``): the client
-configuration string (``--conf``, ``QDB_CLIENT_CONF``) for HTTP and ILP, libpq's ``PGUSER``/``PGPASSWORD``/
-``PGPASSFILE`` for PGWire; against a real QuestDB with HTTP and PGWire authentication on, each endpoint logs in,
-a wrong password is named by its endpoint in one line, and no secret reaches a record or the output."""
+configuration string (``--conf``, ``QDB_CLIENT_CONF``) for HTTP, ILP and QWP, libpq's ``PGUSER``/``PGPASSWORD``/
+``PGPASSFILE`` for PGWire; against a real QuestDB with HTTP and PGWire authentication on (and a QWP server with
+the HTTP login), each endpoint logs in, a wrong password is named by its endpoint in one line, and no secret
+reaches a record or the output."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ import urllib.request
 
 import pytest
 
-from harness.errors import UsageError
+from harness.errors import RunError, UsageError
 from harness.questdb.credentials import HttpLogin, PgLogin, http_login, pg_login, secrets
-from helpers import assert_one_line_error, run_cli
+from harness.questdb.qwp_client import qwp_conf
+from harness.questdb.tls import HttpTls
+from harness.servers.jar import qwp_jar
+from helpers import QWP_KILLABLE_PORTS, assert_one_line_error, run_cli
 
 HTTP_USER, HTTP_PASSWORD = "bencher", "h77p-Secret-0451"
 PG_USER, PG_PASSWORD = "pgbencher", "pg-Secret-9931"
@@ -62,6 +66,16 @@ def test_http_credentials_come_from_conf_else_the_clients_environment_variable()
     assert "mine" not in HttpLogin("me", "mine", source="--conf").describe()
     with pytest.raises(UsageError, match="QDB_CLIENT_CONF"):
         http_login(None, {"QDB_CLIENT_CONF": "nonsense"})
+
+
+def test_qwp_connections_log_in_as_the_http_requests_do():
+    """A QWP read's configuration string carries the HTTP login the harness's own requests send (a ws:: string's
+    too), its ``;`` escaped; a token as a token."""
+    login = http_login(None, {"QDB_CLIENT_CONF": "ws::addr=h:9000;username=me;password=a;;b;"})
+    assert login == HttpLogin("me", "a;b", source="QDB_CLIENT_CONF")
+    assert qwp_conf("h", 9000, login, HttpTls()).endswith(";username=me;password=a;;b;")
+    assert qwp_conf("h", 9000, HttpLogin(token="t0k"), HttpTls()).endswith(";query_pool_min=1;token=t0k;")
+    assert "username" not in qwp_conf("h", 9000, None, HttpTls())
 
 
 def test_pgwire_credentials_follow_libpq(tmp_path):
@@ -328,3 +342,44 @@ def test_a_read_only_server_refuses_the_first_write_before_anything_is_sent(ques
                    "--results", str(tmp_path / "read.json"))
     assert read.returncode == 0, read.stderr
     assert "10 rows" in read.stdout, read.stdout
+
+
+@pytest.fixture
+def secured_qwp(questdb_factory):
+    """A QWP server of the test's own asking for the HTTP login (its /exec, /exp and QWP's WebSocket alike)."""
+    return questdb_factory(QWP_KILLABLE_PORTS, jar=qwp_jar(), extra_env={
+        "QDB_HTTP_USER": HTTP_USER, "QDB_HTTP_PASSWORD": HTTP_PASSWORD})
+
+
+@pytest.mark.slow
+def test_qwp_reads_and_queries_log_in_and_a_wrong_password_is_one_line(secured_qwp, tmp_path):
+    """Sent, read and queried over QWP with the ws:: string's login: every run succeeds and shows no secret; a
+    wrong password ends the read in one line naming the user, and so does QWP's own refusal of it."""
+    conf = f"ws::addr={secured_qwp.host}:{secured_qwp.http_port};username={HTTP_USER};password={HTTP_PASSWORD};"
+    env = {**environment(secured_qwp), "QDB_CLIENT_CONF": conf}
+    where = ["--host", secured_qwp.host, "--http-port", str(secured_qwp.http_port)]
+    outputs = []
+    for args in (["bench", "--send", "--transport", "qwp", *DATA_SET, *where, "--ilp-port", str(secured_qwp.ilp_port)],
+                 ["read", "--protocol", "qwp", "--frame", "polars", "--check", *DATA_SET, *where],
+                 ["queries", "run", "--generate", "--query-types", "single-groupby-1-1-1", "--queries", "5",
+                  *DATA_SET, "--protocol", "qwp", "--check", *where]):
+        result = run_cli(*args, "--results", str(tmp_path / f"{args[0]}.json"), env=env)
+        outputs.append(result.stdout + result.stderr)
+        assert result.returncode == 0, (args, result.stderr)
+    assert "Checked: all 7200 rows equal the data set." in outputs[1]
+    assert "Checked: all 5 answers equal the reference." in outputs[2]
+    wrong = run_cli("read", "--protocol", "qwp", "--table", "cpu", *where, "--results", str(tmp_path / "wrong.json"),
+                    env={**env, "QDB_CLIENT_CONF": conf.replace(HTTP_PASSWORD, "nope-5")})
+    assert_one_line_error(wrong, 1, "refused the login (HTTP 401)", f"user '{HTTP_USER}' from QDB_CLIENT_CONF")
+    assert "nope-5" not in wrong.stdout + wrong.stderr
+    # QWP's WebSocket refuses it in the same words (``read`` asks /exec first: the reader is asked on its own).
+    from harness.read.connection import Endpoint
+    from harness.read.qwp import QwpReader
+
+    with pytest.raises(RunError) as refused:
+        QwpReader(Endpoint(secured_qwp.host, secured_qwp.http_port, 1,
+                           http=HttpLogin(HTTP_USER, "nope-6", source="QDB_CLIENT_CONF")))
+    assert str(refused.value) == (f"QuestDB HTTP at {secured_qwp.host}:{secured_qwp.http_port} refused the login "
+                                  f"(HTTP 401): it refused user '{HTTP_USER}' from QDB_CLIENT_CONF (QWP's WebSocket "
+                                  f"upgrade)")
+    assert_no_secret(tmp_path, *outputs)

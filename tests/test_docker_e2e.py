@@ -2,8 +2,9 @@
 
 Runs exactly what a user runs: `make bench OFFLINE=1 WORKERS=2 ROWS=200000 PROFILE=1`,
 `make noop-sink OFFLINE=1 ROWS=200000`, then with QuestDB asking for logins (AUTH=1) `make bench OFFLINE=1
-USE_CASE=iot` (ILP over TCP), `make bench CLIENTS=2 TRANSPORT=http` and, last, `make queries OFFLINE=1` on a
-small data set (PGWire), then asks
+USE_CASE=iot` (ILP over TCP), `make bench CLIENTS=2 TRANSPORT=http`, `make queries OFFLINE=1` on a
+small data set (PGWire) and, last, `make bench TRANSPORT=qwp` (QuestDB made anew from the QWP server's stand-in),
+then asks
 the containers themselves: the rows inside QuestDB, the CPU set the client ran on (recorded in its results
 JSON), the configuration QuestDB used, and what Prometheus scraped (QuestDB's /metrics with the login). The
 passwords are recognisable ones, looked for where none may be: make's output, every command line the runs
@@ -37,6 +38,8 @@ import pytest
 from container_sql import questdb_sql_in
 from helpers import DOCKER_PUBLISHED_PORTS, run_cli
 from prerequisites import require
+
+from harness.servers.jar import jar_version, qwp_jar
 
 # The Compose stack built and run several times: minutes (docker: tests/conftest.py marks the module).
 pytestmark = pytest.mark.slow
@@ -125,7 +128,7 @@ def runs(tmp_path_factory):
         pytest.fail(f"ports {busy} are taken: the test stack publishes there (stop what holds them)", pytrace=False)
     tag = uuid.uuid4().hex[:8]
     paths = {mode: ROOT / "results" / f"pytest-docker-{mode}-{tag}.json"
-             for mode in ("bench", "noop-sink", "iot", "clients", "queries", "host-profiled")}
+             for mode in ("bench", "noop-sink", "iot", "clients", "queries", "host-profiled", "qwp")}
     ENV["SECRETS_DIR"] = str(tmp_path_factory.mktemp("secrets"))
     processes = ProcessList()
     processes.start()
@@ -402,3 +405,32 @@ def test_no_secret_shows(runs, queries):
     logs = compose("--profile", "*", "logs", "--no-log-prefix")
     assert logs.returncode == 0 and "questdb" in logs.stdout.lower()
     assert not any(secret in logs.stdout + logs.stderr for secret in SECRETS)
+
+
+# --- TRANSPORT=qwp: the QWP server's stand-in, after every other run (its container made anew) ----------------
+
+QWP_ROWS = 100_000
+
+
+@pytest.fixture(scope="module")
+def qwp(runs, queries):
+    """`make bench OFFLINE=1 AUTH=1 TRANSPORT=qwp`, last: QuestDB made anew from the QWP server's stand-in (the pinned
+    jar on this host's Java 25), on the same data volume, into a table of its own."""
+    result = make("bench", "OFFLINE=1", "AUTH=1", "TRANSPORT=qwp", f"ROWS={QWP_ROWS}", "SCALE=100", "SEED=5",
+                  "METRICS_LINGER=0", "ARGS=--table cpu_qwp", f"RESULTS=results/{runs['paths']['qwp'].name}")
+    runs["qwp"] = result
+    return result
+
+
+def test_bench_over_qwp_into_the_qwp_servers_stand_in(runs, qwp):
+    data = record(runs, "qwp")
+    assert data["status"] == "ok", data.get("error")
+    assert data["parameters"]["transport"] == "qwp" and data["plan"]["wire"]["name"] == "QWP"
+    assert data["parameters"]["conf"] == "ws::addr=questdb:9000;username=e2e-bencher;password=***;"
+    assert data["server"]["questdb_version"] == jar_version(qwp_jar())
+    assert data["validation"]["visible_rows"] == QWP_ROWS
+    assert questdb_sql_in_container("select count() from cpu_qwp")["dataset"] == [[QWP_ROWS]]
+    (build,) = questdb_sql_in_container("select build()")["dataset"][0]
+    assert f"QuestDB {jar_version(qwp_jar())}, JDK 25." in build, build
+    for secret in SECRETS:
+        assert secret not in qwp.stdout + qwp.stderr

@@ -445,8 +445,9 @@ def test_a_bad_value_found_while_sending_ends_in_one_line_and_the_record_says_wh
     are read whole first) that its column's type cannot take ends the run when its block is read: one line, exit
     2, the record saying how many rows QuestDB holds."""
     from harness.own_data import files
+    from harness.own_data.readers import text
 
-    monkeypatch.setattr(files, "INFER_BLOCK_BYTES", 4096)  # the types inferred from the first lines alone
+    monkeypatch.setattr(text, "INFER_BLOCK_BYTES", 4096)  # the types inferred from the first lines alone
     # More rows than are read before sending (the first 10,000) and than a piece converts at once (100,000).
     loads = [repr(float(index)) for index in range(150_000)]
     loads[140_000] = "n.a."
@@ -488,7 +489,7 @@ def test_tunes_code_reads_a_file_as_the_sweep_did(questdb_server, corpus):
     options = BenchOptions(data=str(corpus["refused_names"]), at="Time (UTC)", rename="price (USD)=price_usd",
                            table="as_they_come_tune_code", host=questdb.host, ilp_port=questdb.ilp_port, send=True)
     table = options.table
-    code = setting_code(options)
+    code = setting_code(options.plan(), options.host, options.ilp_port)
     assert "DataFile(PATH, reading=Reading(at='Time (UTC)', renames='price (USD)=price_usd'))" in code, code
     questdb.client.drop_table(table)
     try:
@@ -506,9 +507,9 @@ def test_a_column_whose_later_values_need_a_wider_type_is_widened_before_sending
     """A CSV's types are inferred from its first 16 MiB; an integer column with a decimal further on becomes DOUBLE,
     a boolean column with other text VARCHAR, found by the read before sending: every row lands, every value read
     back equal, the widening named."""
-    from harness.own_data import files
+    from harness.own_data.readers import text
 
-    monkeypatch.setattr(files, "INFER_BLOCK_BYTES", 4096)
+    monkeypatch.setattr(text, "INFER_BLOCK_BYTES", 4096)
     rows = 3_000
     counts = [str(index) for index in range(rows)]
     flags = ["true" if index % 2 else "false" for index in range(rows)]

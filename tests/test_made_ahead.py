@@ -19,16 +19,16 @@ from helpers import run_cli
 from test_faults import SIGNALS, assert_interrupted, running, stop_when
 
 from harness.errors import RunError, UsageError
-from harness.ingest.made_ahead import MadeAhead
-from harness.ingest.open_loop import OpenLoop
 from harness.ingest.phase_loop import ChunkStream, Worker, run_phase
+from harness.open_loop.made_ahead import MadeAhead
+from harness.open_loop.schedule import RateSchedule
 from harness.run.bench_options import BenchOptions
 from harness.telemetry.phase import PhaseProgress
 
 
 def tsbs_chunks(use_case: str, rows: int, chunk_rows: int = 1000):
-    options = BenchOptions(use_case=use_case, row_count=rows, scale=10, seed=7, worker_chunk_row_count=chunk_rows)
-    return options.chunks(options.dataset())
+    return BenchOptions(use_case=use_case, row_count=rows, scale=10, seed=7, worker_chunk_row_count=chunk_rows
+                        ).plan().chunks()
 
 
 @pytest.mark.parametrize("use_case", ["cpu-only", "devops"])
@@ -112,7 +112,7 @@ def test_closing_early_stops_the_maker():
 
 
 def test_a_chunk_the_source_made_late_is_the_sources_lateness_not_the_schedules():
-    loop = OpenLoop(rate=10, chunk_rows=1, total_rows=1000)  # a chunk every 0.1 s, for 100 s
+    loop = RateSchedule(rate=10, chunk_rows=1, total_rows=1000)  # a chunk every 0.1 s, for 100 s
     loop.begin()
     stop = threading.Event()
     loop.start -= 10  # the first hundred chunks are due: nothing waits
@@ -147,7 +147,7 @@ def test_a_slow_source_shows_as_source_behind():
                 time.sleep(0.8)
             yield {"t": pd.DataFrame({"x": [index]})}
 
-    loop = OpenLoop(rate=20, chunk_rows=1, total_rows=40)  # a chunk every 0.05 s, for 2 s
+    loop = RateSchedule(rate=20, chunk_rows=1, total_rows=40)  # a chunk every 0.05 s, for 2 s
     stream = ChunkStream(slow_third(40), workers=1, depth_per_worker=1)
     progress = PhaseProgress("send", 1)
     worker = Timed()

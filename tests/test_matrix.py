@@ -1,6 +1,6 @@
-"""``harness matrix``: the same bench against QuestDB releases and server.conf overrides, each cell a real server
-run natively from its release's jar (7.0.1, the original benchmark's, and the pinned one), alternated over
-rounds into one benchmark record; a cell whose release lacks what the bench needs ends in one line and the others
+"""``harness matrix``: the same bench against QuestDB servers and server.conf overrides, each cell a real server
+run natively from its jar (7.0.1, the original benchmark's, the pinned release, and the pinned QWP server), alternated
+over rounds into one benchmark record; a cell whose release lacks what the bench needs ends in one line and the others
 go on; bad cells and options end in one line before any server starts; no server is left running however the
 matrix ends (Ctrl-C included)."""
 
@@ -20,7 +20,9 @@ import pytest
 
 from harness.cli import main
 from harness.run.matrix import Cell, base_conf, cells, parse_config, server_conf
-from harness.servers.release import Release
+from harness.servers.jar import jar_version, qwp_jar
+from harness.servers.java import java_needed, java_release
+from harness.servers.server_build import ServerBuild
 from harness.versions import questdb_version
 from tests.helpers import MATRIX_BASE_PORT, assert_one_error_line, assert_one_line_error, run_cli
 
@@ -51,7 +53,9 @@ def servers_under(roots: Path) -> list[psutil.Process]:
 @pytest.mark.parametrize("args, fragments", [
     (("--versions", ""), ("--versions", "at least one")),
     (("--versions", "6.5.5"), ("QuestDB 6.5.5 is too old for Java", "7.0.0 or later")),
-    (("--versions", "9.3.x"), ("a version is numbers and dots",)),
+    (("--versions", "9.3.x"), ("--versions 9.3.x: no such file", "numbers and dots")),
+    (("--versions", f"{PINNED},/no/such.jar"), ("--versions /no/such.jar: no such file", "qwp")),
+    (("--versions", "qwp", "--configs", "cairo.no.such.key=1"), ("QuestDB qwp does not know", "cairo.no.such.key")),
     (("--versions", PINNED, "--configs", "wal=true wal=true"), ("duplicate cell", f"{PINNED} wal=true")),
     (("--versions", f"{PINNED} {PINNED}"), ("duplicate cell",)),
     (("--versions", PINNED, "--configs", "cairo.no.such.key=1"), (f"QuestDB {PINNED} does not know",
@@ -114,17 +118,27 @@ def test_cells_are_releases_times_configs_with_short_keys():
 
 
 def test_a_cell_conf_is_the_projects_less_unknown_keys_plus_its_overrides():
-    cell = Cell(Release(OLD), "wal=false", parse_config("wal=false"))
+    cell = Cell(ServerBuild(OLD), "wal=false", parse_config("wal=false"))
     text, left_out = server_conf(cell)
     lines = dict(line.split("=", 1) for line in text.splitlines() if not line.startswith("#"))
     # 7.0.1 knows none of http.export.connection.limit: it is left out, and said so.
-    assert left_out == [key for key, _ in base_conf() if key not in Release(OLD).known_keys]
+    assert left_out == [key for key, _ in base_conf() if key not in ServerBuild(OLD).known_keys]
     assert "http.export.connection.limit" in left_out and "http.export.connection.limit" not in lines
     assert lines["cairo.wal.enabled.default"] == "false"
     assert lines["line.udp.enabled"] == "false"  # its UDP receiver would listen on 0.0.0.0
     for key, value in base_conf():
         if key not in left_out and key != "cairo.wal.enabled.default":
             assert lines[key] == value
+
+
+def test_the_qwp_column_is_the_pinned_jar_its_version_java_and_keys_its_own():
+    made = cells(f"{PINNED},qwp", "wal=false")
+    assert [cell.name for cell in made] == [f"{PINNED} wal=false", "qwp wal=false"]
+    qwp = made[1].build
+    assert qwp.jar == qwp_jar() and qwp.version == jar_version(qwp_jar()) != PINNED
+    assert java_release(qwp.check_runnable()) >= java_needed(qwp_jar()) == 25
+    assert "cairo.wal.enabled.default" in qwp.known_keys and qwp.known_keys != made[0].build.known_keys
+    assert server_conf(made[1])[1] == []  # it knows every key of the project's conf
 
 
 # --- a real matrix ------------------------------------------------------------------------------------------
@@ -209,6 +223,30 @@ def test_a_release_without_a_feature_ends_its_cell_and_the_others_complete(tmp_p
     assert comparison["variants"] == [f"{PINNED} as-is"]
     assert [list(one["measurements"]) for one in comparison["rounds"]] == [[f"{PINNED} as-is"]] * 2
     assert all(one["measurements"][f"{PINNED} as-is"]["rows"] == int(ROWS) for one in comparison["rounds"])
+    assert not servers_under(tmp_path / "roots")
+
+
+@pytest.mark.slow
+def test_the_qwp_server_beside_a_release_over_qwp(tmp_path):
+    """--versions PINNED,qwp --transport qwp: the release lacks QWP, its cell ends in one line naming which server
+    has it; the QWP server's cell runs on Java 25, counted exact, its version what the server says."""
+    result = matrix(tmp_path, "--versions", f"{PINNED},qwp", "--transport", "qwp", "--rounds", "1",
+                    "--row-count", ROWS)
+    assert result.returncode == 0, (result.stdout[-3000:], result.stderr)
+    assert f"cell {PINNED} as-is ends: QuestDB {PINNED} has no QWP ingest, which this bench run needs (QWP ingest " \
+           f"needs QuestDB 10.0" in result.stdout
+    record = json.loads((tmp_path / "matrix.json").read_text())
+    (comparison,) = record["comparisons"]
+    assert comparison["variants"] == ["qwp as-is"]
+    for one in comparison["rounds"]:
+        measured = one["measurements"]["qwp as-is"]
+        assert measured["rows"] == int(ROWS)
+        run = json.loads(Path(measured["run_record"]).read_text())
+        assert run["server"]["questdb_version"] == jar_version(qwp_jar())
+        assert run["plan"]["wire"]["name"] == "QWP" and run["validation"]["visible_rows"] == int(ROWS)
+    (qwp_cell,) = [cell for cell in record["parameters"]["cells"] if cell["server"] == "qwp"]
+    assert qwp_cell["jar"] == str(qwp_jar()) and qwp_cell["version"] == jar_version(qwp_jar())
+    assert record["extra"]["cells"]["qwp as-is"]["features"]["qwp"] is True
     assert not servers_under(tmp_path / "roots")
 
 

@@ -1,4 +1,5 @@
-"""harness.servers: QuestDB from its jar and the socat sink, started, checked, stopped and killed for real."""
+"""harness.servers: QuestDB from its jar (a release's, the pinned QWP server's, a jar of the user's: --questdb-jar) and
+the socat sink, started, checked, stopped and killed for real."""
 
 from __future__ import annotations
 
@@ -6,14 +7,19 @@ import os
 import socket
 import subprocess
 import urllib.request
+import zipfile
 
 import pytest
 from helpers import BUSY_CLI_PORTS, KILLABLE_PORTS, NATIVE_CLI_PORTS, OWN_SINK_PORT, assert_one_line_error, run_cli
+from prerequisites import problem
 
-from harness.errors import RunError
+from harness.errors import RunError, UsageError
+from harness.questdb.features import QWP, detect
+from harness.servers.jar import jar_version, qwp_jar, qwp_jar_of
+from harness.servers.java import SERVER_MAIN, java_for, java_needed
 from harness.servers.questdb import SERVER_CONF, NativeQuestDB
 from harness.servers.sink import SocatSink
-from harness.versions import questdb_version
+from harness.versions import questdb_version, qwp_server
 from harness.questdb.http import QuestDBSql
 from harness.questdb.wal import wait_for_count
 
@@ -211,3 +217,82 @@ def test_cli_without_java_is_one_line(tmp_path):
 def test_cli_bad_option_is_one_line():
     assert_one_line_error(native("up", "--http-port", "many"), 2, "--http-port")
     assert_one_line_error(native("sideways"), 2, "sideways")
+
+
+# --- a server jar of the user's: --questdb-jar (the pinned QWP server, a release, a path) -------------------
+
+
+def qwp_version() -> str:
+    return jar_version(qwp_jar())
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_cli_up_with_the_qwp_server_says_what_runs(tmp_path):
+    """`native up --questdb-jar qwp`: the pinned QWP server on its Java 25, named as it is (its jar, its version),
+    QWP found on it; a second `up` naming another server leaves it as it is, in one line; status names its jar."""
+    root = ["--root", str(tmp_path / "root"), "--questdb-only", *CLI_PORTS]
+    up = native("up", *root, "--questdb-jar", "qwp")
+    try:
+        assert up.returncode == 0, up.stderr
+        assert f"QuestDB {qwp_version()} ({qwp_jar().name}) up" in up.stdout, up.stdout
+        features = detect(QuestDBSql("127.0.0.1", NATIVE_CLI_PORTS["http"]))
+        assert features.version == qwp_version() and features.qwp and features.qwp_queries
+        assert features.lacking([QWP], "here") is None
+        other = native("up", *root, "--questdb-jar", questdb_version())
+        assert_one_line_error(other, 1, f"QuestDB {qwp_version()} ({qwp_jar().name}) already runs",
+                              f"not QuestDB {questdb_version()}", "native down")
+        unnamed = native("up", *root)  # the pinned release is not named: what runs is said as it is
+        assert unnamed.returncode == 0 and f"QuestDB {qwp_version()} ({qwp_jar().name}) already running" \
+            in unnamed.stdout, unnamed.stdout
+        status = native("status", *root)
+        assert status.returncode == 0 and str(qwp_jar()) in status.stdout and "healthy" in status.stdout
+    finally:
+        down = native("down", *root)
+    assert down.returncode == 0 and "QuestDB stopped" in down.stdout, down.stderr
+    assert not any(listening(port) for name, port in NATIVE_CLI_PORTS.items() if name != "sink")
+
+
+def test_cli_a_server_jar_that_is_not_there_is_one_line(tmp_path):
+    root = ["--root", str(tmp_path / "root"), "--questdb-only", *CLI_PORTS]
+    missing = tmp_path / "no-such.jar"
+    assert_one_line_error(native("up", *root, "--questdb-jar", str(missing)), 2,
+                          f"--questdb-jar {missing}: no such file", "a release", "qwp")
+    given = dict(os.environ, HARNESS_QUESTDB_JAR=str(missing))
+    assert_one_line_error(native("up", *root, env=given), 2, f"$HARNESS_QUESTDB_JAR {missing}: no such file")
+    (tmp_path / "notes.jar").write_text("not a jar")
+    assert_one_line_error(native("fetch", "--questdb-jar", str(tmp_path / "notes.jar")), 2,
+                          "notes.jar: not a QuestDB server jar")
+    assert not listening(NATIVE_CLI_PORTS["http"]) and not (tmp_path / "root").exists()
+
+
+def test_cli_a_server_jar_no_java_here_runs_is_one_line(tmp_path):
+    """A jar whose server classes need a Java newer than any installed (class file version 143: Java 99)."""
+    jar = tmp_path / "questdb-future.jar"
+    with zipfile.ZipFile(jar, "w") as archive:
+        archive.writestr(SERVER_MAIN, b"\xca\xfe\xba\xbe\x00\x00\x00\x8f")
+    result = native("up", "--root", str(tmp_path / "root"), "--questdb-only", *CLI_PORTS, "--questdb-jar", str(jar))
+    assert_one_line_error(result, 2, "QuestDB questdb-future.jar needs Java 99; this machine has Java",
+                          "install a Java 99")
+    assert not listening(NATIVE_CLI_PORTS["http"])
+
+
+def test_cli_fetch_finds_the_qwp_server_and_the_java_it_needs():
+    result = native("fetch", "--questdb-jar", "qwp")
+    assert result.returncode == 0, result.stderr
+    assert f"QuestDB {qwp_version()} ({qwp_jar().name}) jar: {qwp_jar()}; runs on Java 25" in result.stdout
+    assert java_needed(qwp_jar()) == 25
+
+
+def test_the_pinned_qwp_jar_is_checked_and_the_test_prerequisites_find_it():
+    """What `make test-deps` and the QWP fixtures ask: the jar there, its sha256 the pinned one, a Java 25 here.
+    A pin whose jar is missing, or whose sha256 differs, is the project's fault: one line, RunError."""
+    pin, sha256 = qwp_server()
+    assert problem("qwp-server") is None
+    assert qwp_jar_of(pin, sha256) == qwp_jar()
+    with pytest.raises(RunError, match=r"the QWP server's jar .*no-such\.jar is missing \(\.env's QUESTDB_QWP\)"):
+        qwp_jar_of("../no-such.jar", sha256)
+    with pytest.raises(RunError, match=f"its sha256 is {sha256}, not the pinned 00"):
+        qwp_jar_of(pin, "00" * 32)
+    with pytest.raises(UsageError, match="QuestDB qwp needs Java 99; this machine has .*Java 25"):
+        java_for(99, "QuestDB qwp")

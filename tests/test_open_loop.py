@@ -20,10 +20,10 @@ from helpers import assert_one_line_error, run_cli
 from test_server_faults import wait_for_rows
 
 from harness.errors import UsageError
-from harness.ingest.open_loop import OpenLoop
-from harness.records.run_record import RateStep
-from harness.records.thresholds import Threshold, failed_lines
+from harness.open_loop.schedule import RateSchedule
+from harness.open_loop.thresholds import Threshold, failed_lines
 from harness.options.declare import check_options
+from harness.records.run_record import RateStep
 from harness.run.bench_options import BenchOptions
 from harness.telemetry.latency import Latencies, LatencySummary, decoded
 
@@ -31,7 +31,7 @@ from harness.telemetry.latency import Latencies, LatencySummary, decoded
 
 
 def test_chunks_are_due_at_fixed_intended_times_and_late_ones_count_from_them():
-    loop = OpenLoop(rate=1000, chunk_rows=100, total_rows=1000, first_chunk=5, acknowledged=True)
+    loop = RateSchedule(rate=1000, chunk_rows=100, total_rows=1000, first_chunk=5, acknowledged=True)
     loop.begin()
     start = loop.start
     assert loop.interval == pytest.approx(0.1)
@@ -47,7 +47,7 @@ def test_chunks_are_due_at_fixed_intended_times_and_late_ones_count_from_them():
 
 
 def test_the_backlog_is_the_chunks_due_that_have_not_gone_out():
-    loop = OpenLoop(rate=1000, chunk_rows=100, total_rows=1000)
+    loop = RateSchedule(rate=1000, chunk_rows=100, total_rows=1000)
     loop.begin()
     # 0.35 s in, four chunks are due (at 0, 0.1, 0.2, 0.3); one has gone out.
     loop.started_chunks = 1
@@ -59,7 +59,7 @@ def test_the_backlog_is_the_chunks_due_that_have_not_gone_out():
 
 
 def test_the_achieved_rate_counts_the_schedule_or_the_last_start_whichever_ends_later():
-    loop = OpenLoop(rate=1000, chunk_rows=100, total_rows=1000)
+    loop = RateSchedule(rate=1000, chunk_rows=100, total_rows=1000)
     loop.begin()
     # The last chunk (due at 0.9 s) started on time; its answer came late: the rate was held all the same.
     loop.sent_rows, loop.last_started, loop.last_sent = 1000, loop.start + 0.9, loop.start + 3.0
@@ -69,7 +69,7 @@ def test_the_achieved_rate_counts_the_schedule_or_the_last_start_whichever_ends_
 
 
 def test_no_chunk_starts_once_the_schedule_has_ended_and_its_rows_are_unsent():
-    loop = OpenLoop(rate=1000, chunk_rows=100, total_rows=1000, grace=2.0)  # ends 1 s after its start
+    loop = RateSchedule(rate=1000, chunk_rows=100, total_rows=1000, grace=2.0)  # ends 1 s after its start
     loop.begin()
     start, stop = loop.start, threading.Event()
     assert loop.end == pytest.approx(start + 1.0)
@@ -82,7 +82,7 @@ def test_no_chunk_starts_once_the_schedule_has_ended_and_its_rows_are_unsent():
 
 
 def test_a_worker_waits_for_its_chunks_time():
-    loop = OpenLoop(rate=100, chunk_rows=10, total_rows=100)  # a chunk every 0.1 s
+    loop = RateSchedule(rate=100, chunk_rows=10, total_rows=100)  # a chunk every 0.1 s
     loop.begin()
     stop = threading.Event()
     intended = loop.wait(3, stop)
@@ -111,10 +111,9 @@ def test_latencies_are_an_hdr_histogram_kept_whole():
     (0.4, 1, False),  # the last more than a chunk interval late
 ])
 def test_a_rate_is_sustained_at_its_rate_or_never_a_chunk_behind(last_delay, late_chunks, sustained):
-    from harness.ingest.open_loop import OpenLoop
-    from harness.run.open_loop import rate_step
+    from harness.open_loop.figures import rate_step
 
-    schedule = OpenLoop(rate=20_000, chunk_rows=5_000, total_rows=60_000, start=100.0)
+    schedule = RateSchedule(rate=20_000, chunk_rows=5_000, total_rows=60_000, start=100.0)
     schedule.sent_rows, schedule.sent_chunks, schedule.late_chunks = 60_000, 12, late_chunks
     schedule.last_started = schedule.intended(11) + last_delay
     figures = rate_step(schedule, None)
@@ -225,7 +224,7 @@ def test_bad_open_loop_options_are_refused(options, message):
     (137_000, 10_000, 1_000_000, 0.5, None),
 ])
 def test_the_search_bisects_to_its_resolution(knee, low, high, resolution, found):
-    from harness.run.open_loop import search_knee
+    from harness.open_loop.knee import search_knee
 
     probed = []
 
@@ -246,7 +245,7 @@ def test_the_search_bisects_to_its_resolution(knee, low, high, resolution, found
 
 
 def test_a_search_ends_with_what_it_found_when_the_data_runs_out():
-    from harness.run.open_loop import search_knee
+    from harness.open_loop.knee import search_knee
 
     steps = iter([step(target_rows_per_second=100, sustained=True), step(target_rows_per_second=1000,
                                                                          sustained=False)])
@@ -474,7 +473,7 @@ def test_an_open_loop_neither_waits_on_a_full_collection_nor_on_a_long_gil_turn(
     import gc
     import sys
 
-    from harness.run.open_loop import SWITCH_SECONDS, prompt_threads
+    from harness.open_loop.prompt_threads import SWITCH_SECONDS, prompt_threads
 
     interval = sys.getswitchinterval()
     with prompt_threads():

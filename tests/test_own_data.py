@@ -14,6 +14,7 @@ import pytest
 
 from harness.commands.bench import run_bench
 from harness.errors import UsageError
+from harness.options.declare import said_by_flags
 from harness.own_data.files import DataFile
 from harness.own_data.frames import FramesInMemory
 from harness.run.bench_options import BenchOptions
@@ -246,8 +247,9 @@ def test_every_bad_input_is_refused_and_nothing_is_touched(fresh, tmp_path, devn
         with pytest.raises(UsageError) as refused:
             run_bench(data_options(tmp_path, fresh, data=path, send=True, results=str(tmp_path / f"{name}.json"),
                                    **values), out=devnull)
-        assert all(fragment in str(refused.value) for fragment in fragments), (name, str(refused.value))
-        assert "\n" not in str(refused.value), name
+        said = said_by_flags(refused.value, BenchOptions)  # as the command line says it
+        assert all(fragment in said for fragment in fragments), (name, said)
+        assert "\n" not in said, name
     # Nothing was made on the server (the harness's own claims table aside).
     assert _tables(fresh) - before <= {"harness_runs"}
 
@@ -259,6 +261,27 @@ def test_bad_input_on_the_command_line_is_one_line_and_exit_2(fresh, tmp_path, c
     result = run_cli("bench", "--send", "--data", path, *flags, *server_args(fresh),
                      "--results", str(tmp_path / "r.json"))
     assert_one_line_error(result, 2, *fragments)
+
+
+def test_an_error_names_the_file_it_was_met_in(tmp_path):
+    """The place of an error is given where it is met: a ragged row of a dataset's first file, met while every
+    file's schema is read, names the first file, not the last one read."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "a.csv").write_text("ts,v\n2024-01-01T00:00:00Z,1,5\n")
+    (folder / "b.csv").write_text("ts,v\n2024-01-01T00:00:01Z,1\n")
+    with pytest.raises(UsageError) as refused:
+        DataFile(folder)
+    assert said_by_flags(refused.value, BenchOptions) == (f"--data {folder / 'a.csv'}: line 2 has 3 fields, the header "
+                                                         f"2: '2024-01-01T00:00:00Z,1,5'")
+
+
+def test_every_format_a_suffix_names_has_its_reader():
+    from harness.own_data.formats import FORMATS
+    from harness.own_data.readers.registry import READERS
+
+    assert set(FORMATS.values()) == set(READERS)
+    assert all(reader.format == name for name, reader in READERS.items())
 
 
 @pytest.mark.slow

@@ -1,6 +1,6 @@
-"""The dtype audit (harness/own_data/audit.py) held to the real questdb client and a real QuestDB: for every
-dtype of the catalogue below, as a field, a symbol or the designated timestamp and under the protocol
-versions where they differ, an accepted column sent through ``Sender`` makes the server create the column
+"""The dtype audit (harness/own_data/audit.py, client_dtypes.py) held to the real questdb client and a real
+QuestDB: for every dtype of the catalogue below, as a field, a symbol or the designated timestamp and under the
+protocol versions where they differ, an accepted column sent through ``Sender`` makes the server create the column
 type the audit names, and a refused one makes the client (or the server) raise the words the audit
 predicts, ``first_refusal`` naming the column, its dtype and the fix. ``apply_fixes`` makes every column it
 has a conversion for accepted, and a column that held the GIL one that releases it, of the same type.
@@ -27,9 +27,9 @@ import pyarrow as pa
 import pytest
 
 from harness.errors import UsageError
-from harness.own_data.audit import (ARROW, DESIGNATED, FIELD, NATIVE, OBJECTS, REFUSED, SKIPPED, SYMBOL,
-                                    ColumnAudit, apply_fixes, audit_frame, audit_table, first_refusal,
-                                    releases_gil)
+from harness.own_data.audit import (DESIGNATED, FIELD, SYMBOL, ColumnAudit, apply_fixes, audit_frame, audit_table,
+                                    first_refusal, releases_gil)
+from harness.own_data.client_dtypes import ARROW, NATIVE, OBJECTS, REFUSED, SKIPPED
 from harness.questdb.wal import wait_for_count
 
 with warnings.catch_warnings():  # questdb.ingress says it is deprecated; the harness's senders use it

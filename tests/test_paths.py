@@ -29,9 +29,18 @@ from harness.run.bench_options import BenchOptions
 from harness.tsbs.schema import TableSchema
 
 PATH_NAMES = [path.value for path in IngestPath]
-# What QuestDB 9.3.4 refuses: asyncpg's copy_records_to_table (COPY ... FROM STDIN).
+# What QuestDB 9.3.4 refuses: asyncpg's copy_records_to_table (COPY ... FROM STDIN); what it lacks: QWP.
 REFUSED = ["asyncpg-copy"]
-TAKING = [name for name in PATH_NAMES if name not in REFUSED]
+NEEDS_QWP = ["qwp"]
+TAKING = [name for name in PATH_NAMES if name not in REFUSED + NEEDS_QWP]
+# The paths each written once: on the session's QuestDB, QWP's on the QWP server.
+WRITING = TAKING + NEEDS_QWP
+
+
+@pytest.fixture
+def server_of_path(request):
+    """The test's path's server: the session's QuestDB (9.3.4), or the QWP server for a path that needs QWP."""
+    return request.getfixturevalue("qwp_questdb" if request.node.callspec.params["path"] in NEEDS_QWP else "questdb")
 
 
 def target_of(questdb, schema: TableSchema) -> PathTarget:
@@ -71,13 +80,15 @@ def written(questdb, path: str, schema: TableSchema, frames: list[pd.DataFrame])
 
 
 def cpu_only(rows: int, chunk_rows: int):
-    options = BenchOptions(row_count=rows, scale=10, seed=3, worker_chunk_row_count=chunk_rows)
-    (schema,) = options.schemas()
-    return schema, [chunk["cpu"] for chunk in options.chunks(options.dataset())]
+    plan = BenchOptions(row_count=rows, scale=10, seed=3, worker_chunk_row_count=chunk_rows).plan()
+    (schema,) = plan.schemas
+    return schema, [chunk["cpu"] for chunk in plan.chunks()]
 
 
-@pytest.mark.parametrize("path", TAKING)
-def test_each_path_writes_tsbs_rows_exactly(questdb, path):
+@pytest.mark.server  # its server is the path's (server_of_path)
+@pytest.mark.parametrize("path", WRITING)
+def test_each_path_writes_tsbs_rows_exactly(server_of_path, path):
+    questdb = server_of_path
     schema, frames = cpu_only(3_000, 1_000)
     schema = schema.renamed(f"paths_cpu_{path.replace('-', '_')}")
     stored = written(questdb, path, schema, frames)
@@ -106,8 +117,10 @@ def mixed_frame() -> pd.DataFrame:
     })
 
 
-@pytest.mark.parametrize("path", TAKING)
-def test_each_path_keeps_nulls_strings_and_integers(questdb, path):
+@pytest.mark.server  # its server is the path's (server_of_path)
+@pytest.mark.parametrize("path", WRITING)
+def test_each_path_keeps_nulls_strings_and_integers(server_of_path, path):
+    questdb = server_of_path
     schema = MIXED.renamed(f"paths_mixed_{path.replace('-', '_')}")
     stored = written(questdb, path, schema, [mixed_frame()])
     assert list(stored["sensor"]) == ["a", "b", "a", "b"]
@@ -179,13 +192,15 @@ def test_to_sqls_chunks_stay_under_its_parameters():
 
 
 # What a batch with a bad row (a designated timestamp before 1970) leaves: the questdb client refuses the batch
-# before sending it; the PGWire transactions, COPY and read_parquet refuse it whole; /imp imports the others.
-BAD_BATCH = {"ilp-http": 0, "ilp-tcp": 0, "asyncpg": 0, "psycopg": 0, "to-sql": 0, "http-imp": 9, "copy": 0,
+# before sending it (ILP's serializer and QWP's columnar path alike); the PGWire transactions, COPY and read_parquet refuse it whole; /imp imports the others.
+BAD_BATCH = {"ilp-http": 0, "ilp-tcp": 0, "qwp": 0, "asyncpg": 0, "psycopg": 0, "to-sql": 0, "http-imp": 9, "copy": 0,
              "read-parquet": 0}
 
 
-@pytest.mark.parametrize("path", TAKING)
-def test_the_probe_measures_what_a_batch_with_a_bad_row_leaves(questdb, path):
+@pytest.mark.server  # its server is the path's (server_of_path)
+@pytest.mark.parametrize("path", WRITING)
+def test_the_probe_measures_what_a_batch_with_a_bad_row_leaves(server_of_path, path):
+    questdb = server_of_path
     from harness.ingest_paths.probe import PROBE_ROWS, probe
 
     schema, frames = cpu_only(100, 100)
@@ -196,6 +211,8 @@ def test_the_probe_measures_what_a_batch_with_a_bad_row_leaves(questdb, path):
     assert found.error is not None and "\n" not in found.error  # every path says so
     if path.startswith("ilp"):
         assert "negative" in found.error  # the client's own check
+    elif path == "qwp":
+        assert "cannot contain timestamps before the Unix epoch" in found.error  # QWP's own check
     elif path != "http-imp":
         assert "before 1970-01-01 is not allowed" in found.error
     assert questdb.client.count(schema.table) == 0  # left made and empty for the timing
@@ -228,11 +245,14 @@ def test_a_table_a_path_makes_is_set_against_the_runs():
     # nanoseconds make it TIMESTAMP_NS over HTTP, protocol 2).
     ("ilp-http", [("ts", "TIMESTAMP", "named timestamp")]),
     ("ilp-tcp", [("ts", "TIMESTAMP", "named timestamp")]),
+    ("qwp", [("ts", "TIMESTAMP", "named timestamp")]),  # as ILP: the designated timestamp named "timestamp"
     ("http-imp", []),  # the upload's schema says every type
     # COPY infers from the CSV's text: single letters as CHAR.
     ("copy", [("sensor", "SYMBOL", "CHAR")]),
 ])
-def test_the_table_a_path_makes_itself_is_read_back(questdb, path, changes):
+@pytest.mark.server  # its server is the path's (server_of_path)
+def test_the_table_a_path_makes_itself_is_read_back(server_of_path, path, changes):
+    questdb = server_of_path
     from harness.ingest_paths.probe import made_table, type_changes
 
     schema = MIXED.renamed(f"paths_made_{path.replace('-', '_')}")
@@ -303,7 +323,8 @@ def test_every_path_is_measured_against_ilp_http_and_read_back_exact(questdb, tm
         assert measured["rows"] == 10000 and measured["seconds"] > 0 and measured["client_cpu_seconds"] > 0
         assert measured["peak_rss_bytes"] > 50 * 2**20  # a process of its own: an interpreter with pandas
     probes = record["extra"]["probes"]
-    assert {name: found["bad_batch"]["landed"] for name, found in probes.items() if name in TAKING} == BAD_BATCH
+    assert {name: found["bad_batch"]["landed"] for name, found in probes.items() if name in TAKING} == \
+        {name: landed for name, landed in BAD_BATCH.items() if name in TAKING}
     assert probes["asyncpg-copy"]["refused"].startswith("asyncpg COPY FROM STDIN")
     made = {name: found["made_table"] for name, found in probes.items() if name in TAKING}
     assert all(made[name]["columns"] is None for name in ("asyncpg", "psycopg", "to-sql", "read-parquet"))
@@ -311,10 +332,15 @@ def test_every_path_is_measured_against_ilp_http_and_read_back_exact(questdb, tm
     assert "When a path makes the table itself" in result.stdout
     table = result.stdout.split("Results:")[0].splitlines()
     header = next(index for index, line in enumerate(table) if "vs ilp-http" in line)
-    rows = [line.split() for line in table[header + 2:header + 2 + len(PATH_NAMES)]]
-    assert [row[0] for row in rows] == TAKING + REFUSED and rows[-1][1] == "refused"
+    shown = TAKING + REFUSED  # QWP skipped: the server lacks it
+    rows = [line.split() for line in table[header + 2:header + 2 + len(shown)]]
+    assert [row[0] for row in rows] == shown and rows[-1][1] == "refused"
     assert "9 of 10 landed" in table[header + 2 + TAKING.index("http-imp")]
-    assert table[header + 2 + len(PATH_NAMES)].startswith("asyncpg-copy: asyncpg COPY FROM STDIN")
+    assert table[header + 2 + len(shown)].startswith("asyncpg-copy: asyncpg COPY FROM STDIN")
+    assert record["parameters"]["skipped"] == {"qwp": f"QuestDB 9.3.4 at {questdb.host}:{questdb.http_port} lacks "
+                                                      f"QWP ingest: QWP ingest needs QuestDB 10.0 (or a build of its "
+                                                      f"QWP line)"}
+    assert "Skipped qwp: QuestDB 9.3.4" in result.stdout
     assert scratch_tables(questdb) == []  # every scratch table dropped
     # The report draws a bar chart per figure; compare sets two records side by side.
     report = run_cli("report", str(tmp_path / "paths.json"), "-o", str(tmp_path / "paths.html"))
@@ -348,6 +374,24 @@ def test_a_file_path_that_loses_precision_says_where(questdb, tmp_path):
 ])
 def test_bad_paths_options_are_one_line(flags, fragment):
     assert_one_line_error(run_cli("paths", *flags, "--http-port", str(free_port())), 2, fragment)
+
+
+@pytest.mark.slow
+def test_the_qwp_path_is_measured_against_ilp_http_on_a_server_with_qwp(qwp_questdb, tmp_path):
+    path = tmp_path / "data.parquet"
+    mixed = pd.concat([mixed_frame()] * 500, ignore_index=True)
+    mixed["ts"] = pd.date_range("2024-01-01", periods=len(mixed), freq="s")
+    mixed.to_parquet(path)
+    result = run_cli("paths", "--data", str(path), "--path", "qwp", "--path", "ilp-http", "--rounds", "2",
+                     "--batch-rows", "500", *server_flags(qwp_questdb), "--results", str(tmp_path / "paths.json"),
+                     timeout=300)
+    assert result.returncode == 0, result.stderr
+    record = json.loads((tmp_path / "paths.json").read_text())
+    (comparison,) = record["comparisons"]
+    assert comparison["baseline"] == "ilp-http" and comparison["variants"] == ["ilp-http", "qwp"]
+    assert record["extra"]["checks"] == {"ilp-http": "exact", "qwp": "exact"}
+    line = next(line for line in result.stdout.splitlines() if line.startswith("qwp "))
+    assert "x [" in line  # its paired interval against ILP/HTTP
 
 
 def test_paths_that_no_path_takes_is_one_line(questdb, tmp_path):

@@ -284,10 +284,10 @@ def test_a_stale_attach_socket_is_replaced(questdb, tmp_path):
 
 
 def test_a_server_not_on_this_machine_is_not_profiled_and_the_run_says_why():
-    from harness.run.session import _server_to_profile
+    from harness.profiling.profiled import server_to_profile
     from harness.run.bench_options import BenchOptions
 
-    pid, why = _server_to_profile(BenchOptions(host="db.example.invalid", send=True))
+    pid, why = server_to_profile(BenchOptions(host="db.example.invalid", send=True, profile=True).profiling())
     assert pid is None and why.startswith("QuestDB at db.example.invalid is not on this machine")
 
 

@@ -59,10 +59,15 @@ CLIENT_STACKS = {
         "the harness's threads",
     "process 1;thread (32147): MainThread;<module> (harness/__main__.py)": OTHER,
     # Python frames only (the default): the harness's named calls into the client.
-    "process 1;thread (423): send-0;SendWorker.process (harness/ingest/phase_loop.py);SendWorker._send "
-    "(harness/ingest/phase_loop.py);append_frame_to_sender (harness/ingest/ilp.py)": "serialization",
-    "process 1;thread (424): send-1;SendWorker._send (harness/ingest/phase_loop.py);flush_sender "
-    "(harness/ingest/ilp.py)": "send/flush",
+    "process 1;thread (423): send-0;SendWorker.process (harness/ingest/workers.py);SendWorker._send "
+    "(harness/ingest/workers.py);IlpConnection.frame (harness/ingest/wire/ilp.py);append_frame_to_sender "
+    "(harness/ingest/wire/ilp.py)": "serialization",
+    "process 1;thread (424): send-1;SendWorker._send (harness/ingest/workers.py);IlpConnection.commit "
+    "(harness/ingest/wire/ilp.py);flush_sender (harness/ingest/wire/ilp.py)": "send/flush",
+    # QWP: one dataframe() call encodes, sends and waits for the commit (pandas' own frames inside it too).
+    "process 1583;thread (1624): send-0;SendWorker._send (harness/ingest/workers.py);QwpConnection.frame "
+    "(harness/ingest/wire/qwp.py);load_frame (harness/ingest/wire/qwp.py);NDFrame.dtypes (pandas/core/generic.py)":
+        "QWP dataframe()",
 }
 SERVER_STACKS = {
     "[GC Thread#0 tid=12];thread_native_entry;G1ParScanThreadState::trim_queue": "GC",
@@ -74,6 +79,9 @@ SERVER_STACKS = {
     "io/questdb/cairo/TableWriter.processWalBlock;io/questdb/cairo/O3CopyJob.copy": "WAL apply and O3 merge",
     "[questdb-shared-network-1 tid=40];io/questdb/cairo/wal/WalWriter.putDouble": "WAL writing",
     "[questdb-shared-query-1 tid=42];io/questdb/griffin/SqlCompilerImpl.compile": "SQL",
+    "[shared-network_1 tid=26838];io/questdb/mp/Worker.run;io/questdb/cutlass/http/HttpServer.handleClientOperation;"
+    "io/questdb/cutlass/qwp/server/QwpIngressUpgradeProcessor.handleBinaryMessage;"
+    "io/questdb/cutlass/qwp/server/QwpIngressProcessorState.processMessage": "QWP decoding",
     "[questdb-worker-3 tid=44];io/questdb/mp/Worker.run;java/util/concurrent/locks/LockSupport.parkNanos": "idle",
     "[shared-write_3 tid=23928];io/questdb/mp/Worker.run;__x64_sys_sched_yield_[k];schedule_[k]": "idle",
     "[wal-apply_0 tid=23936];io/questdb/mp/Worker.run;io/questdb/cairo/TableWriter.commit": "commits and fsync",

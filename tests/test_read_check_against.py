@@ -19,6 +19,7 @@ from helpers import assert_one_line_error, free_port, run_cli
 from harness.commands.bench import run_bench
 from harness.commands.read import ReadOptions, run_read
 from harness.errors import UsageError
+from harness.options.declare import said_by_flags
 from harness.own_data.files import DataFile
 from harness.read import check_against
 from harness.read.check import CheckFailed, canonical, equal
@@ -223,7 +224,8 @@ def test_refusals_come_before_anything_is_read(tmp_path, monkeypatch, values, me
     options = dict(check_against=str(good), host="127.0.0.1", http_port=free_port(), results=str(tmp_path / "r.json"))
     with pytest.raises(UsageError) as refusal:
         run_read(ReadOptions(**{**options, **values}))
-    assert message in str(refusal.value) and "\n" not in str(refusal.value)
+    said = said_by_flags(refusal.value, ReadOptions)  # as the command line says it
+    assert message in said and "\n" not in said
     assert not (tmp_path / "r.json").exists()
 
 

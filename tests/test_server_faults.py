@@ -145,7 +145,7 @@ def test_a_server_killed_mid_send_fails_the_run_with_an_upper_bound(tmp_path, ki
                "--results", str(tmp_path / "r.json")]
     result = stop_when(command, progress("send"), lambda _: server.kill())
     record = assert_failed_in_one_line(result, 1, f"sending to {server.host}:{server.ilp_port} failed", tmp_path)
-    assert "rows were sent (flushed) before the failure (over TCP: an upper bound of what arrived)" in result.stderr
+    assert "rows were sent (flushed) before the failure (over ILP/TCP: an upper bound of what arrived)" in result.stderr
     assert f"the server does not answer (QuestDB HTTP at {server.host}:{server.http_port}" in result.stderr
     flushed = record["phases"]["send"]["rows"]
     assert 0 < flushed < 50_000_000

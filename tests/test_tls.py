@@ -5,7 +5,8 @@ requires). The server asks for logins too, as a secured one does.
 
 Through the proxies with the test's CA: ``bench --send`` over ``https::`` (its /metrics sampled over TLS) and
 ``tcps::``, ``queries run`` over HTTP and PGWire, ``read --check`` over every protocol that can; without the CA,
-or TLS and plain crossed, each ends in one line. One QuestDB and one set of proxies serve the whole module.
+or TLS and plain crossed, each ends in one line. One QuestDB and one set of proxies serve the whole module; a QWP
+server of its own with a proxy in front of its HTTP port serves QWP's reads and queries (``wss::``).
 """
 
 from __future__ import annotations
@@ -27,9 +28,12 @@ import pytest
 from harness.errors import RunError, UsageError
 from harness.questdb.credentials import HttpConf, HttpLogin, PgLogin
 from harness.questdb.pgwire import asyncpg_tls, connect_failure, libpq_tls, pg_url
+from harness.questdb.qwp_client import qwp_conf
 from harness.questdb.tls import PgTls, pg_tls, tls_of
+from harness.servers.jar import qwp_jar
 from harness.servers.questdb import NativeQuestDB
-from helpers import TLS_PROXY_PORTS, TLS_QUESTDB_PORTS, assert_one_line_error, run_cli
+from helpers import (TLS_PROXY_PORTS, TLS_QUESTDB_PORTS, TLS_QWP_PORTS, TLS_QWP_PROXY_PORT, assert_one_line_error,
+                     run_cli)
 
 HOST = "127.0.0.1"
 HTTP_USER, HTTP_PASSWORD = "tlsbencher", "tls-h-Secret-31"
@@ -119,6 +123,18 @@ def test_https_trust_follows_the_questdb_clients_keys(certificates):
     for conf, words in refused.items():
         with pytest.raises(UsageError, match=words):
             tls(conf)
+
+
+def test_qwp_connections_take_the_https_strings_trust(certificates):
+    """A QWP read's ws::/wss:: string: TLS where the harness's own requests have it, their TLS keys as given (but
+    tls_ca=pem_file, which the QWP client refuses: tls_roots alone means that file only there), the login after."""
+    login = HttpLogin("u", "p;w", source="QDB_CLIENT_CONF")
+    roots = tls_of(HttpConf("https", {"tls_ca": "pem_file", "tls_roots": str(certificates.ca)}, "QDB_CLIENT_CONF"))
+    assert qwp_conf(HOST, 1, login, roots) == (f"wss::addr={HOST}:1;sender_pool_min=0;query_pool_min=1;"
+                                               f"tls_roots={certificates.ca};username=u;password=p;;w;")
+    unsafe = tls_of(HttpConf("https", {"tls_verify": "unsafe_off"}, "--conf"))
+    assert qwp_conf(HOST, 1, None, unsafe).endswith("query_pool_min=1;tls_verify=unsafe_off;")
+    assert qwp_conf(HOST, 1, None, tls_of(None)) == f"ws::addr={HOST}:1;sender_pool_min=0;query_pool_min=1;"
 
 
 def test_pgwire_tls_follows_libpq(certificates, tmp_path):
@@ -435,3 +451,86 @@ def test_refused_logins_end_at_once_in_the_endpoints_words(stack, loaded, tmp_pa
     assert_one_line_error(connectorx, 1, f"QuestDB PGWire at {HOST}:{TLS_PROXY_PORTS['pg']} refused user "
                                          f"'{PG_USER}' (from PGPASSWORD)")
     assert "wrong-2" not in connectorx.stdout + connectorx.stderr
+
+
+# --- QWP's reads and queries through a proxy in front of a QWP server ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def qwp_stack(certificates, tmp_path_factory):
+    """A QWP server (the pinned QWP jar) asking for the HTTP login, a proxy in front of its HTTP port, and the data
+    set sent over QWP through it (``wss::`` trusting the test's CA): the proxy's port."""
+    root = tmp_path_factory.mktemp("tls-qwp")
+    server = NativeQuestDB(root / "root", **TLS_QWP_PORTS, jar=qwp_jar(),
+                           extra_env={"QDB_HTTP_USER": HTTP_USER, "QDB_HTTP_PASSWORD": HTTP_PASSWORD})
+    proxy = None
+    try:
+        server.start()
+        proxy = socat(certificates, TLS_QWP_PROXY_PORT, server.http_port, root / "http.log")
+        conf = (f"wss::addr={HOST}:{TLS_QWP_PROXY_PORT};tls_roots={certificates.ca};username={HTTP_USER};"
+                f"password={HTTP_PASSWORD};")
+        load = run_cli("bench", "--send", "--transport", "qwp", *DATA_SET, "--host", HOST, "--http-port",
+                       str(TLS_QWP_PROXY_PORT), "--sample-interval", "0", "--conf", conf,
+                       "--results", str(root / "bench.json"))
+        assert load.returncode == 0, load.stderr
+        yield server
+    finally:
+        if proxy is not None:
+            proxy.stop()
+        server.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_qwp_reads_and_queries_through_the_proxy_with_the_tests_ca(stack, qwp_stack, tmp_path):
+    port = TLS_QWP_PROXY_PORT
+    trusted = (f"wss::addr={HOST}:{port};tls_roots={stack.certificates.ca};username={HTTP_USER};"
+               f"password={HTTP_PASSWORD};")
+    https = (f"https::addr={HOST}:{port};tls_ca=pem_file;tls_roots={stack.certificates.ca};username={HTTP_USER};"
+             f"password={HTTP_PASSWORD};")
+    read = ["read", "--protocol", "qwp", "--check", *DATA_SET, "--host", HOST, "--http-port", str(port),
+            "--sample-interval", "0"]
+    runs = together(
+        read=([*read, "--frame", "arrow", "--results", str(tmp_path / "read.json")], stack.env(http_conf=trusted)),
+        # The ILP client's https:: string (tls_ca=pem_file beside tls_roots) serves QWP's connections too.
+        read_https=([*read, "--results", str(tmp_path / "read2.json")], stack.env(http_conf=https)),
+        queries=(query_args(stack, "qwp", tmp_path / "q.json", http_port=port, check=True),
+                 stack.env(http_conf=trusted)),
+        untrusted=([*read, "--results", str(tmp_path / "read3.json")],
+                   stack.env(http_conf=f"wss::addr={HOST}:{port};username={HTTP_USER};password={HTTP_PASSWORD};")))
+    for name in ("read", "read_https"):
+        assert runs[name].returncode == 0, runs[name].stderr
+        assert f"Checked: all {ROWS} rows equal the data set." in runs[name].stdout
+    assert runs["queries"].returncode == 0, runs["queries"].stderr
+    assert "Checked: all 8 answers equal the reference." in runs["queries"].stdout
+    # The read asks /exec first, with the same trust: the one line of the HTTP port.
+    assert_one_line_error(runs["untrusted"], 1, f"QuestDB HTTP at {HOST}:{port}: {UNTRUSTED}", "QDB_CLIENT_CONF")
+    for run in runs.values():
+        assert HTTP_PASSWORD not in run.stdout + run.stderr
+    assert all(HTTP_PASSWORD not in path.read_text() for path in tmp_path.glob("*.json"))
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_a_qwp_connection_refused_by_tls_says_why_in_one_line(stack, qwp_stack):
+    """The QWP reader on its own (``read`` asks /exec first, with the same trust and login): an untrusted
+    certificate, plain to the proxy's TLS port, TLS to the server's plain port."""
+    from harness.read.connection import Endpoint
+    from harness.read.qwp import QwpReader
+
+    login = HttpLogin(HTTP_USER, HTTP_PASSWORD, source="QDB_CLIENT_CONF")
+
+    def refusal(port: int, values: dict | None) -> str:
+        tls = tls_of(None if values is None else HttpConf("https", values, "QDB_CLIENT_CONF"))
+        with pytest.raises(RunError) as refused:
+            QwpReader(Endpoint(HOST, port, 1, http=login, http_tls=tls))
+        assert "\n" not in str(refused.value) and HTTP_PASSWORD not in str(refused.value)
+        return str(refused.value)
+
+    untrusted = refusal(TLS_QWP_PROXY_PORT, {})
+    assert untrusted.startswith(f"QuestDB QWP at {HOST}:{TLS_QWP_PROXY_PORT}: invalid peer certificate: "
+                                f"UnknownIssuer (the configuration string of QDB_CLIENT_CONF trusts the system's root "
+                                f"certificates"), untrusted
+    assert refusal(TLS_QWP_PROXY_PORT, None).startswith(f"QuestDB QWP at {HOST}:{TLS_QWP_PROXY_PORT} speaks TLS")
+    plain = refusal(qwp_stack.http_port, {"tls_roots": str(stack.certificates.ca)})
+    assert plain.startswith(f"QuestDB QWP at {HOST}:{qwp_stack.http_port} does not speak TLS"), plain

@@ -5,6 +5,7 @@ the typed records."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -54,14 +55,15 @@ def sink_options(tmp_path, socat_sink, **overrides) -> TuneOptions:
 
 def test_the_grid_starts_from_the_users_setting_and_proposes_the_audits_conversions(parquet_file, tmp_path):
     options = BenchOptions(data=parquet_file, object_strings=True, workers=2, send=True)
-    settings = grid(options, cpus=2)
+    settings = grid(options, options.source(), cpus=2)
     assert settings[0] == Setting(AS_IS, {})
     names = [setting.name for setting in settings]
     assert "dtypes converted" in names and "protocol 2 (binary doubles)" in names
     assert "2 workers" not in names  # the user's own already
     assert "chunks of 2,000 rows" in names and "chunks of 50,000 rows" in names
     # Without Python-object strings the audit proposes nothing: no conversion to sweep.
-    assert "dtypes converted" not in [setting.name for setting in grid(BenchOptions(data=parquet_file), cpus=2)]
+    plain = BenchOptions(data=parquet_file)
+    assert "dtypes converted" not in [setting.name for setting in grid(plain, plain.source(), cpus=2)]
 
 
 def _comparison(ratios: dict[str, list[float]]) -> Comparison:
@@ -121,13 +123,59 @@ def test_the_converted_code_sends_the_file(parquet_file, tmp_path, questdb):
     """The code of the setting with every change the sweep may recommend (conversions, workers, protocol 2)."""
     options = BenchOptions(data=parquet_file, object_strings=True, convert_dtypes=True, workers=2,
                            protocol_version="2", host=questdb.host, ilp_port=questdb.ilp_port, send=True)
-    code = setting_code(options)
+    code = setting_code(options.plan(), options.host, options.ilp_port)
     # The object strings are read as Arrow strings: the conversion made by the reader, not on each piece.
     assert "to_pandas(types_mapper=ARROW_STRINGS.get)" in code and "astype(object)" not in code
     questdb.client.drop_table("trades")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
     wait_for_count(questdb.client, "trades", ROWS, 60)
     questdb.client.drop_table("trades")
+
+
+def test_into_questdb_the_grid_tries_qwp_and_its_settings(parquet_file):
+    """From ILP, QWP with each kind of frame it takes through Arrow; from QWP, its batches, a pool of a connection
+    per worker, the other frames and ILP over HTTP; into the sink, neither (it answers no QWP)."""
+    ilp = BenchOptions(data=parquet_file, transport="http", send=True, workers=2)
+    names = [setting.name for setting in grid(ilp, ilp.source(), cpus=2)]
+    assert {"QWP", "QWP, arrow frames", "QWP, polars frames", "ILP over tcp"} <= set(names)
+    qwp = BenchOptions(data=parquet_file, transport="qwp", send=True, workers=2)
+    names = [setting.name for setting in grid(qwp, qwp.source(), cpus=2)]
+    assert {"65536 rows per QWP batch", "a pool of 2 QWP connections", "arrow frames", "polars frames",
+            "pandas-arrow frames", "ILP over http"} <= set(names) and "pandas frames" not in names
+    assert any(name.startswith("all of: ") and "batch 65536" in name and "pool of 2" in name for name in names)
+    sink = BenchOptions(data=parquet_file, transport="tcp", send=True, target="sink")
+    assert not any("QWP" in setting.name for setting in grid(sink, sink.source(), cpus=2))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("frame", ["pandas", "polars"])
+def test_the_qwp_code_connects_with_questdb_connect_and_sends_the_file(parquet_file, tmp_path, qwp_questdb, frame):
+    options = BenchOptions(data=parquet_file, transport="qwp", frame=frame, workers=2, sender_pool_max=2,
+                           host=qwp_questdb.host, http_port=qwp_questdb.http_port, ilp_port=qwp_questdb.ilp_port,
+                           send=True)
+    code = setting_code(options.plan(), options.host, options.ilp_port)
+    assert "questdb.connect(CONF)" in code and "db.dataframe(df" in code and "Sender" not in code
+    assert f"CONF = 'ws::addr={qwp_questdb.host}:{qwp_questdb.http_port};sender_pool_max=2;'" in code
+    assert ("pl.from_arrow(batch)" in code) == (frame == "polars")
+    qwp_questdb.client.drop_table("trades")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    wait_for_count(qwp_questdb.client, "trades", ROWS, 60)
+    assert qwp_questdb.client.count("trades") == ROWS
+    qwp_questdb.client.drop_table("trades")
+
+
+def test_a_sweep_into_a_server_without_qwp_skips_its_settings_in_a_line(parquet_file, tmp_path, questdb, devnull):
+    options = TuneOptions(data=parquet_file, target="questdb", transport="http", host=questdb.host,
+                          http_port=questdb.http_port, ilp_port=questdb.ilp_port, rounds=1, budget=300,
+                          results=str(tmp_path / "tune.json"),
+                          settings=[Setting(AS_IS, {}), Setting("QWP", {"transport": "qwp"})])
+    out = io.StringIO()
+    record = run_tune(options, out)
+    assert record.parameters["skipped"] == {"QWP": f"QuestDB 9.3.4 at {questdb.host}:{questdb.http_port} lacks QWP "
+                                                   f"ingest: QWP ingest needs QuestDB 10.0 (or a build of its QWP "
+                                                   f"line)"}
+    assert "Skipped QWP: QuestDB 9.3.4" in out.getvalue()
+    assert record.comparisons[0].variants == [AS_IS]
 
 
 def test_the_budget_ends_the_rounds(parquet_file, tmp_path, socat_sink, devnull):

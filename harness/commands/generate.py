@@ -19,7 +19,7 @@ from harness.ingest.ordered_write import default_workers, write_in_order
 from harness.options.declare import CommandOptions, command, option
 from harness.options.groups import FrameOptions, GroupedDataSetOptions
 from harness.output_file import whole_file
-from harness.run.limits import check_workers
+from harness.run.limits import check_memory, check_workers
 from harness.tsbs import use_cases
 
 # The first chunk is small so that the first bytes go out after a few milliseconds of generation and
@@ -53,7 +53,7 @@ def run_generate(options: GenerateOptions) -> None:
     spec = options.spec(options.max_data_points or None)
     use_case = use_cases.get(spec.use_case)
     chunk_rows = options.chunk_rows or use_case.default_chunk_rows
-    use_cases.check_memory(use_case, spec.scale, min(chunk_rows, spec.row_count))
+    check_memory(use_case, spec, min(chunk_rows, spec.row_count))
     # Each serializer thread has up to two chunks pending (``write_in_order``).
     check_workers("--workers", options.workers or default_workers(), 0,
                   2 * min(chunk_rows, spec.row_count) * use_case.bytes_per_chunk_row)

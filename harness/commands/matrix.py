@@ -1,6 +1,6 @@
-"""The ``matrix`` command: the same bench run against several servers, each a cell of a QuestDB release and
-``server.conf`` overrides (``harness.run.matrix``), run natively from the release's own jar on a fresh root and
-ports of its own, alternated over rounds, the first cell the baseline; one benchmark record with paired
+"""The ``matrix`` command: the same bench run against several servers, each a cell of a QuestDB server (a release,
+the pinned QWP server, a server jar) and ``server.conf`` overrides (``harness.run.matrix``), run natively from its own
+jar on a fresh root and ports of its own, alternated over rounds, the first cell the baseline; one benchmark record with paired
 intervals per figure (rows/s, time to visible, the server's CPU per million rows and peak memory), and with
 ``--report`` its HTML report. ``run_matrix(MatrixOptions(...))`` is what ``python -m harness matrix`` calls.
 
@@ -17,22 +17,21 @@ from __future__ import annotations
 import dataclasses
 import io
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from harness.commands.bench import run_bench
+from harness.commands.bench import run_plan
 from harness.errors import RunError, UsageError
 from harness.ingest.choices import Target
+from harness.open_loop.figures import last_rate_figures
 from harness.options.declare import command, option
-from harness.questdb.features import detect
+from harness.questdb.features import DEDUP, SINCE, detect
 from harness.questdb.schema import TableWal
-from harness.records.alternation import alternate
 from harness.records.benchmark_record import BenchmarkRecord, Measurement
-from harness.records.store import default_results_path, write_benchmark_record
 from harness.report.tables import plain_table
 from harness.run.bench_options import BenchOptions
+from harness.run.comparison import ComparisonRun
 from harness.run.matrix import (
     DEFAULT_BASE_PORT,
     MATRIX_ROOT,
@@ -41,8 +40,8 @@ from harness.run.matrix import (
     cell_ports,
     cells,
     check_ports,
-    needed_features,
 )
+from harness.run.plan import BenchPlan
 
 DEFAULT_ROUNDS = 5
 # The figures charted per cell in the report, and printed in the table.
@@ -58,11 +57,12 @@ class MatrixOptions(BenchOptions):
 
     send: bool = option(True, "Every cell's run sends.", cli=False)
     stream: bool = option(True, "Every cell's run makes its chunks while sending (bounded memory).", cli=False)
-    versions: str = option("", "QuestDB releases, space- or comma-separated (e.g. '7.0.1 9.3.4'); the jar of each "
-                               "is fetched through Maven once.")
+    versions: str = option("", "QuestDB servers, space- or comma-separated (e.g. '7.0.1 9.3.4' or '9.3.4,qwp'): "
+                               "releases, whose jars are fetched through Maven once; qwp, the pinned QWP server "
+                               "(.env's QUESTDB_QWP); or server jars' paths.")
     configs: str = option("", "server.conf overrides, one config per word, each key=value[,key=value] (short keys: "
                               "wal, shared-workers, ilp-io-workers, ilp-writer-workers); 'as-is' overrides "
-                              "nothing. Default: as-is. Every release runs with every config.")
+                              "nothing. Default: as-is. Every server runs with every config.")
     rounds: int = option(DEFAULT_ROUNDS, "Counted rounds (after a warm-up round), each running every cell once, "
                                          "in a rotated order.", min=1)
     table_wal: TableWal = option(TableWal.server_default, "The tables each bench run makes: server-default (the "
@@ -99,10 +99,11 @@ class MatrixOptions(BenchOptions):
             raise UsageError(f"{refused[0][0]}: a matrix runs one bench run per cell and turn into a fresh table "
                              f"of its own server; it takes no {refused[0][0]}")
         if not self.versions.strip():
-            raise UsageError("--versions: name at least one QuestDB release (e.g. '7.0.1 9.3.4')")
+            raise UsageError("--versions: name at least one QuestDB release (e.g. '7.0.1 9.3.4'), or qwp")
 
     def rehearse(self) -> None:
-        """A --dry-run also checks the cells (the releases fetched, their keys known) and the ports."""
+        """A --dry-run also checks the cells (the servers' jars fetched or found, their Java here, their keys known) and
+        the ports."""
         super().rehearse()
         check_ports(self.base_port, len(self.cells()))
 
@@ -111,51 +112,35 @@ class MatrixOptions(BenchOptions):
 def run_matrix(options: MatrixOptions, out: TextIO | None = None) -> BenchmarkRecord:
     """Run the matrix; returns its benchmark record (also written as JSON). Raises UsageError/RunError."""
     out = out or sys.stdout
-
-    def say(text: str) -> None:
-        print(text, file=out, flush=True)
-
     all_cells = options.cells()
     check_ports(options.base_port, len(all_cells))
     bench = options.bench_options()
-    used = bench.sender_settings().used()
-    needed = needed_features(used["transport"], used["protocol_version"], bench.exactly_once)
-    path = Path(options.results) if options.results else default_results_path("matrix", options.results_dir)
-    runs = path.with_suffix("")  # each turn's own run record
+    wire = bench.wire()
+    needed = wire.needed_features() + ([DEDUP] if bench.exactly_once else [])
     servers = {cell.name: CellServer(cell, cell_ports(options.base_port, index), Path(options.roots))
                for index, cell in enumerate(all_cells)}
-    record = BenchmarkRecord(benchmark="matrix", parameters=_parameters(options, bench, all_cells, servers, needed))
-    started = time.perf_counter()
-    say(f"Matrix: {len(all_cells)} cells ({', '.join(servers)}), {options.rounds} rounds after a warm-up, one "
-        f"turn at a time; each turn a bench run of {bench.source_rows(bench.dataset())} rows ({used['transport']}, "
-        f"{bench.threads} worker(s)); records of the runs in {runs}/")
-    try:
-        running = _ready_cells(servers, needed, record, say)
-        comparison = alternate({name: _turn(servers[name], bench, runs, say) for name in running}, options.rounds,
-                               name="cells", warm_up=True, parameters={"charted_figures": list(CHARTED_FIGURES)})
-    except BaseException as exc:
-        interrupted = isinstance(exc, KeyboardInterrupt)
-        record.extra.update(status="interrupted" if interrupted else "failed",
-                            error="interrupted" if interrupted else str(exc),
-                            seconds=round(time.perf_counter() - started, 1))
-        say(f"Results: {write_benchmark_record(record, path)} (the cells' roots stay in {options.roots} for their "
-            f"logs)")
-        raise
-    finally:
+    source = bench.source()  # opened once, for every cell
+    plans = {name: dataclasses.replace(bench, http_port=server.ports["http"], ilp_port=server.ports["ilp"],
+                                       pg_port=server.ports["pg"], server_metrics_port=server.ports["min"]).plan(source)
+             for name, server in servers.items()}
+    parameters = _parameters(options, bench, all_cells, servers, needed)
+    comparison = ComparisonRun("matrix", options.recording(), parameters, out, options.spelling(),
+                               kept_note=f" (the cells' roots stay in {options.roots} for their logs)")
+    runs = comparison.path.with_suffix("")  # each turn's own run record
+    plan = next(iter(plans.values()))
+    comparison.say(f"Matrix: {len(all_cells)} cells ({', '.join(servers)}), {options.rounds} rounds after a warm-up, "
+                   f"one turn at a time; each turn a bench run of {plan.rows} rows ({wire.traits.name}, "
+                   f"{plan.threads} worker(s)); records of the runs in {runs}/")
+    with comparison:
         for server in servers.values():
-            server.stop()
+            comparison.hold(server)
+        running = _ready_cells(servers, needed, comparison.record, comparison.say)
+        compared = comparison.alternate({name: _turn(servers[name], plans[name], runs, comparison.say)
+                                         for name in running}, options.rounds, name="cells",
+                                        parameters={"charted_figures": list(CHARTED_FIGURES)})
     for server in servers.values():
         server.remove()
-    record.comparisons.append(comparison)
-    record.extra.update(status="ok", seconds=round(time.perf_counter() - started, 1))
-    say(cells_table(comparison))
-    written = write_benchmark_record(record, path)
-    say(f"Results: {written}")
-    if options.report:
-        from harness.report.html import write_report  # matplotlib: only when the report is asked for
-
-        say(f"Report: {write_report([], written.with_suffix('.html'), [record])}")
-    return record
+    return comparison.finish(cells_table(compared))
 
 
 def _ready_cells(servers: dict[str, CellServer], needed: list[str], record: BenchmarkRecord, say) -> list[str]:
@@ -171,14 +156,17 @@ def _ready_cells(servers: dict[str, CellServer], needed: list[str], record: Benc
             cells_extra[name] = {"features": None, "ended": f"its server did not start: {exc}"}
             say(f"cell {name} ends: its server did not start: {exc}")
             continue
-        if features.version != server.cell.release.version:
+        build = server.cell.build
+        # A release must be the one asked for; another server's version is what it says.
+        if build.is_release and features.version != build.version:
             raise RunError(f"cell {name}: the server on port {server.ports['http']} says it is QuestDB "
-                           f"{features.version}, not {server.cell.release.version}")
+                           f"{features.version}, not {build.version}")
         missing = features.missing(needed)
         cells_extra[name] = {"features": dataclasses.asdict(features), "ended": None}
         if missing:
-            why = (f"QuestDB {server.cell.release.version} has no {' and no '.join(missing)}, which this bench run "
-                   f"needs")
+            since = "; ".join(f"{feature} needs {SINCE[feature]}" for feature in missing if feature in SINCE)
+            why = (f"QuestDB {build.label} has no {' and no '.join(missing)}, which this bench run needs"
+                   + (f" ({since})" if since else ""))
             cells_extra[name]["ended"] = why
             say(f"cell {name} ends: {why}; the other cells go on")
             server.stop()
@@ -190,17 +178,14 @@ def _ready_cells(servers: dict[str, CellServer], needed: list[str], record: Benc
     return running
 
 
-def _turn(server: CellServer, bench: BenchOptions, runs: Path, say):
+def _turn(server: CellServer, plan: BenchPlan, runs: Path, say):
     """One cell's measurement of a round: the bench run against its server, the server settled, its cost."""
     def measure(round_number: int) -> Measurement:
         say(f"  round {round_number or 'warm-up'}: {server.cell.name}")
         results = runs / f"{round_number}-{server.cell.slug}.json"
-        options = dataclasses.replace(bench, http_port=server.ports["http"], ilp_port=server.ports["ilp"],
-                                      pg_port=server.ports["pg"], server_metrics_port=server.ports["min"],
-                                      results=str(results))
         cpu_before = server.cpu_seconds()
         try:
-            record = run_bench(options, io.StringIO())
+            record = run_plan(plan.recorded_at(results), io.StringIO())
         except (UsageError, RunError) as exc:
             raise RunError(f"cell {server.cell.name}, round {round_number}: {exc}") from None
         settle_seconds = server.settle()
@@ -210,25 +195,14 @@ def _turn(server: CellServer, bench: BenchOptions, runs: Path, say):
         visible = record.validation.time_to_visible_seconds if record.validation is not None else 0.0
         rows = record.validation.visible_rows if record.validation is not None else send.rows
         extra = {"send_seconds": send.seconds, "time_to_visible_seconds": visible, "settle_seconds": settle_seconds,
-                 "server_cpu_seconds": server_cpu, "server_cpu_seconds_per_million_rows": server_cpu / (rows / 1e6) if rows else 0.0}
+                 "server_cpu_seconds": server_cpu,
+                 "server_cpu_seconds_per_million_rows": server_cpu / (rows / 1e6) if rows else 0.0}
         if peak_rss is not None:
             extra["server_peak_rss_bytes"] = peak_rss
-        extra.update(_open_loop_figures(record))
+        extra.update(last_rate_figures(record))
         return Measurement(seconds=send.seconds + visible, rows=rows, client_cpu_seconds=send.client_cpu_seconds,
                            extra=extra, run_record=str(results))
     return measure
-
-
-def _open_loop_figures(record) -> dict[str, float]:
-    """An open-loop run's (``--rate``) figures of its last rate: the rate achieved, freshness p50 and p99."""
-    steps = record.open_loop.steps if record.open_loop is not None else []
-    if not steps:
-        return {}
-    step = steps[-1]
-    figures = {"achieved_rows_per_second": step.achieved_rows_per_second}
-    if step.freshness is not None:
-        figures.update(freshness_p50_seconds=step.freshness.p50, freshness_p99_seconds=step.freshness.p99)
-    return {name: value for name, value in figures.items() if value is not None}
 
 
 def _parameters(options: MatrixOptions, bench: BenchOptions, all_cells: list[Cell],
@@ -239,7 +213,8 @@ def _parameters(options: MatrixOptions, bench: BenchOptions, all_cells: list[Cel
         "use_case": bench.use_case, "row_count": bench.row_count, "workers": bench.threads,
         "transport": str(bench.transport), "protocol_version": str(bench.protocol_version),
         "worker_chunk_row_count": bench.worker_chunk_row_count, "exactly_once": bench.exactly_once,
-        "cells": [{"name": cell.name, "release": cell.release.version, "config": cell.config,
+        "cells": [{"name": cell.name, "server": cell.build.label, "version": cell.build.version,
+                   "jar": str(cell.build.jar), "config": cell.config,
                    "overrides": dict(cell.overrides), "ports": servers[cell.name].ports,
                    "left_out_of_server_conf": servers[cell.name].left_out} for cell in all_cells],
     }

@@ -18,7 +18,6 @@ exactly as ``bench`` makes a table (untimed), and dropped when the run ends, how
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import io
@@ -26,30 +25,27 @@ import multiprocessing
 import sys
 import tempfile
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from harness.errors import RunError, UsageError
-from harness.options.declare import CommandOptions, command, option
+from harness.errors import RunError, UsageError, one_line
+from harness.options.declare import CommandOptions, Spelling, command, option
 from harness.options.groups import DataSetRowsOptions, OwnDataOptions, PgwireOptions, RecordOptions, ServerOptions
-from harness.ingest.senders import one_line
 from harness.ingest_paths.choices import IngestPath
 from harness.ingest_paths.probe import MADE_SUFFIX, PROBE_ROWS, probe, type_changes
 from harness.ingest_paths.registry import PATHS, open_writer, writer_class
 from harness.ingest_paths.server_side import import_root
 from harness.ingest_paths.target import PathTarget
-from harness.questdb.claims import TableClaim
+from harness.questdb.features import detect
 from harness.questdb.schema import create_table
 from harness.questdb.wal import wait_for_count
 from harness.read.connection import Endpoint
-from harness.records.alternation import alternate
 from harness.records.benchmark_record import BenchmarkRecord, Measurement
-from harness.records.store import default_results_path, write_benchmark_record
 from harness.report.tables import plain_table
 from harness.run.bench_options import BenchOptions
-from harness.sources import DATA
+from harness.run.comparison import ComparisonRun
+from harness.run.plan import BenchPlan
 from harness.telemetry.peak_rss import PeakRss
 from harness.telemetry.timeseries import LOCAL_HOSTS, listening_process
 
@@ -77,10 +73,17 @@ class PathsOptions(OwnDataOptions, DataSetRowsOptions, RecordOptions, PgwireOpti
     batch_rows: int = option(DEFAULT_BATCH_ROWS, "Rows per batch: one write of each path (an ILP flush, an "
                                                  "executemany, an upload).", min=1)
 
-    @functools.cached_property
     def data_options(self) -> BenchOptions:
-        """The data as a bench run reads it (its source read and audited once)."""
+        """The data as a bench run reads it, in batches of ``batch_rows``."""
         return BenchOptions.shared_with(self, worker_chunk_row_count=self.batch_rows)
+
+    def data_plan(self) -> BenchPlan:
+        """The data as a bench run sends it: its source opened (a file read and audited), one table."""
+        plan = self.data_options().plan()
+        if len(plan.schemas) != 1:
+            raise UsageError(f"{plan.source.name} writes {len(plan.schemas)} tables; paths compares one table's rows "
+                             f"(cpu-only, or --data)")
+        return plan
 
     def chosen_paths(self) -> list[IngestPath]:
         """--path's paths in the order given (all by default), the baseline first where it is among them."""
@@ -97,108 +100,109 @@ class PathsOptions(OwnDataOptions, DataSetRowsOptions, RecordOptions, PgwireOpti
         self.refuse_table_flags("every path writes into a scratch table of its own")
         for path in self.chosen_paths():
             writer_class(path)  # its driver installed, or one line naming the package
-        data = self.data_options
-        data.check_values()
-        if len(data.schemas()) != 1:
-            raise UsageError(f"{data.use_case_entry.name} writes {len(data.schemas())} tables; paths compares one "
-                             f"table's rows (cpu-only, or --data)")
+        self.data_options().check_values()
+
+    def rehearse(self) -> None:
+        """A --dry-run also opens the data and checks it is one table's."""
+        self.data_plan()
 
 
 @command
 def run_paths(options: PathsOptions, out: TextIO | None = None) -> BenchmarkRecord:
     """Measure every path; returns the benchmark record (also written as JSON). Raises UsageError/RunError."""
     out = out or sys.stdout
-    options.check_values()
-    data = options.data_options
-    (schema,) = data.schemas()
-    spec = data.dataset()
-    rows = data.source_rows(spec)
-    paths = options.chosen_paths()
+    data = options.data_plan()
+    (schema,) = data.schemas
+    rows = data.rows
     questdb = options.questdb_sql()
     questdb.ping()
     version = questdb.server_version()
     say = functools.partial(print, file=out, flush=True)
-    skipped = {}
-    if any(PATHS[ingest].server_side for ingest in paths):
-        root, why = import_root(questdb, options.host, options.http_port)
-        if root is None:
-            skipped = {str(ingest): why for ingest in paths if PATHS[ingest].server_side}
-            for name in skipped:
-                say(f"Skipped {name}: {why}")
-            paths = [ingest for ingest in paths if not PATHS[ingest].server_side]
-            if not paths:
-                raise UsageError(f"no path left to run: {why}")
-    run_id = uuid.uuid4().hex[:12]
-    scratch = {path: schema.renamed(f"{SCRATCH_PREFIX}{run_id}_{path.name}") for path in paths}
-    endpoint = Endpoint(options.host, options.http_port, options.pg_port, options.pg_login(), options.http_login(),
-                        options.pg_tls(), options.http_tls())
+    paths, skipped = _runnable_paths(options, questdb, say)
     server = listening_process(options.http_port) if options.host in LOCAL_HOSTS else None
-    source = options.data if data.use_case_entry.name == DATA else data.use_case_entry.name
-    say(f"Paths: {', '.join(paths)}; {rows} rows of {source} in batches of {options.batch_rows}, "
-        f"into QuestDB {version} at {options.host}; {options.rounds} rounds after a warm-up")
-    path = Path(options.results) if options.results else default_results_path("paths", options.results_dir)
-    record = BenchmarkRecord(benchmark="paths", parameters={
-        "paths": [str(one) for one in paths], "rows": rows, "batch_rows": options.batch_rows, "rounds": options.rounds,
-        "source": data.use_case_entry.name, "data": options.data, "questdb_version": version,
-        "server_cpu": server is not None, "skipped": skipped, "probe_rows": PROBE_ROWS})
-    checks: dict[str, str] = {}
-    probes: dict[str, dict] = {}
-    record.extra.update(probes=probes, checks=checks,
-                        paths={str(ingest): {"batch": PATHS[ingest].batch, "package": PATHS[ingest].package}
-                                    for ingest in paths})
-    made = [table.table + MADE_SUFFIX for table in scratch.values()]  # the probes' tables each path makes itself
-    claim = TableClaim(questdb, run_id, [table.table for table in scratch.values()] + made)
-    claim.take()
-    started = time.perf_counter()
-    try:
-        first = _first_frame(data.chunks(spec), schema.table)
-        for ingest in paths:
-            found = probe(ingest, PathTarget(endpoint, scratch[ingest], options.ilp_port), first, questdb)
-            probes[str(ingest)] = found.as_record()
-            if found.made is not None:
-                probes[str(ingest)]["made_table"]["changes"] = [list(change) for change in type_changes(
-                    schema, {name: str(dtype) for name, dtype in first.dtypes.items()}, found.made)]
-            say(f"Refused {ingest}: {found.refused}" if found.refused else
-                f"Probe {ingest}: takes the data; a batch of {found.rows} rows with one bad (a timestamp before "
-                f"1970): {found.outcome}{f' ({one_line(found.error)})' if found.error else ', no error'}")
+    say(f"Paths: {', '.join(paths)}; {rows} rows of {options.data or data.source.name} in batches of "
+        f"{options.batch_rows}, into QuestDB {version} at {options.host}; {options.rounds} rounds after a warm-up")
+    parameters = {"paths": [str(one) for one in paths], "rows": rows, "batch_rows": options.batch_rows,
+                  "rounds": options.rounds, "source": data.source.name, "data": options.data,
+                  "questdb_version": version, "server_cpu": server is not None, "skipped": skipped,
+                  "probe_rows": PROBE_ROWS}
+    with ComparisonRun("paths", options.recording(), parameters, out, options.spelling()) as comparison:
+        record = comparison.record
+        scratch = {path: schema.renamed(f"{SCRATCH_PREFIX}{comparison.run_id}_{path.name}") for path in paths}
+        made = [table.table + MADE_SUFFIX for table in scratch.values()]  # the probes' tables each path makes itself
+        comparison.claim(questdb, [table.table for table in scratch.values()] + made)
+        endpoint = Endpoint(options.host, options.http_port, options.pg_port, options.pg_login(),
+                            options.http_login(), options.pg_tls(), options.http_tls())
+        targets = {path: PathTarget(endpoint, scratch[path], options.ilp_port) for path in paths}
+        probes = _probe_paths(targets, _first_frame(data.chunks(), schema.table), schema, questdb, say)
+        record.extra.update(probes=probes, checks={},
+                            paths={str(ingest): {"batch": PATHS[ingest].batch, "package": PATHS[ingest].package}
+                                   for ingest in paths})
         measured = [ingest for ingest in paths if not probes[str(ingest)]["refused"]]
         if not measured:
             raise RunError(f"no path takes the data: {paths[0]}: {probes[str(paths[0])]['refused']}")
         record.parameters["baseline"] = str(BASELINE) if BASELINE in measured else str(measured[0])
-
         # The trials' processes make the same data: a TSBS data set's seed, once drawn, is theirs too.
-        trial_options = options if data.own_data else dataclasses.replace(options, seed=spec.seed)
+        trial_options = dataclasses.replace(options, seed=data.source.seed(data.spec))
+        trials = {str(ingest): _trial(trial_options, ingest, targets[ingest], rows, questdb, server,
+                                      record.extra["checks"], say) for ingest in measured}
+        comparison.alternate(trials, options.rounds, name="paths", baseline=record.parameters["baseline"],
+                             parameters={"charted_figures": list(CHARTED_FIGURES)})
+    return comparison.finish(paths_table(record), made_tables_table(record))
 
-        def trial(ingest: IngestPath):
-            def measure(round_number: int) -> Measurement:
-                target = PathTarget(endpoint, scratch[ingest], options.ilp_port)
-                questdb.drop_table(target.table)
-                create_table(questdb, target.schema)
-                figures = trial_in_process(trial_options, ingest, target, rows, server.pid if server else None)
-                if ingest not in checks:  # the first time (the warm-up): every value read back and compared
-                    checks[ingest] = _check(options, data, spec.seed, target.table)
-                say(f"  round {round_number or 'warm-up'}: {ingest:<12} {rows / figures.seconds:>12,.0f} rows/s")
-                return figures
-            return measure
 
-        comparison = alternate({str(ingest): trial(ingest) for ingest in measured}, options.rounds, name="paths",
-                               warm_up=True, baseline=record.parameters["baseline"],
-                               parameters={"charted_figures": list(CHARTED_FIGURES)})
-    except BaseException as exc:
-        record.ended_early(exc, time.perf_counter() - started)
-        say(f"Results: {write_benchmark_record(record, path)}")
-        raise
-    finally:
-        for table in [*(table.table for table in scratch.values()), *made]:
-            with contextlib.suppress(RunError):
-                questdb.drop_table(table)
-        claim.release()
-    record.comparisons.append(comparison)
-    record.extra.update(status="ok", seconds=round(time.perf_counter() - started, 1))
-    say(paths_table(record))
-    say(made_tables_table(record))
-    say(f"Results: {write_benchmark_record(record, path)}")
-    return record
+def _runnable_paths(options: PathsOptions, questdb, say) -> tuple[list[IngestPath], dict[str, str]]:
+    """--path's paths that can run against this server, and why each that cannot is skipped: the server-side paths
+    need its import root written from this machine, a path that needs a feature of the server (QWP) a server that
+    has it."""
+    paths = options.chosen_paths()
+    skipped = {}
+    if any(PATHS[ingest].server_side for ingest in paths):
+        root, why = import_root(questdb, options.host, options.http_port)
+        if root is None:
+            skipped.update({str(ingest): why for ingest in paths if PATHS[ingest].server_side})
+    if any(PATHS[ingest].needs for ingest in paths):
+        features = detect(questdb)
+        for ingest in paths:
+            if lacking := features.lacking(PATHS[ingest].needs, f"{options.host}:{options.http_port}"):
+                skipped[str(ingest)] = lacking
+    for name, why in skipped.items():
+        say(f"Skipped {name}: {why}")
+    paths = [ingest for ingest in paths if str(ingest) not in skipped]
+    if not paths:
+        raise UsageError(f"no path left to run: {'; '.join(dict.fromkeys(skipped.values()))}")
+    return paths, skipped
+
+
+def _probe_paths(targets: dict[IngestPath, PathTarget], first, schema, questdb, say) -> dict[str, dict]:
+    """Each path probed on the data's first rows (``harness.ingest_paths.probe``): whether it takes them, what a
+    batch with a bad row leaves, the table it makes itself and how that differs from the run's."""
+    probes = {}
+    for ingest, target in targets.items():
+        found = probe(ingest, target, first, questdb)
+        probes[str(ingest)] = found.as_record()
+        if found.made is not None:
+            probes[str(ingest)]["made_table"]["changes"] = [list(change) for change in type_changes(
+                schema, {name: str(dtype) for name, dtype in first.dtypes.items()}, found.made)]
+        say(f"Refused {ingest}: {found.refused}" if found.refused else
+            f"Probe {ingest}: takes the data; a batch of {found.rows} rows with one bad (a timestamp before "
+            f"1970): {found.outcome}{f' ({one_line(found.error)})' if found.error else ', no error'}")
+    return probes
+
+
+def _trial(options: PathsOptions, ingest: IngestPath, target: PathTarget, rows: int, questdb, server,
+           checks: dict[str, str], say):
+    """A round's measurement of ``ingest``: its scratch table made as bench makes it (untimed), the rows written in a
+    process of its own, and the first time (the warm-up) every value read back and compared."""
+    def measure(round_number: int) -> Measurement:
+        questdb.drop_table(target.table)
+        create_table(questdb, target.schema)
+        figures = trial_in_process(options, ingest, target, rows, server.pid if server else None)
+        if ingest not in checks:  # the first time (the warm-up): every value read back and compared
+            checks[ingest] = _check(options, target.table)
+        say(f"  round {round_number or 'warm-up'}: {ingest:<12} {rows / figures.seconds:>12,.0f} rows/s")
+        return figures
+    return measure
 
 
 def trial_in_process(options: PathsOptions, ingest: IngestPath, target: PathTarget, rows: int,
@@ -207,8 +211,8 @@ def trial_in_process(options: PathsOptions, ingest: IngestPath, target: PathTarg
     there), so that its peak RSS is the path's own; its figures, or its error as the same one line."""
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
-    # A copy without the cached data options: the child reads the data itself.
-    child = context.Process(target=_trial_child, args=(send, dataclasses.replace(options), ingest, target, rows,
+    # The child reads or generates the data itself.
+    child = context.Process(target=_trial_child, args=(send, options, ingest, target, rows,
                                                        server_pid), name=f"paths-{ingest}", daemon=True)
     child.start()
     send.close()
@@ -239,12 +243,12 @@ def _trial_child(send, options: PathsOptions, ingest: IngestPath, target: PathTa
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        data = options.data_options
+        data = options.data_plan()
         server = psutil.Process(server_pid) if server_pid else None
         # Sampled, not ru_maxrss: a spawned process's ru_maxrss keeps the peak of the parent's copy it was forked
         # as before its exec.
         with PeakRss() as peak:
-            figures = _write_all(ingest, target, data.chunks(data.dataset()), rows, options.questdb_sql(), server)
+            figures = _write_all(ingest, target, data.chunks(), rows, options.questdb_sql(), server)
         figures.peak_rss_bytes = peak.peak
         send.send(("ok", figures))
     except UsageError as exc:
@@ -307,23 +311,23 @@ def _cpu(process) -> float | None:
         return None
 
 
-def _check(options: PathsOptions, data: BenchOptions, seed: int, table: str) -> str:
-    """Every value of ``table`` read back (PGWire, asyncpg) and compared with the source: ``exact``, or the one line
-    that says where it differs."""
+def _check(options: PathsOptions, table: str) -> str:
+    """Every value of ``table`` read back (PGWire, asyncpg) and compared with the source (the user's file, or the
+    TSBS data set its flags and seed name): ``exact``, or the one line that says where it differs."""
     from harness.commands.read import ReadOptions, run_read
 
     with tempfile.TemporaryDirectory(prefix="harness-paths-") as folder:
         values = dict(host=options.host, http_port=options.http_port, pg_port=options.pg_port, table=table,
                       results=str(Path(folder) / "read.json"), reporting_period=0.0, sample_interval=0.0)
-        if data.use_case_entry.name == DATA:
+        if options.data is not None:
             values.update(check_against=options.data)
         else:
-            values.update({field.name: getattr(data, field.name) for field in dataclasses.fields(DataSetRowsOptions)},
-                          check=True, seed=seed)
+            values.update({field.name: getattr(options, field.name) for field in dataclasses.fields(DataSetRowsOptions)},
+                          check=True)
         try:
             run_read(ReadOptions(**values), out=io.StringIO())
         except (RunError, UsageError) as exc:
-            return f"differs: {exc}"
+            return f"differs: {Spelling(ReadOptions).error(exc)}"
     return "exact"
 
 

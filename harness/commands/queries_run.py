@@ -30,13 +30,15 @@ from harness.options.groups import (
     RecordOptions,
 )
 from harness.queries.clients import FAILURE_KINDS
-from harness.queries.pool import Protocol, QueryWork, run_queries_on_workers, wire_form
+from harness.queries.pool import Protocol, QueryWork, needed_features, run_queries_on_workers, wire_form
 from harness.queries.references import CHECKED_USE_CASES
 from harness.queries.stats import QueryStats, format_slowdown, format_summary
+from harness.questdb.features import detect
 from harness.questdb.http import QuestDBSql
 from harness.records.run_record import IngestBeside, QueryCheck, QueryFigures, RunRecord
 from harness.run.limits import check_workers
-from harness.run.session import Run, metered, profiled
+from harness.run.session import Lifecycle, Run, session
+from harness.telemetry.timeseries import Sampling
 from harness.telemetry.metrics import QueryRunMetrics
 from harness.telemetry.phase import PhaseRecord
 from harness.telemetry.progress import PrefixedLines
@@ -61,7 +63,9 @@ class QueriesRunOptions(DryRunOptions, MetricsOptions, ProgressOptions, QuerySet
                            "--generate.", argument=True)
     generate: bool = option(False, "Generate the queries (with the generate flags) instead of reading FILE.",
                             flags=("--generate",))
-    protocol: Protocol = option(Protocol.pgwire, "pgwire (asyncpg, statements prepared and bound) or http (/exec).")
+    protocol: Protocol = option(Protocol.pgwire, "pgwire (asyncpg, statements prepared and bound), http (/exec) or "
+                                                 "qwp (the questdb client's QuestDB.query(), columnar over WebSocket "
+                                                 "on the HTTP port: QuestDB 10+).")
     workers: int = option(1, "Workers: connections, one query at a time each.", min=1)
     max_queries: int = option(0, "Run at most this many queries, burn-in included (0: all).", min=0)
     burn_in: int = option(0, "Queries run first and not counted.", min=0)
@@ -142,13 +146,12 @@ def run_queries(options: QueriesRunOptions, out: TextIO | None = None) -> RunRec
     """Run the queries; returns the record (also written as JSON), or None after a --dry-run's checks.
     Raises UsageError/RunError."""
     out = out or sys.stdout
-    run = Run(RunRecord(kind="queries", mode=options.mode, parameters=dataclasses.asdict(options),
-                        seed=options.seed), options, out)
-    metrics = QueryRunMetrics(run.record.run_id, _metric_labels(options), options.metrics_port,
-                              options.metrics_linger,
+    record = RunRecord(kind="queries", mode=options.mode, parameters=dataclasses.asdict(options), seed=options.seed)
+    lifecycle = Lifecycle(options.recording(), options.spelling(), Sampling(0.0), options.profiling())
+    metrics = QueryRunMetrics(record.run_id, _metric_labels(options), options.metrics_port, options.metrics_linger,
                               query_types=use_cases.get(options.use_case).query_types, failure_kinds=FAILURE_KINDS,
                               host=options.metrics_host)
-    with metered(run, metrics), profiled(options, run):
+    with session(record, lifecycle, out, metrics) as run:
         _query_phases(options, run, metrics)
     return run.record
 
@@ -169,6 +172,9 @@ def _query_phases(options: QueriesRunOptions, run: Run, metrics: QueryRunMetrics
     questdb = options.questdb_sql()
     questdb.ping()
     run.record.server = {"questdb_version": questdb.server_version()}
+    if needed := needed_features(options.protocol):
+        if lacking := detect(questdb).lacking(needed, f"{options.host}:{options.http_port}"):
+            raise UsageError(lacking)
     checker = None
     if options.check:
         from harness.queries.check import AnswerChecker  # the reference's numpy and pandas: only to check

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from harness.errors import RunError, UsageError
-from harness.ingest import raw
+from harness.ingest import file_send
+from harness.ingest.wire.registry import wire_for
+from harness.ingest.wire.settings import SenderSettings
 from harness.ingest.ilp_file import IlpFile
 from harness.options.declare import CommandOptions, command, option
 from harness.options.groups import ProfileOptions, RecordOptions, ServerOptions
@@ -22,7 +24,9 @@ from harness.questdb.http import QuestDBSql
 from harness.questdb.wal import wait_for_count
 from harness.records.run_record import RunRecord
 from harness.run.limits import check_workers
-from harness.run.session import Run, profiled, sampled
+from harness.profiling.profiled import profiled
+from harness.run.session import Run
+from harness.telemetry.timeseries import sampled
 from harness.run.tables import connect, prepare_tables, server_state, validate
 from harness.telemetry.phase import PhaseProgress
 from harness.tsbs import use_cases
@@ -36,7 +40,7 @@ class ReplayOptions(RecordOptions, ServerOptions, ProfileOptions, CommandOptions
 
     path: str | None = option(None, "ILP file (ours or tsbs_generate_data's; .gz is unzipped as it is read).",
                                argument=True)
-    write_size: int = option(raw.DEFAULT_WRITE_SIZE, "Bytes per piece read from the file and written to a socket "
+    write_size: int = option(file_send.DEFAULT_WRITE_SIZE, "Bytes per piece read from the file and written to a socket "
                                                      "(whole lines); memory holds a few pieces per worker.", min=1)
     workers: int = option(1, "Workers: connections, one thread each; each piece goes to the first that is free (as "
                              "TSBS's loader's workers share its batches).", min=1)
@@ -60,7 +64,7 @@ def run_replay(options: ReplayOptions, out: TextIO | None = None) -> RunRecord:
     """Send an ILP file raw over TCP as it is read, like the original bench_raw_ilp, then validate the counts
     and record."""
     out = out or sys.stdout
-    with IlpFile(options.path, options.write_size, raw.buffers_needed(options.workers)) as ilp:
+    with IlpFile(options.path, options.write_size, file_send.buffers_needed(options.workers)) as ilp:
         return _replay(options, ilp, out)
 
 
@@ -78,13 +82,15 @@ def _replay(options: ReplayOptions, ilp: IlpFile, out: TextIO) -> RunRecord:
         ilp.rename(use_case.tables()[0], options.table)
     parameters = {**dataclasses.asdict(options), "fields": fields, "use_case": use_case.name}
     mode = "replay" if options.workers == 1 else f"replay-{options.workers}w"
-    run = Run(RunRecord(kind="replay", mode=mode, parameters=parameters), options, out)
+    record = RunRecord(kind="replay", mode=mode, parameters=parameters)
+    run = Run(record, options.recording(), out, options.spelling())
     run.say(f"Replaying {options.path} ({os.path.getsize(options.path) / 2**20:.2f} MiB"
             f"{' gzip' if ilp.gzipped else ''}): a {use_case.name} file")
     progress = PhaseProgress("send", options.workers)
-    with run, sampled(options, run, {"send": progress}, overlap=True) as baseline, profiled(options, run):
+    with run, sampled(options.sampling(), {"send": progress}, record, overlap=True) as baseline, \
+            profiled(options.profiling(), run):
         schemas = use_case.schemas(fields, options.table)
-        questdb, rows_before = connect(options, None, run, schemas)
+        questdb, rows_before = connect(options.server_sql(), None, run, schemas, options.table_policy())
 
         def widen(table: str) -> tuple[str, ...]:
             """A later piece names ``table``: the use case that holds it and every table before, its new
@@ -94,7 +100,7 @@ def _replay(options: ReplayOptions, ilp: IlpFile, out: TextIO) -> RunRecord:
                 raise UsageError(f"ILP file {options.path!r} names table {table!r} after its first piece, which "
                                  f"told a {ilp.use_case} file" + (" (--table renames its one table)" if wider else ""))
             if questdb is not None:
-                rows_before.update(prepare_tables(questdb, options, run, [
+                rows_before.update(prepare_tables(questdb, options.table_policy(), run, [
                     schema for schema in wider.schemas(fields) if schema.table not in rows_before]))
             schemas[:] = wider.schemas(fields)
             run.record.parameters["use_case"] = ilp.use_case = wider.name
@@ -105,8 +111,9 @@ def _replay(options: ReplayOptions, ilp: IlpFile, out: TextIO) -> RunRecord:
         baseline()  # the time series' first sample, taken while the tables were made ready, before the send
         cpu_started = time.process_time()
         try:
-            seconds = raw.send_pieces(ilp, options.host, options.ilp_port, progress, options.workers)
-        except raw.RawSendFailed as failure:
+            wire = wire_for(SenderSettings(host=options.host, ilp_port=options.ilp_port), "raw")
+            seconds = file_send.send_pieces(ilp, wire, progress, options.workers)
+        except file_send.RawSendFailed as failure:
             run.phase("send", None, progress.record(time.perf_counter() - progress.started,
                                                     time.process_time() - cpu_started))
             said = sent_before_failure(questdb, options, progress, schemas, rows_before, failure.delivered)
@@ -114,7 +121,8 @@ def _replay(options: ReplayOptions, ilp: IlpFile, out: TextIO) -> RunRecord:
         last_write = time.perf_counter()
         run.phase("send", "Sent", progress.record(seconds, time.process_time() - cpu_started))
         if questdb is not None:
-            validate(questdb, options, expected_rows(progress, schemas, rows_before), last_write, run)
+            validate(questdb, options.validation_query_timeout, expected_rows(progress, schemas, rows_before),
+                     last_write, run)
     return run.record
 
 

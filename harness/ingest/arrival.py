@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from harness.records.run_record import TableArrival
 from harness.tsbs.schema import TIMESTAMP_COLUMN
@@ -54,11 +55,20 @@ class ArrivalTally:
             yield chunk
 
 
-def nanoseconds(column: pd.Series) -> np.ndarray:
-    """Nanoseconds since the epoch of a timestamp column of any unit or time zone (TSBS's: no copy)."""
-    if column.dtype == "datetime64[ns]":
-        return column.array.asi8
-    return pd.DatetimeIndex(column).as_unit("ns").asi8
+def nanoseconds(column) -> np.ndarray:
+    """Nanoseconds since the epoch of a timestamp column of any unit or time zone, of any kind of frame (TSBS's
+    pandas column: no copy)."""
+    if isinstance(column, pd.Series):
+        if column.dtype == "datetime64[ns]":
+            return column.array.asi8
+        if not isinstance(column.dtype, pd.ArrowDtype):
+            return pd.DatetimeIndex(column).as_unit("ns").asi8
+        column = pa.array(column.array)
+    if hasattr(column, "to_arrow"):  # a Polars series
+        column = column.to_arrow()
+    unit = column.type.unit
+    scale = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}[unit]
+    return column.cast(pa.int64()).to_numpy() * scale
 
 
 def arrival_lines(tables: dict[str, TableArrival]) -> list[str]:

@@ -1,4 +1,5 @@
-"""How an ingest run sends: the row API, the destination, the transport and the ILP protocol version."""
+"""How an ingest run sends: the row API, the destination, the transport, the ILP protocol version and the kind of
+frame handed to the client."""
 
 from __future__ import annotations
 
@@ -21,8 +22,19 @@ class Target(StrEnum):
 
 
 class Transport(StrEnum):
+    """ILP over TCP or HTTP (the client's ``Sender``), or QWP: columnar over WebSocket on the HTTP port (the client's
+    ``questdb.connect()``, QuestDB 10+)."""
+
     tcp = "tcp"
     http = "http"
+    qwp = "qwp"
+
+
+# The configuration string's scheme of each transport (QWP's is ``ws``; ``wss`` with TLS).
+TRANSPORT_SCHEMES = {Transport.tcp: "tcp", Transport.http: "http", Transport.qwp: "ws"}
+# And back: the transport a scheme is (TLS or not).
+SCHEME_TRANSPORTS = {"tcp": Transport.tcp, "tcps": Transport.tcp, "http": Transport.http, "https": Transport.http,
+                     "ws": Transport.qwp, "wss": Transport.qwp}
 
 
 class ProtocolVersion(StrEnum):
@@ -32,16 +44,3 @@ class ProtocolVersion(StrEnum):
     v2 = "2"
     v3 = "3"
     auto = "auto"
-
-
-class ChunksAhead(StrEnum):
-    """Who makes an open loop's chunks ahead of their time: a process of their own (off the scheduling threads'
-    GIL), or a thread of the scheduling process."""
-
-    process = "process"
-    thread = "thread"
-
-
-# The most chunks made ahead may hold made and not yet read: this many rows (as whole chunks, two at least) and MiB.
-AHEAD_ROWS = 500_000
-AHEAD_MIB = 64

@@ -44,18 +44,6 @@ def append_frame(buffer: Buffer, frame: pd.DataFrame, table: str, symbols: bool 
     buffer.dataframe(frame, table_name=table, symbols=client_symbols(symbols), at=at)
 
 
-def append_frame_to_sender(sender, frame: pd.DataFrame, table: str, symbols: bool | str | tuple[str, ...] = True,
-                           at: str = TIMESTAMP_COLUMN) -> None:
-    """``append_frame`` into a ``Sender``'s own buffer. A function of its own, as ``flush_sender`` is, so that a
-    profile of Python frames alone (``--profile`` without native frames) tells serializing from sending."""
-    sender.dataframe(frame, table_name=table, symbols=client_symbols(symbols), at=at)
-
-
-def flush_sender(sender) -> None:
-    """``sender.flush()``, named for profiles (``append_frame_to_sender``)."""
-    sender.flush()
-
-
 def client_symbols(symbols: bool | str | tuple[str, ...]):
     # The client takes a bool, "auto" or a list of column names (not a tuple).
     return list(symbols) if isinstance(symbols, tuple) else symbols

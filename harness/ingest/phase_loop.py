@@ -7,8 +7,8 @@ Owns the measurement loop of the original py-tsbs-benchmark, rebuilt: chunks are
 workers (or pulled from a bounded queue in stream mode), each worker serializes into its own buffer or
 sends through its own connection, and the phase's clock runs from the moment every worker is ready
 until the last one has finished. Per-chunk progress goes to the phase's ``PhaseProgress``, which the
-progress printer, the metrics and the record read. A failing worker stops the others; the rows finished before the failure
-are reported, never guessed.
+progress printer, the metrics and the record read. A failing worker stops the others; the rows finished before the
+failure are reported, never guessed. What a worker does with a chunk is ``harness.ingest.workers``'.
 """
 
 from __future__ import annotations
@@ -19,16 +19,10 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 
-import pandas as pd
-from questdb import QuestDBError, Sender, TimestampNanos
-
-from harness.errors import RunError, UsageError
-from harness.ingest.ilp import (TSBS_COLUMNS, Chunk, FrameColumns, append_frame, append_frame_to_sender, chunk_rows,
-                                 flush_sender, new_buffer)
-from harness.ingest.open_loop import OpenLoop
-from harness.ingest.senders import SenderSettings, one_line, open_sender
+from harness.errors import RunError, UsageError, one_line
+from harness.ingest.ilp import Chunk, chunk_rows
+from harness.ingest.send_schedule import SendSchedule
 from harness.telemetry.phase import PhaseProgress, PhaseRecord
-from harness.tsbs.schema import TIMESTAMP_COLUMN
 
 
 class Worker:
@@ -46,133 +40,6 @@ class Worker:
     def flushing_since(self) -> float | None:
         """``time.monotonic()`` when the flush in progress began; None when not flushing."""
         return None
-
-
-def _rows_of(chunk: pd.DataFrame, op: str) -> Iterator[tuple[dict, dict, TimestampNanos]]:
-    """Row-by-row access as a Python user without the dataframe API would write it: the frame's numeric
-    columns are its fields, the timestamp its designated one, every other column a tag."""
-    names = [name for name in chunk.columns if name != TIMESTAMP_COLUMN]
-    fields = [name for name in names if pd.api.types.is_numeric_dtype(chunk[name].dtype)]
-    tags = [name for name in names if name not in fields]
-    if op == "iterrows":
-        for _, row in chunk.iterrows():
-            yield (
-                {tag: row[tag] for tag in tags},
-                {name: _python_number(row[name]) for name in fields},
-                TimestampNanos(row[TIMESTAMP_COLUMN].value),
-            )
-    else:
-        positions = {name: position for position, name in enumerate(chunk.columns)}
-        tag_at, field_at = [positions[tag] for tag in tags], [positions[name] for name in fields]
-        timestamp_at = positions[TIMESTAMP_COLUMN]
-        for row in chunk.itertuples(index=False, name=None):
-            yield (
-                {tag: row[position] for tag, position in zip(tags, tag_at)},
-                {name: _python_number(row[position]) for name, position in zip(fields, field_at)},
-                TimestampNanos(row[timestamp_at].value),
-            )
-
-
-def _python_number(value):
-    # The row API takes Python int/float; numpy int64 is not an int subclass.
-    return value.item() if hasattr(value, "item") else value
-
-
-class SerializeWorker(Worker):
-    """Serializes into an in-memory buffer, cleared after every chunk (bytes counted, not kept)."""
-
-    def __init__(self, op: str, protocol_version: int, columns: FrameColumns = TSBS_COLUMNS):
-        self.op = op
-        self.buffer = new_buffer(protocol_version)
-        self.columns = columns
-
-    def process(self, chunk: Chunk) -> int:
-        for table, frame in chunk.items():
-            if self.op == "dataframe":
-                append_frame(self.buffer, frame, table, *self.columns)
-            else:
-                for symbols, columns, at in _rows_of(frame, self.op):
-                    self.buffer.row(table, symbols=symbols, columns=columns, at=at)
-        nbytes = len(self.buffer)
-        self.buffer.clear()
-        return nbytes
-
-
-class SendWorker(Worker):
-    """Sends through its own connection and flushes after every chunk, timing each flush.
-
-    With ``resend_for`` seconds (exactly-once over HTTP, into a deduplicating table), a chunk whose
-    flush failed is sent again on a new connection until it succeeds or that long has passed since the
-    first failure: each flush is one transaction, so a chunk either committed or not, and one sent twice
-    replaces itself. Re-sent chunks and the seconds spent without a connection are counted."""
-
-    # Between two attempts while the server is away: short against a restart, long against a busy loop.
-    RESEND_PAUSE_SECONDS = 0.5
-
-    def __init__(self, op: str, target: SenderSettings, progress: PhaseProgress, index: int,
-                 resend_for: float | None = None, columns: FrameColumns = TSBS_COLUMNS):
-        self.op = op
-        self.columns = columns
-        self.target = target
-        self.progress = progress
-        self.index = index
-        self.resend_for = resend_for
-        self.sender: Sender | None = open_sender(target)
-        self.address = target.address
-        self._flush_started: float | None = None
-
-    def _send(self, chunk: Chunk) -> int:
-        for table, frame in chunk.items():
-            if self.op == "dataframe":
-                symbols, at = self.columns
-                append_frame_to_sender(self.sender, frame, table, symbols, at)
-            else:
-                for symbols, columns, at in _rows_of(frame, self.op):
-                    self.sender.row(table, symbols=symbols, columns=columns, at=at)
-        nbytes = len(self.sender)
-        started = time.perf_counter()
-        self._flush_started = time.monotonic()
-        try:
-            flush_sender(self.sender)
-        finally:
-            self._flush_started = None
-        self.progress.flushed(self.index, time.perf_counter() - started)
-        return nbytes
-
-    def flushing_since(self) -> float | None:
-        return self._flush_started
-
-    def process(self, chunk: Chunk) -> int:
-        first_failure = None
-        while True:
-            try:
-                if self.sender is None:
-                    self.sender = open_sender(self.target)
-                nbytes = self._send(chunk)
-                break
-            except (QuestDBError, RunError) as exc:
-                if self.resend_for is None:
-                    raise RunError(f"sending to {self.address} failed: {self.target.refusal(one_line(exc))}") from None
-                now = time.monotonic()
-                first_failure = first_failure or now
-                if now - first_failure > self.resend_for:
-                    raise RunError(f"sending to {self.address} failed for {self.resend_for:g}s "
-                                   f"(--retry-timeout): {self.target.refusal(one_line(exc))}") from None
-                self.close()
-                time.sleep(self.RESEND_PAUSE_SECONDS)
-                self.progress.resent(self.index)
-        if first_failure is not None:
-            self.progress.waited(time.monotonic() - first_failure)
-        return nbytes
-
-    def close(self) -> None:
-        if self.sender is None:
-            return
-        sender, self.sender = self.sender, None
-        try:
-            sender.close(flush=False)
-        except QuestDBError:
-            pass  # the phase's own error (if any) is the one worth reporting
 
 
 def deal_round_robin(chunks: Sequence[Chunk], workers: int, first_index: int = 0) -> list[list[tuple[int, Chunk]]]:
@@ -279,7 +146,7 @@ def run_phase(
     workers: list[Worker],
     work: list[list[tuple[int, Chunk]]] | ChunkStream,
     flush_timeout: float | None = None,
-    schedule: OpenLoop | None = None,
+    schedule: SendSchedule | None = None,
 ) -> PhaseRecord:
     """Run ``workers`` over their dealt chunks (or the shared stream) and time the whole phase.
 
@@ -289,116 +156,148 @@ def run_phase(
     A flush still unfinished after ``flush_timeout`` seconds fails the phase: ILP over TCP has no timeout
     of its own, so a server that stops reading (frozen, swapped out) would otherwise hold the run forever.
     The stuck worker is left to its daemon thread, never closed under its own feet."""
-    count = len(workers)
-    failures: list[BaseException] = []
-    stuck: set[int] = set()
-    stop = threading.Event()
-    ready = threading.Barrier(count + 1)
+    return _Phase(progress, workers, work, flush_timeout, schedule).run()
 
-    def halt() -> None:
-        stop.set()
-        if isinstance(work, ChunkStream):
-            work.stop()
 
-    def body(index: int) -> None:
-        worker = workers[index]
+class _Phase:
+    """One timed phase's threads, a worker each, and what they share: the stop, the start line every worker waits
+    at, the failures and the stuck flushes found."""
+
+    def __init__(self, progress: PhaseProgress, workers: list[Worker], work, flush_timeout: float | None,
+                 schedule: SendSchedule | None):
+        self.progress, self.workers, self.work = progress, workers, work
+        self.flush_timeout, self.schedule = flush_timeout, schedule
+        self.stream = work if isinstance(work, ChunkStream) else None
+        self.failures: list[BaseException] = []
+        self.stuck: set[int] = set()
+        self.stop = threading.Event()
+        self.ready = threading.Barrier(len(workers) + 1)
+        # Daemon threads: an interrupted run must not wait for a worker stuck in a send.
+        self.threads = [threading.Thread(target=self._body, args=(index,), name=f"{progress.phase}-{index}",
+                                         daemon=True) for index in range(len(workers))]
+
+    def halt(self) -> None:
+        self.stop.set()
+        if self.stream is not None:
+            self.stream.stop()
+
+    def _body(self, index: int) -> None:
+        worker = self.workers[index]
         try:
-            ready.wait()
-            chunks = work.take() if isinstance(work, ChunkStream) else ((*item, None) for item in work[index])
-            for number, chunk, waited in chunks:
-                if stop.is_set():
-                    return
-                if schedule is not None:
-                    intended = schedule.wait(number, stop, waited)
-                    if stop.is_set():
-                        return
-                    if intended is None:  # the schedule has ended: this chunk and the rest are never sent
-                        break
-                    began = time.perf_counter()
-                nbytes = worker.process(chunk)
-                rows = {table: len(frame) for table, frame in chunk.items()}
-                progress.add(index, chunk_rows(chunk), nbytes, rows)
-                progress.acknowledge(number)
-                if schedule is not None:
-                    schedule.sent(number, intended, began, time.perf_counter(), rows)
-            worker.finish()
+            self.ready.wait()
+            if self._process_all(index, worker):
+                worker.finish()
         except threading.BrokenBarrierError:
             pass  # the phase never started: it was interrupted or another thread could not start
         except BaseException as exc:
-            failures.append(exc)
-            halt()
+            self.failures.append(exc)
+            self.halt()
         finally:
             # The thread using a sender is the one to close it: the client is not thread-safe, and a
             # close from the main thread during a flush can fail and leave the connection open.
             worker.close()
 
-    # Daemon threads: an interrupted run must not wait for a worker stuck in a send.
-    threads = [threading.Thread(target=body, args=(index,), name=f"{progress.phase}-{index}", daemon=True)
-               for index in range(count)]
-    cpu_started = time.process_time()
-    started = time.perf_counter()
-    try:
-        for thread in threads:
-            thread.start()
-        if isinstance(work, ChunkStream):
-            work.start()
-        if schedule is not None:  # before any worker can pass the barrier and ask it
-            if isinstance(work, ChunkStream):
-                work.wait_filled(STREAM_FILL_SECONDS)
-            schedule.begin()
-        ready.wait()
-        # Whatever is alive now (the dealt chunks, every imported module) is set aside from the cyclic
-        # collector for the phase: a full collection scans every tracked object with the GIL held, stalling
-        # all workers at once (about 40 ms a collection in a 2M-row serialize, ~5 % of its time at 2 workers:
-        # results/reference/2026-11-25-parity/). Objects made during the phase are collected as usual.
-        gc.freeze()
+    def _process_all(self, index: int, worker: Worker) -> bool:
+        """Worker ``index``'s chunks, each processed in turn (at its intended time, on a schedule); False when the
+        phase stopped before they were done."""
+        schedule = self.schedule
+        chunks = self.stream.take() if self.stream is not None else ((*item, None) for item in self.work[index])
+        for number, chunk, waited in chunks:
+            if self.stop.is_set():
+                return False
+            if schedule is not None:
+                intended = schedule.wait(number, self.stop, waited)
+                if self.stop.is_set():
+                    return False
+                if intended is None:  # the schedule has ended: this chunk and the rest are never sent
+                    break
+                began = time.perf_counter()
+            nbytes = worker.process(chunk)
+            rows = {table: len(frame) for table, frame in chunk.items()}
+            self.progress.add(index, chunk_rows(chunk), nbytes, rows)
+            self.progress.acknowledge(number)
+            if schedule is not None:
+                schedule.sent(number, intended, began, time.perf_counter(), rows)
+        return True
+
+    def run(self) -> PhaseRecord:
         cpu_started = time.process_time()
-        started = progress.started = time.perf_counter()
-        in_flight = 0
-        for thread in threads:
-            while thread.is_alive() and not stuck and not in_flight:
+        started = time.perf_counter()
+        try:
+            self._start()
+            # Whatever is alive now (the dealt chunks, every imported module) is set aside from the cyclic
+            # collector for the phase: a full collection scans every tracked object with the GIL held, stalling
+            # all workers at once (about 40 ms a collection in a 2M-row serialize, ~5 % of its time at 2 workers:
+            # results/reference/2026-11-25-parity/). Objects made during the phase are collected as usual.
+            gc.freeze()
+            cpu_started = time.process_time()
+            started = self.progress.started = time.perf_counter()
+            self._watch()
+        except BaseException:
+            self._interrupted()
+            raise
+        finally:
+            seconds = time.perf_counter() - started
+            cpu_seconds = time.process_time() - cpu_started
+            gc.unfreeze()
+            for worker, thread in zip(self.workers, self.threads):
+                if thread.ident is None:  # never started, so nothing else will close it
+                    worker.close()
+        if self.stream is not None and self.stream.error is not None and not self.failures:
+            self.failures.append(self.stream.error)
+        record = self.progress.record(seconds, cpu_seconds)
+        if self.failures:
+            raise PhaseFailed(record, self.failures[0])
+        return record
+
+    def _start(self) -> None:
+        """Every worker's thread started and waiting at the start line, the stream making chunks, the schedule
+        begun; then all pass the line together."""
+        for thread in self.threads:
+            thread.start()
+        if self.stream is not None:
+            self.stream.start()
+        if self.schedule is not None:  # before any worker can pass the barrier and ask it
+            if self.stream is not None:
+                self.stream.wait_filled(STREAM_FILL_SECONDS)
+            self.schedule.begin()
+        self.ready.wait()
+
+    def _watch(self) -> None:
+        """Until every worker is done: a flush stuck past its timeout, or chunks still in flight once a schedule's
+        grace is over, fail the phase; a schedule's backlog is sampled meanwhile."""
+        schedule, in_flight = self.schedule, 0
+        for thread in self.threads:
+            while thread.is_alive() and not self.stuck and not in_flight:
                 thread.join(timeout=WATCH_SECONDS)
-                stuck.update(_stuck_flushes(workers, flush_timeout))
+                self.stuck.update(_stuck_flushes(self.workers, self.flush_timeout))
                 if schedule is not None:  # the backlog grows while nothing is sent too (a stalled server)
                     now = time.perf_counter()
                     schedule.sample_backlog(now)
-                    if schedule.ended(now) and isinstance(work, ChunkStream):
-                        work.stop()  # a worker waiting for the source's next chunk takes none
+                    if schedule.ended(now) and self.stream is not None:
+                        self.stream.stop()  # a worker waiting for the source's next chunk takes none
                     if schedule.past_grace(now):
-                        in_flight = sum(thread.is_alive() for thread in threads)
+                        in_flight = sum(thread.is_alive() for thread in self.threads)
         if in_flight:
-            failures.append(RunError(f"{in_flight} chunk(s) still in flight {schedule.grace:g}s (--grace) after the "
-                                     f"schedule's end: the server stopped taking rows"))
-            halt()
-        if stuck:
-            index = min(stuck)
-            failures.append(RunError(f"worker {index}'s flush to {getattr(workers[index], 'address', 'the server')} "
-                                     f"did not finish in {flush_timeout:g}s (--flush-timeout): the server "
-                                     f"stopped reading"))
-            halt()
-    except BaseException:
-        # Ctrl-C, or a thread that could not start: tell every worker to stop, and give them a moment
-        # to finish the chunk in hand and close their connections; one stuck in a send is left behind.
-        ready.abort()
-        halt()
+            self.failures.append(RunError(f"{in_flight} chunk(s) still in flight {schedule.grace:g}s (--grace) after "
+                                          f"the schedule's end: the server stopped taking rows"))
+            self.halt()
+        if self.stuck:
+            index = min(self.stuck)
+            address = getattr(self.workers[index], "address", "the server")
+            self.failures.append(RunError(f"worker {index}'s flush to {address} did not finish in "
+                                          f"{self.flush_timeout:g}s (--flush-timeout): the server stopped reading"))
+            self.halt()
+
+    def _interrupted(self) -> None:
+        """Ctrl-C, or a thread that could not start: every worker told to stop, and given a moment to finish the
+        chunk in hand and close its connection; one stuck in a send is left behind."""
+        self.ready.abort()
+        self.halt()
         deadline = time.monotonic() + INTERRUPT_GRACE_SECONDS
-        for thread in threads:
+        for thread in self.threads:
             if thread.ident is not None:
                 thread.join(timeout=max(0.0, deadline - time.monotonic()))
-        raise
-    finally:
-        seconds = time.perf_counter() - started
-        cpu_seconds = time.process_time() - cpu_started
-        gc.unfreeze()
-        for worker, thread in zip(workers, threads):
-            if thread.ident is None:  # never started, so nothing else will close it
-                worker.close()
-    if isinstance(work, ChunkStream) and work.error is not None and not failures:
-        failures.append(work.error)
-    record = progress.record(seconds, cpu_seconds)
-    if failures:
-        raise PhaseFailed(record, failures[0])
-    return record
 
 
 # How often the phase looks for a stuck flush (and samples an open loop's backlog) while its workers run.

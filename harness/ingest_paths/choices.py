@@ -8,6 +8,7 @@ from enum import StrEnum
 class IngestPath(StrEnum):
     ilp_http = "ilp-http"
     ilp_tcp = "ilp-tcp"
+    qwp = "qwp"
     asyncpg = "asyncpg"
     asyncpg_copy = "asyncpg-copy"
     psycopg = "psycopg"

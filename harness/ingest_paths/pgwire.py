@@ -11,8 +11,7 @@ import contextlib
 
 import pandas as pd
 
-from harness.errors import RunError
-from harness.ingest.senders import one_line
+from harness.errors import RunError, one_line
 from harness.ingest_paths.choices import IngestPath
 from harness.ingest_paths.rows import python_rows
 from harness.ingest_paths.target import PathTarget

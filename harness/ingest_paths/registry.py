@@ -1,7 +1,7 @@
 """The ingestion paths, by name, behind one small interface (``Writer``): the one place a path is chosen.
 
 Each path writes the rows as its users write them, with its library's documented fast way: ILP over HTTP and
-TCP through ``Sender.dataframe()``, a prepared ``INSERT`` run with asyncpg's ``executemany`` (its rows pipelined
+TCP through ``Sender.dataframe()``, QWP through ``QuestDB.dataframe()`` (a server from QuestDB 10.0), a prepared ``INSERT`` run with asyncpg's ``executemany`` (its rows pipelined
 in one round trip), asyncpg's ``copy_records_to_table`` (which QuestDB refuses), psycopg 3's ``executemany``
 (pipeline mode), pandas' ``to_sql`` through SQLAlchemy, ``/imp``'s CSV upload; and the server's own
 imports (``COPY``, ``read_parquet()``) of the whole data set as a file under its import root, staged first
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from harness.errors import UsageError
 from harness.ingest_paths.choices import IngestPath
+from harness.questdb.features import QWP
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,13 +34,17 @@ class PathTraits:
     package: str
     batch: str  # what one ``write`` is, as the server sees it (whether it lands whole: the probe measures it)
     server_side: bool = False  # the whole data set a file under the server's import root, loaded by the server
+    needs: tuple[str, ...] = ()  # what the server must offer for it (``harness.questdb.features``' names)
 
 
 PATHS: dict[IngestPath, PathTraits] = {
-    IngestPath.ilp_http: PathTraits("harness.ingest_paths.ilp:IlpWriter", "questdb",
+    IngestPath.ilp_http: PathTraits("harness.ingest_paths.client:ClientWriter", "questdb",
                                     "one HTTP request, committed as one transaction"),
-    IngestPath.ilp_tcp: PathTraits("harness.ingest_paths.ilp:IlpWriter", "questdb",
+    IngestPath.ilp_tcp: PathTraits("harness.ingest_paths.client:ClientWriter", "questdb",
                                    "a stream of lines, committed by the server as it sees fit; no answer"),
+    IngestPath.qwp: PathTraits("harness.ingest_paths.client:ClientWriter", "questdb",
+                               "one QuestDB.dataframe() call over QWP, its batches committed when it returns (a "
+                               "failed call's committed prefix in doubt)", needs=(QWP,)),
     IngestPath.asyncpg: PathTraits("harness.ingest_paths.pgwire:AsyncpgWriter", "asyncpg",
                                    "executemany of a prepared INSERT: one transaction"),
     IngestPath.asyncpg_copy: PathTraits("harness.ingest_paths.pgwire:AsyncpgCopyWriter", "asyncpg",

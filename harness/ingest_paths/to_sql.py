@@ -22,8 +22,7 @@ import contextlib
 
 import pandas as pd
 
-from harness.errors import RunError
-from harness.ingest.senders import one_line
+from harness.errors import RunError, one_line
 from harness.ingest_paths.choices import IngestPath
 from harness.ingest_paths.target import PathTarget
 from harness.questdb.pgwire import connect_failure, libpq_tls

@@ -9,7 +9,7 @@ built from Python, where typer never ran; ``lazy_group`` defers ``add_command`` 
 so that the command line imports only the module of the command it runs. Choices are ``StrEnum``s (the
 domain's, e.g. ``harness.tsbs.choices.FieldType``): they compare equal to their plain string values, so
 library callers may pass ``"double"`` as well as ``FieldType.double``. The library names a bad value by its
-parameter (``ParameterError``); the command line names it by its flag.
+parameter (``ParameterError``, ``harness.errors.named``); the command line says it by its flag (``flagged``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import math
 import threading
 import typing
 from collections.abc import Callable, Iterator, MutableMapping
+from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any
 
@@ -29,7 +30,7 @@ import typer
 import typer.main
 from typer.core import TyperGroup
 
-from harness.errors import ParameterError, UsageError
+from harness.errors import HarnessError, ParameterError, UsageError, flag_of, spoken
 
 
 def option(default: Any, help: str, *, flags: tuple[str, ...] = (), min: float | None = None,
@@ -67,7 +68,52 @@ def parameter_flag(options_class: type, parameter: str) -> str:
     for field in dataclasses.fields(options_class):
         if field.name == parameter and field.metadata.get("cli", True):
             return flag_name(field)
-    return "--" + parameter.replace("_", "-")
+    return flag_of(parameter)
+
+
+def flagged(text: str, options_class: type) -> str:
+    """``text`` with each parameter it names (``harness.errors.named``) said by its flag of ``options_class``."""
+    return spoken(text, functools.partial(parameter_flag, options_class))
+
+
+def said_by_flags(error: HarnessError, options_class: type) -> str:
+    """An error's line as the command line says it: a bad parameter's (``ParameterError``) led by its flag, and
+    every parameter it names said by its flag of ``options_class``."""
+    if isinstance(error, ParameterError):
+        return f"{parameter_flag(options_class, error.parameter)}: {flagged(error.problem, options_class)}"
+    return flagged(str(error), options_class)
+
+
+def flagged_values(value: Any, options_class: type) -> Any:
+    """``value`` as a record keeps it (text, and the lists and dicts that hold it) with each parameter its text
+    names said by its flag of ``options_class``."""
+    if isinstance(value, str):
+        return flagged(value, options_class)
+    if isinstance(value, dict):
+        return {key: flagged_values(item, options_class) for key, item in value.items()}
+    if isinstance(value, list):
+        return [flagged_values(item, options_class) for item in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How a command says the parameters the library names in its messages, its record and what it prints: by the
+    flags of its options class (``str`` for a library caller: the text as the library wrote it)."""
+
+    options_class: type | None = None
+
+    def text(self, text: str) -> str:
+        return text if self.options_class is None else flagged(text, self.options_class)
+
+    def error(self, error: BaseException) -> str:
+        """An error's one line (the harness's own errors spelled; any other by its type and text)."""
+        if not isinstance(error, HarnessError):
+            return f"{type(error).__name__}: {error}"
+        return str(error) if self.options_class is None else said_by_flags(error, self.options_class)
+
+    def values(self, value: Any) -> Any:
+        return value if self.options_class is None else flagged_values(value, self.options_class)
 
 
 def coerce_choices(instance: Any) -> None:
@@ -126,6 +172,10 @@ class CommandOptions:
         """What a ``--dry-run`` checks beyond ``check_values``, still asking no server (a command whose checks
         need more than its values: ``queries run`` reads its query file)."""
 
+    def spelling(self) -> Spelling:
+        """How this command says the parameters the library names: by its flags."""
+        return Spelling(type(self))
+
 
 def command(run: Callable[..., Any]) -> Callable[..., Any]:
     """A command's door, the one place its options are admitted: resolved, checked, and a ``--dry-run``
@@ -172,7 +222,10 @@ def add_command(app: typer.Typer, options_class: type, run: Callable[[Any], Any]
         try:
             run(options_class(**values))
         except ParameterError as exc:
-            raise UsageError(f"{parameter_flag(options_class, exc.parameter)}: {exc.problem}") from None
+            raise UsageError(said_by_flags(exc, options_class)) from None
+        except HarnessError as exc:  # the parameters it names, said by their flags
+            exc.args = (said_by_flags(exc, options_class), *exc.args[1:])
+            raise
 
     typer_command.__signature__ = inspect.Signature(parameters)
     typer_command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}

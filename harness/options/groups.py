@@ -2,28 +2,29 @@
 
 A command's options class inherits the groups it takes (``class BenchOptions(DataSetOptions, ServerOptions,
 ...)``); ``harness.options.declare.add_command`` turns the result into its typer command. Groups hold settings only;
-what a run does with them is the session's (``harness.run.session``) and the commands' own.
+what a run does with them is the session's (``harness.run.session``) and the commands' own. The open loop's flags
+are its own package's (``harness.open_loop.options``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from dataclasses import dataclass
 
-from harness.errors import ParameterError, UsageError
-
-from harness.ingest.choices import AHEAD_MIB, AHEAD_ROWS, ChunksAhead, ProtocolVersion, Target, Transport
+from harness.errors import UsageError
+from harness.frames.kinds import FrameKind
+from harness.ingest.choices import ProtocolVersion, Target, Transport
 from harness.options.declare import option
 from harness.own_data.choices import EpochUnit, OnBadTimestamp
-from harness.profiling.run_profile import DEFAULT_RATE_HZ
-from harness.questdb.conf import parse_conf
+from harness.profiling.run_profile import DEFAULT_RATE_HZ, Profiling
 from harness.questdb.credentials import CLIENT_CONF_VARIABLE, HttpLogin, PgLogin, http_login, pg_login
 from harness.questdb.http import QuestDBSql
-from harness.questdb.schema import TableWal
+from harness.read.connection import Endpoint
+from harness.questdb.schema import TablePolicy, TableWal
 from harness.questdb.tls import HttpTls, PgTls, http_tls, pg_tls
-from harness.records.thresholds import Threshold
+from harness.records.store import Recording
+from harness.telemetry.timeseries import LOCAL_HOSTS, Sampling
 from harness.tsbs import params, use_cases
 from harness.tsbs.choices import FieldType, SymbolDtype
 
@@ -35,7 +36,7 @@ class EndpointOptions:
     """The server's address: what every command that talks to QuestDB takes."""
 
     host: str = option("localhost", "Server host.")
-    http_port: int = option(9000, "HTTP port (ILP/HTTP, /exec: DDL, validation and HTTP queries).", min=1,
+    http_port: int = option(9000, "HTTP port (ILP/HTTP, QWP, /exec: DDL, validation and HTTP queries).", min=1,
                             max=65535)
 
     def http_login(self) -> HttpLogin | None:
@@ -52,6 +53,14 @@ class EndpointOptions:
         """The server's HTTP API, logged in, over TLS where the configuration string says."""
         return QuestDBSql(self.host, self.http_port, login=self.http_login(), tls=self.http_tls())
 
+    def endpoint(self) -> Endpoint:
+        """The server as its clients reach it: HTTP (and PGWire, where the command takes its port), their logins and
+        TLS."""
+        pg = {} if not isinstance(self, PgwireOptions) else {
+            "pg_port": self.pg_port, "pg": self.pg_login(), "pg_tls": self.pg_tls()}
+        return Endpoint(self.host, self.http_port, **{"pg_port": 8812, **pg}, http=self.http_login(),
+                        http_tls=self.http_tls())
+
 
 @dataclass
 class RecordOptions:
@@ -61,6 +70,9 @@ class RecordOptions:
     results_dir: str = option("results", "Folder of default results paths.", cli=False)
     report: bool = option(False, "Also write the HTML run report beside the results file (as `harness report` "
                                  "does).", flags=("--report",))
+
+    def recording(self) -> Recording:
+        return Recording(self.results, self.results_dir, self.report)
 
 
 @dataclass
@@ -85,6 +97,13 @@ class ProfileOptions:
         for name, given in (("--profile-wall", self.profile_wall), ("--profile-native", self.profile_native)):
             if given and not self.profile:
                 raise UsageError(f"{name}: only with --profile")
+
+    def profiling(self) -> Profiling | None:
+        """The run's profile as asked (None: not profiled), of the server at the command's --host and --http-port."""
+        if not self.profile:
+            return None
+        return Profiling(self.profile_rate, self.profile_wall, self.profile_native, getattr(self, "host", "localhost"),
+                         getattr(self, "http_port", 9000), getattr(self, "target", Target.questdb) == Target.sink)
 
 
 @dataclass
@@ -137,6 +156,19 @@ class SamplingOptions:
     server_metrics_port: int = option(9003, "QuestDB's /metrics port (its min HTTP server), sampled for the WAL's "
                                             "written and applied rows and apply lag.", min=1, max=65535)
 
+    def sampling(self) -> Sampling:
+        """The time series as asked: QuestDB's /metrics beside the client's figures (not the sink's: nothing to
+        learn), behind the login and TLS of the harness's own HTTP requests (a login never crosses in plain where
+        the user asked for TLS); the server's CPU and memory where it is a process of this machine (not behind TLS:
+        what listens there is the proxy, QuestDB speaking none)."""
+        if self.sample_interval <= 0 or getattr(self, "target", Target.questdb) == Target.sink:
+            return Sampling(self.sample_interval)
+        tls, login = self.http_tls(), self.http_login()
+        local = tls.context is None and self.host in LOCAL_HOSTS
+        return Sampling(self.sample_interval, f"{tls.scheme}://{self.host}:{self.server_metrics_port}/metrics",
+                        {"Authorization": login.header()} if login is not None else None, tls.context,
+                        self.http_port if local else None)
+
 
 @dataclass
 class ServerOptions(SamplingOptions, EndpointOptions):
@@ -156,6 +188,14 @@ class ServerOptions(SamplingOptions, EndpointOptions):
                                                "server-default (the server's cairo.wal.enabled.default decides).")
     validation_query_timeout: float = option(120.0, "Seconds to wait for all rows to become visible.", min=0,
                                              min_open=True)
+
+    def table_policy(self, dedup: bool = False) -> TablePolicy:
+        """What the run does with its tables (``dedup``: deduplicating them, exactly-once)."""
+        return TablePolicy(self.keep_table, self.replace_table, self.table_wal, dedup, self.validation_query_timeout)
+
+    def server_sql(self) -> QuestDBSql | None:
+        """The SQL of the server the run sends to: None into the sink, which has none."""
+        return None if self.target == Target.sink else self.questdb_sql()
 
     def refuse_table_flags(self, why: str) -> None:
         """A UsageError naming the first of --table, --keep-table, --replace-table given, for a command that writes
@@ -241,19 +281,56 @@ DEFAULT_CHUNK_ROWS = 10_000  # the original benchmark's --worker-chunk-row-count
 
 
 @dataclass
-class SendOptions:
-    """How the client sends: worker threads, rows per chunk, transport and protocol, or a whole conf string."""
+class WayInOptions:
+    """Which way into QuestDB the client takes (ILP over TCP or HTTP under a protocol version, or QWP) and the kind of
+    frame handed to it: what the dtype audit judges a column by, and the table is typed by."""
+
+    transport: Transport = option(Transport.tcp, "tcp or http: ILP through the client's Sender; qwp: QWP, columnar "
+                                                 "over WebSocket on the HTTP port, through questdb.connect() "
+                                                 "(QuestDB 10+).")
+    protocol_version: ProtocolVersion = option(ProtocolVersion.auto, "ILP protocol version: 1 (text), 2 (binary "
+                                                                     "doubles), 3, or auto.")
+    frame: FrameKind = option(FrameKind.pandas, "The kind of frame handed to the client: pandas (NumPy-backed), "
+                                                "pandas-arrow (Arrow-backed columns), arrow (a pyarrow Table) or "
+                                                "polars. TSBS frames are converted before the timed phases, a file "
+                                                "is read straight into it; ILP takes pandas only, so it gets an "
+                                                "Arrow or Polars frame converted, as its user must.")
+
+    def send_path(self):
+        """The way in these flags choose, as the dtype audit takes it (``harness.own_data.audit.SendPath``): QWP, or
+        ILP under --protocol-version (auto: the audit's default, 2)."""
+        from harness.own_data.audit import DEFAULT_PROTOCOL_VERSION, SendPath  # pyarrow: only where data is audited
+
+        version = DEFAULT_PROTOCOL_VERSION if self.protocol_version == ProtocolVersion.auto else \
+            int(self.protocol_version)
+        return SendPath(version, self.transport == Transport.qwp, self.frame)
+
+
+@dataclass
+class SendOptions(WayInOptions):
+    """How the client sends: worker threads, rows per chunk, the way in (transport and protocol, or a whole conf
+    string), QWP's batches."""
 
     workers: int | None = option(None, "Workers: threads, each with its own buffer and connection. Default: one, "
                                        "on a single thread as the original's single-threaded run.", min=1)
     worker_chunk_row_count: int = option(DEFAULT_CHUNK_ROWS, "Rows per chunk (dealt round-robin to workers; one "
                                                              "flush each).", min=1)
-    transport: Transport = option(Transport.tcp, "ILP transport.")
-    protocol_version: ProtocolVersion = option(ProtocolVersion.auto, "ILP protocol version: 1 (text), 2 (binary "
-                                                                     "doubles), 3, or auto.")
-    conf: str | None = option(None, "A full client configuration string (auth, TLS, auto-flush...); overrides "
-                                    "--transport/--protocol-version/--ilp-port for sending. Secrets are recorded "
-                                    "as ***.")
+    conf: str | None = option(None, "A full client configuration string (auth, TLS, auto-flush...; ws:: or wss:: "
+                                    "for QWP); overrides --transport/--protocol-version/--ilp-port for sending. "
+                                    "Secrets are recorded as ***.")
+    max_rows_per_batch: int | None = option(None, "QWP: rows per batch of a dataframe() call (its pipelining "
+                                                  "unit). Default: the client's own.", min=1)
+    sender_pool_max: int | None = option(None, "QWP: the most connections the handle's pool opens for the workers' "
+                                               "calls at once. Default: the client's own.", min=1, max=64)
+
+    def send_path(self):
+        """The way in a run of these flags takes: --conf's scheme wins over --transport, and ILP's protocol version
+        is the one a run sends with (``SenderSettings.offline_protocol_version``)."""
+        from harness.ingest.wire.settings import SenderSettings
+        from harness.own_data.audit import SendPath  # pyarrow: only where data is audited
+
+        settings = SenderSettings(self.transport, self.protocol_version, conf=self.client_conf())
+        return SendPath(settings.offline_protocol_version(), settings.used_transport == Transport.qwp, self.frame)
 
     @property
     def threads(self) -> int:
@@ -268,166 +345,10 @@ class SendOptions:
             return self.conf
         return os.environ.get(CLIENT_CONF_VARIABLE) or None
 
-    @property
-    def sender_transport(self) -> str:
-        """The transport senders use: the scheme of the client configuration string when there is one (it
-        wins), else ``transport``."""
-        conf = self.client_conf()
-        return parse_conf(conf)[0] if conf is not None else str(self.transport)
-
-
-# How long an open loop's chunks in flight at the schedule's end have to finish (k6's gracefulStop: 30 s).
-DEFAULT_GRACE = "10s"
-
-
-@dataclass
-class OpenLoopOptions:
-    """An open loop (``bench --rate``): rows sent at a fixed rate, every latency from a chunk's intended time."""
-
-    rate: str | None = option(None, "Send at this many rows per second, in an open loop: each chunk at its own "
-                                    "intended time, a late one sent late (none after the schedule's end), every "
-                                    "latency from its intended time; into QuestDB, a probe measures each chunk's "
-                                    "freshness (intended time to visible to a query). A:B:STEP ramps from A to B "
-                                    "rows/s, --duration at each rate after a closed-loop step, and names the knee: "
-                                    "the highest rate held with freshness p99 under --slo.")
-    duration: str | None = option(None, "With --rate: how long the schedule runs, a Go duration (30s, 5m): then no "
-                                        "chunk starts, and the rows left are never sent (unsent_rows). Default: "
-                                        "until the data set ends (--row-count).")
-    grace: str | None = option(None, "With --rate: how long the chunks in flight when the schedule ends have to "
-                                     "finish, and the freshness probe to see what was sent, a Go duration. "
-                                     f"Default: {DEFAULT_GRACE}.")
-    search: bool = option(False, "With --rate A:B: find the knee by bisection between A and B, after a closed-loop "
-                                 "step: each probe holds its rate for --duration, and the search stops when the "
-                                 "lowest rate missed is within --search-resolution of the highest held.",
-                          flags=("--search",))
-    search_resolution: float = option(0.05, "With --search: how close (a share of the rate held) the lowest rate "
-                                            "missed must come to the highest held.", min=0, min_open=True, max=1)
-    repeat: int = option(1, "With --search: run the whole search this many times, each after a closed-loop step of "
-                            "its own; the knee is their median, given with the lowest and highest.", min=1)
-    chunks_ahead: ChunksAhead = option(ChunksAhead.process, "With --rate: who makes the chunks ahead of their time: a "
-                                                            "process of their own (at most "
-                                                            f"{AHEAD_ROWS:,} rows or {AHEAD_MIB} MiB ahead), whose "
-                                                            "work never holds the scheduling threads, or a thread "
-                                                            "of the scheduling process.")
-    slo: str = option("1s", "With a ramp (--rate A:B:STEP) or --search: the freshness p99 a rate must stay under to "
-                            "count as held, a Go duration.")
-    probe_interval: str = option("50ms", "With --rate into QuestDB: time between the freshness probe's counts (one "
-                                         "count() per table each), a Go duration.")
-    queries: str | None = option(None, "With --rate: run this query file's queries (as `queries generate` writes "
-                                       "them) beside the ingest, at --query-rate, each timed from its intended "
-                                       "start.")
-    query_rate: float | None = option(None, "With --queries: queries per second (the file's queries in turn, again "
-                                            "from the first when they run out).", min=0, min_open=True)
-    query_protocol: str = option("pgwire", "With --queries: pgwire or http.")
-    query_connections: int = option(2, "With --queries: connections the queries share.", min=1)
-    threshold: list[str] | None = option(None, "With --rate: a figure the run must meet, k6-style: "
-                                               "'freshness_p99<1s', 'ack_p99<200ms', 'max_backlog<50000', "
-                                               "'rate_sustained' (repeat the flag for several). The run exits 1, a "
-                                               "line per failed threshold, unless all hold.")
-
-    @property
-    def open_loop(self) -> bool:
-        return self.rate is not None
-
-    @property
-    def ramp(self) -> bool:
-        """Whether --rate steps from one rate to another (A:B:STEP), or --search finds the knee between two (A:B):
-        either measures the closed-loop rate first and names a knee."""
-        return self.rate is not None and ":" in self.rate
-
-    def rates(self) -> list[float]:
-        """The rates to hold, rows per second: --rate's one, or each step of its ramp, or --search's two ends; a
-        UsageError unless each is a positive, finite number, a ramp's steps land on its end and a search's
-        range rises."""
-        if self.search:
-            parts = (self.rate or "").split(":")
-            if len(parts) != 2:
-                raise UsageError(f"--search bisects between two rates: give --rate LOW:HIGH (rows per second), got "
-                                 f"--rate {self.rate!r}")
-            low, high = (_rate(part) for part in parts)
-            if high <= low:
-                raise UsageError(f"--rate {self.rate!r}: a search's range rises, LOW:HIGH")
-            return [low, high]
-        if not self.ramp:
-            return [_rate(self.rate)]
-        parts = self.rate.split(":")
-        if len(parts) != 3:
-            raise UsageError(f"--rate {self.rate!r}: a ramp is FIRST:LAST:STEP rows per second, e.g. "
-                             f"100000:400000:50000")
-        first, last, step = (_rate(part) for part in parts)
-        steps = (last - first) / step
-        if last <= first or abs(steps - round(steps)) > 1e-9:
-            raise UsageError(f"--rate {self.rate!r}: the steps of {step:g} from {first:g} must land on {last:g}, "
-                             f"above it")
-        return [first + index * step for index in range(round(steps) + 1)]
-
-    def slo_seconds(self) -> float:
-        return _duration_seconds(self.slo, "--slo")
-
-    def duration_seconds(self) -> float | None:
-        return None if self.duration is None else _duration_seconds(self.duration, "--duration")
-
-    def probe_seconds(self) -> float:
-        return _duration_seconds(self.probe_interval, "--probe-interval")
-
-    def grace_seconds(self) -> float:
-        return _duration_seconds(self.grace or DEFAULT_GRACE, "--grace")
-
-    def thresholds(self) -> list[Threshold]:
-        return [Threshold.parse(text) for text in self.threshold or ()]
-
-    def check_open_loop(self) -> None:
-        """--rate's values, and its companions only with it; each a UsageError naming the flag."""
-        if not self.open_loop:
-            given = [flag for flag, value in (("--duration", self.duration), ("--grace", self.grace),
-                                              ("--search", self.search), ("--threshold", self.threshold),
-                                              ("--queries", self.queries), ("--query-rate", self.query_rate)) if value]
-            if given:
-                raise UsageError(f"{given[0]} belongs to an open-loop run: add --rate ROWS_PER_SECOND")
-            return
-        self.rates()
-        self.slo_seconds()
-        self.probe_seconds()
-        self.grace_seconds()
-        self.thresholds()
-        if (self.queries is None) != (self.query_rate is None):
-            raise UsageError("--queries FILE and --query-rate Q go together: the queries beside the ingest, and how "
-                             "many a second")
-        if self.queries is not None and not os.path.isfile(self.queries):
-            raise UsageError(f"--queries {self.queries}: no such file")
-        if self.query_protocol not in ("pgwire", "http"):
-            raise UsageError(f"--query-protocol must be pgwire or http, got {self.query_protocol!r}")
-        if self.repeat > 1 and not self.search:
-            raise UsageError("--repeat runs a --search again: add --search (and --rate LOW:HIGH)")
-        if self.ramp and self.duration is None:
-            raise UsageError(f"--rate {self.rate} holds each rate for --duration: give one (e.g. --duration 30s)")
-        self.duration_seconds()
-
-
-def _rate(text: str) -> float:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise UsageError(f"--rate must be a positive number of rows per second, got {text!r}")
-    return value
-
-
-def _duration_seconds(text: str, flag: str) -> float:
-    """A positive Go duration in seconds; a UsageError naming ``flag`` otherwise."""
-    try:
-        seconds = params.parse_go_duration_ns(text, flag) / 1e9
-    except ParameterError:
-        raise UsageError(f"{flag} must be a duration such as 30s, 5m or 250ms, got {text!r}") from None
-    if seconds <= 0:
-        raise UsageError(f"{flag} must be longer than zero, got {text!r}")
-    return seconds
-
 
 @dataclass
 class FileReadingOptions:
-    """How the user's file is read (``harness.own_data.files.Reading``): by a run (--data) and by the check that
+    """How the user's file is read (``harness.own_data.reading.Reading``): by a run (--data) and by the check that
     compares a table with it (--check-against), alike."""
 
     at: str | None = option(None, "The designated timestamp column. Default: the data's one timestamp column. Text "
@@ -466,7 +387,7 @@ class FileReadingOptions:
 
     def reading(self):
         """These flags as the reader takes them."""
-        from harness.own_data.files import Reading
+        from harness.own_data.reading import Reading
 
         parse_dates = tuple(name.strip() for name in (self.parse_dates or "").split(",") if name.strip())
         symbols = self.symbol_choice()

@@ -3,9 +3,16 @@ code would.
 
 - ``formats``: what a path names (a file's format and compression by its suffix; a folder or glob of files as one
   dataset, its Hive partitions); ``csv_dialect``: a CSV's delimiter, header and encoding, sniffed or given
+- ``readers``: a reader per format (Parquet, Arrow IPC, CSV/TSV, JSON lines), one file at a time, found by the
+  format's name; ``reading``: how the user's choices say a file is read
+- ``schemas``: a dataset's files' schemas as one, a text file's columns as read
 - ``timestamps``: text and numbers made timestamps; ``names``: column names as QuestDB takes them;
   ``normalise``: each batch made what the client takes, every conversion named
-- ``frames``: the data as DataFrames of a chunk's rows, and frames in memory; ``files``: a file or dataset read so
-- ``audit``: what the client does with each dtype; ``source``: the data as a run's source
-- ``choices``: the reading flags' choices
+- ``frames``: the data as DataFrames of a chunk's rows, and frames in memory; ``files``: a file or dataset read so,
+  what is known of it before sending, its errors naming their file and place
+- ``client_dtypes``: what ILP's ``Sender.dataframe()`` does with each dtype; ``qwp_dtypes``: what QWP's
+  ``QuestDB.dataframe()`` does with each, per kind of frame; ``dtype_conversions``: the lines that fix one;
+  ``audit``: the audit of a frame's columns, both ways side by side, and the way in that judges a run;
+  ``source``: the data as a run's source
+- ``choices``: the reading choices' values
 """

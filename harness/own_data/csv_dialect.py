@@ -7,7 +7,7 @@ user: the delimiter, whether the first line is a header, and the encoding.
   cell of it of the kind of its column's cells below (a number, a date, text), and some column not text. A
   file without a header names its columns ``column0``, ``column1`` ... (``harness.own_data.names``).
 - Encoding: UTF-8 (a byte-order mark skipped) unless ``--encoding`` names another; a sample that is not UTF-8 is
-  refused in one line that names the first byte that is not, and the flag to give.
+  refused in one line that names the first byte that is not, and the parameter to give.
 - Quoting: ``"``, doubled inside a quoted field; CRLF and LF line ends alike.
 """
 
@@ -19,7 +19,7 @@ import io
 import re
 from dataclasses import dataclass
 
-from harness.errors import UsageError
+from harness.errors import ParameterError, UsageError, named
 
 DELIMITERS = (",", "\t", ";", "|")
 # Bytes of the file's start sniffed, and at most this many lines of them.
@@ -28,6 +28,10 @@ SAMPLE_LINES = 200
 _NUMBER = re.compile(r"^\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|nan|inf)\s*$", re.IGNORECASE)
 _DATE = re.compile(r"^\s*\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([T ].*)?$")
 _DELIMITER_NAMES = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe"}
+
+
+class NotText(UsageError):
+    """A sample its encoding cannot decode, said without the file's name (its reader names the file)."""
 
 
 @dataclass(frozen=True)
@@ -60,20 +64,21 @@ def _kind(cell: str) -> str:
     return "text"
 
 
-def _decoded(sample: bytes, encoding: str, name: str, whole: bool) -> str:
+def _decoded(sample: bytes, encoding: str, whole: bool) -> str:
     """The sample as text, cut at its last line end unless it is the whole file (a character cut in two
-    at the sample's end is not the file's fault)."""
+    at the sample's end is not the file's fault); a sample its encoding cannot decode is refused in one line
+    (``NotText``)."""
     if not whole and b"\n" in sample:
         sample = sample[:sample.rindex(b"\n") + 1]
     codec = "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
     try:
         return sample.decode(codec)
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{name}: not {encoding} text (byte 0x{sample[exc.start]:02x} at offset {exc.start}): give "
-                         f"its encoding with --encoding (e.g. latin-1, cp1252)") from None
+        raise NotText(f"not {encoding} text (byte 0x{sample[exc.start]:02x} at offset {exc.start}): give its "
+                      f"encoding with {named('encoding')} (e.g. latin-1, cp1252)") from None
 
 
-def sniff(sample: bytes, whole: bool, name: str, delimiter: str | None = None, header: bool | None = None,
+def sniff(sample: bytes, whole: bool, delimiter: str | None = None, header: bool | None = None,
           encoding: str | None = None, tabs: bool = False) -> Dialect:
     """The dialect of a CSV file whose first bytes are ``sample`` (``whole``: the file entire); what the user
     gave (``delimiter``, ``header``, ``encoding``) is taken as given."""
@@ -81,10 +86,11 @@ def sniff(sample: bytes, whole: bool, name: str, delimiter: str | None = None, h
     try:
         codecs.lookup(encoding)
     except LookupError:
-        raise UsageError(f"--encoding: unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252, utf-16)") from None
+        raise ParameterError("encoding", f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252, "
+                                         f"utf-16)") from None
     if delimiter is not None and len(delimiter) != 1:
-        raise UsageError(f"--csv-delimiter: one character, got {delimiter!r} (a tab: $'\\t')")
-    text = _decoded(sample, encoding, name, whole)
+        raise ParameterError("csv_delimiter", f"one character, got {delimiter!r} (a tab: $'\\t')")
+    text = _decoded(sample, encoding, whole)
     lines = text.splitlines()[:SAMPLE_LINES]
     sniffed = []
     if delimiter is None:

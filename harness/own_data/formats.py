@@ -4,10 +4,10 @@ folder or glob of files read as one dataset, Hive partition folders (``key=value
 Formats: Parquet (``.parquet``, ``.pq``), Arrow IPC (``.arrow``, ``.feather``, ``.ipc``; a stream: ``.arrows``),
 CSV (``.csv``; ``.tsv``: tab-separated) and JSON lines (``.jsonl``, ``.ndjson``; ``.json`` when it holds JSON lines: one
 that holds a JSON array is refused, the command that makes JSON lines of it named). A format read front to back (CSV,
-JSON lines, an Arrow stream) may be compressed, told by a further suffix: ``.gz``, ``.bz2``, ``.zst``, ``.lz4``
-(the lz4 frame format). A dataset's files are every file of a known format below the folder (or matching the
-glob), those whose names start with ``.`` or ``_`` (``_SUCCESS``, ``.crc``) left out, read in the order of their
-paths; they must share one format.
+JSON lines, an Arrow stream: its reader's ``streamed``, ``harness.own_data.readers``) may be compressed, told by a
+further suffix: ``.gz``, ``.bz2``, ``.zst``, ``.lz4`` (the lz4 frame format). A dataset's files are every file of a
+known format below the folder (or matching the glob), those whose names start with ``.`` or ``_`` (``_SUCCESS``,
+``.crc``) left out, read in the order of their paths; they must share one format.
 """
 
 from __future__ import annotations
@@ -19,27 +19,15 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from harness.errors import UsageError
+from harness.errors import UsageError, named
+from harness.own_data.readers.base import FileKind
+from harness.own_data.readers.registry import READERS
 
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
            ".arrows": "arrow stream", ".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json"}
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
-# Formats read front to back, which a compressed stream can feed.
-STREAMED = frozenset({"csv", "json", "arrow stream"})
 KNOWN = ("Parquet: .parquet/.pq, Arrow IPC: .arrow/.feather/.ipc, Arrow stream: .arrows, CSV: .csv/.tsv, JSON lines: "
          ".jsonl/.ndjson/.json; compressed CSV, JSON lines or Arrow stream: + .gz/.bz2/.zst/.lz4; or a folder of them")
-
-
-@dataclass(frozen=True)
-class FileKind:
-    """A file's format, its compression (None: none) and whether it is tab-separated (``.tsv``)."""
-
-    format: str
-    compression: str | None = None
-    tabs: bool = False
-
-    def describe(self) -> str:
-        return self.format + (f" ({self.compression})" if self.compression else "")
 
 
 def kind_of(path: Path) -> FileKind | None:
@@ -49,7 +37,7 @@ def kind_of(path: Path) -> FileKind | None:
     if compression is not None:
         suffixes = suffixes[:-1]
     form = FORMATS.get(suffixes[-1]) if suffixes else None
-    if form is None or (compression is not None and form not in STREAMED):
+    if form is None or (compression is not None and not READERS[form].streamed):
         return None
     return FileKind(form, compression, suffixes[-1] == ".tsv")
 
@@ -66,16 +54,17 @@ def _is_glob(text: str) -> bool:
     return any(char in text for char in "*?[")
 
 
-def locate(path: str | os.PathLike, flag: str) -> tuple[list[DataPart], FileKind, bool]:
+def locate(path: str | os.PathLike, parameter: str) -> tuple[list[DataPart], FileKind, bool]:
     """The files ``path`` names (a file, a folder, or a glob), their one kind, and whether it is a dataset (a
-    folder or a glob); refused in one line starting with ``flag``: no such path, an unknown file type, an
-    empty folder, files of two formats."""
+    folder or a glob); refused in one line starting with the ``parameter`` that named it: no such path, an
+    unknown file type, an empty folder, files of two formats."""
     text = str(path)
+    prefix = f"{named(parameter)} {text}"
     if os.path.isfile(text):
         kind = kind_of(Path(text))
         if kind is None:
             suffix = "".join(Path(text).suffixes[-2:]) or "(no suffix)"
-            raise UsageError(f"{flag} {text}: unknown file type {suffix!r} ({KNOWN})")
+            raise UsageError(f"{prefix}: unknown file type {suffix!r} ({KNOWN})")
         return [DataPart(Path(text))], kind, False
     if os.path.isdir(text):
         root = Path(text)
@@ -86,18 +75,18 @@ def locate(path: str | os.PathLike, flag: str) -> tuple[list[DataPart], FileKind
         found = sorted(Path(name) for name in glob.glob(text, recursive=True) if os.path.isfile(name))
         root = Path(os.path.commonpath([str(name.parent) for name in found])) if found else Path(".")
     elif not os.path.exists(text):
-        raise UsageError(f"{flag} {text}: no such file or folder")
+        raise UsageError(f"{prefix}: no such file or folder")
     else:
-        raise UsageError(f"{flag} {text}: not a file or a folder")
+        raise UsageError(f"{prefix}: not a file or a folder")
     parts = [(candidate, kind_of(candidate)) for candidate in found]
     known = [(candidate, kind) for candidate, kind in parts if kind is not None]
     if not known:
         what = "no files" if not parts else f"no file of a known type (the first: {parts[0][0].name})"
-        raise UsageError(f"{flag} {text}: {what} to read ({KNOWN})")
+        raise UsageError(f"{prefix}: {what} to read ({KNOWN})")
     first, first_kind = known[0]
     for candidate, kind in known[1:]:
         if kind.format != first_kind.format:
-            raise UsageError(f"{flag} {text}: {first} is {first_kind.describe()}, {candidate} {kind.describe()}: a "
+            raise UsageError(f"{prefix}: {first} is {first_kind.describe()}, {candidate} {kind.describe()}: a "
                              f"dataset's files share one format")
     return [DataPart(candidate, _partitions(candidate, root)) for candidate, _ in known], first_kind, True
 
@@ -119,17 +108,19 @@ def _partition_type(values: list[str]) -> pa.DataType:
         return pa.string()
 
 
-def partition_schema(schema: pa.Schema, parts: list[DataPart], flag: str, name: str) -> pa.Schema:
+def partition_schema(schema: pa.Schema, parts: list[DataPart], parameter: str, name: str) -> pa.Schema:
     """``schema`` with a column per Hive partition key, typed int64 where every value is an integer; parts in
-    folders of other keys, or a key that is also a column, are refused in one line starting with ``flag``."""
+    folders of other keys, or a key that is also a column, are refused in one line starting with the
+    ``parameter`` that named the data."""
+    prefix = f"{named(parameter)} {name}"
     keys = [key for key, _ in parts[0].partitions]
     for part in parts[1:]:
         if [key for key, _ in part.partitions] != keys:
-            raise UsageError(f"{flag} {name}: {parts[0].path} and {part.path} lie in different partition folders "
+            raise UsageError(f"{prefix}: {parts[0].path} and {part.path} lie in different partition folders "
                              f"({', '.join(keys) or 'none'}; {', '.join(key for key, _ in part.partitions) or 'none'})")
     for key in keys:
         if key in schema.names:
-            raise UsageError(f"{flag} {name}: the partition folders' key {key!r} is also a column of the files")
+            raise UsageError(f"{prefix}: the partition folders' key {key!r} is also a column of the files")
     fields = [pa.field(key, _partition_type([dict(part.partitions)[key] for part in parts])) for key in keys]
     return pa.schema(list(schema) + fields, metadata=schema.metadata)
 

@@ -1,7 +1,8 @@
-"""The user's data as pieces of pandas DataFrames in bounded memory, whatever holds it: what a run may ask of it
-(``DataFrames``: columns, rows, nulls, pieces), DataFrames the user holds (``FramesInMemory``), and record batches
-re-cut into DataFrames of exactly ``chunk_rows`` rows (a file's: ``harness.own_data.files``), so that a chunk's
-number names the same rows whatever the file's row groups or blocks are.
+"""The user's data as pieces of pandas DataFrames (or of another kind of frame, ``harness.frames.kinds``) in bounded
+memory, whatever holds it: what a run may ask of it (``DataFrames``: columns, rows, nulls, pieces), frames the user
+holds (``FramesInMemory``: pandas, Polars, pyarrow), and record batches re-cut into frames of exactly ``chunk_rows``
+rows (a file's: ``harness.own_data.files``), so that a chunk's number names the same rows whatever the file's row
+groups or blocks are.
 
 A piece becomes a DataFrame as ``pd.read_parquet`` (``pyarrow.Table.to_pandas``) gives it, the pandas metadata a file
 carries included: the frames a user's own code would hold. pandas 3 reads strings as Arrow-backed ``str``;
@@ -16,6 +17,8 @@ import pandas as pd
 import pyarrow as pa
 
 from harness.errors import UsageError
+from harness.frames.convert import as_pandas, from_arrow, from_pandas, kind_of, sliced
+from harness.frames.kinds import PANDAS_KINDS, FrameKind
 from harness.own_data import normalise
 
 # Rows of a piece read to learn a CSV's or an Arrow stream's columns, and by default for the dtype audit.
@@ -28,6 +31,7 @@ class DataFrames:
     """What a run may ask of the user's data, whatever holds it (``DataFile``, ``FramesInMemory``)."""
 
     name: str  # how it is named in messages and records (the path; "DataFrame")
+    kind: FrameKind = FrameKind.pandas  # the kind of frame it holds (a file's: what ``frames`` gives)
 
     def columns(self) -> list[tuple[str, pa.DataType | None, str]]:
         """(name, Arrow type or None, pandas dtype) of every column, in order."""
@@ -44,6 +48,11 @@ class DataFrames:
     def frames(self, chunk_rows: int) -> Iterator[pd.DataFrame]:
         """Every row, in order, in DataFrames of ``chunk_rows`` rows (the last may hold fewer)."""
         raise NotImplementedError
+
+    def pieces(self, chunk_rows: int, kind: FrameKind) -> Iterator[object]:
+        """``frames`` as frames of ``kind`` (converted from pandas, where the data is not read straight into it)."""
+        for frame in self.frames(chunk_rows):
+            yield from_pandas(frame, kind)
 
     def column_pieces(self, column: str, chunk_rows: int = HEAD_ROWS * 10) -> Iterator[pd.Series]:
         """``column``'s values, in order, in pieces (a file reads only that column where its format allows)."""
@@ -96,18 +105,19 @@ class DataFrames:
 
 
 def recut(batches: Iterable[pa.RecordBatch], chunk_rows: int, object_strings: bool = False,
-           nullable: frozenset[str] = frozenset()) -> Iterator[pd.DataFrame]:
-    """Record batches re-cut into DataFrames of exactly ``chunk_rows`` rows (the last one: the rest). Rows are
-    converted to pandas ``CONVERT_ROWS`` (or a chunk, if more) at a time and the chunks sliced from them without
-    a copy: a conversion's cost per call (categories, column objects) is paid once per many small chunks."""
+          nullable: frozenset[str] = frozenset(), kind: FrameKind = FrameKind.pandas) -> Iterator[object]:
+    """Record batches re-cut into frames of ``kind`` (NumPy-backed pandas DataFrames by default) of exactly
+    ``chunk_rows`` rows (the last one: the rest). Rows are converted ``CONVERT_ROWS`` (or a chunk, if more) at a time
+    and the chunks sliced from them without a copy: a conversion's cost per call (categories, column objects) is
+    paid once per many small chunks. Arrow frames are the batches themselves, re-cut."""
     whole_chunks = max(1, CONVERT_ROWS // chunk_rows) * chunk_rows
     held: list[pa.RecordBatch] = []
     held_rows = 0
 
-    def cut(table: pa.Table) -> Iterator[pd.DataFrame]:
-        frame = frame_of(table, object_strings, nullable)
+    def cut(table: pa.Table) -> Iterator[object]:
+        frame = from_arrow(table, kind, lambda whole: frame_of(whole, object_strings, nullable))
         for start in range(0, len(frame), chunk_rows):
-            yield frame.iloc[start:start + chunk_rows]
+            yield sliced(frame, start, chunk_rows)
 
     for batch in batches:
         held.append(batch)
@@ -139,42 +149,69 @@ def frame_of(table: pa.Table, object_strings: bool = False, nullable: frozenset[
 
 
 class FramesInMemory(DataFrames):
-    """DataFrames the user holds: one DataFrame, or several in order (a list), cut into pieces of
-    ``chunk_rows`` rows without copying more than a piece."""
+    """Frames the user holds: one pandas DataFrame, or several in order (a list), cut into pieces of ``chunk_rows``
+    rows without copying more than a piece; or a Polars DataFrame (a LazyFrame collected) or a pyarrow Table, or
+    several of one kind (joined without a copy), sent as they are (``pieces`` of their own ``kind``) and converted a
+    piece at a time where pandas is asked for (the dtype audit's head, ILP)."""
 
-    def __init__(self, frames: pd.DataFrame | Iterable[pd.DataFrame]):
+    def __init__(self, frames):
         self.name = "DataFrame"
-        self._frames = [frames] if isinstance(frames, pd.DataFrame) else list(frames)
-        if not self._frames or not all(isinstance(frame, pd.DataFrame) for frame in self._frames):
-            raise UsageError("the data: a DataFrame, or DataFrames in a list, is needed")
-        first = self._frames[0]
-        for frame in self._frames[1:]:
-            if list(frame.columns) != list(first.columns):
-                raise UsageError(f"the DataFrames have different columns: {list(first.columns)} and "
-                                 f"{list(frame.columns)}")
+        given = list(frames) if isinstance(frames, (list, tuple)) else [frames]
+        given = [frame.collect() if type(frame).__name__ == "LazyFrame" else frame for frame in given]
+        try:
+            kinds = {kind_of(frame) for frame in given}
+        except TypeError:
+            kinds = set()
+        if not given or not kinds or (len(kinds) > 1 and not kinds <= PANDAS_KINDS):
+            raise UsageError("the data: a pandas DataFrame, a Polars DataFrame or a pyarrow Table (or a list of "
+                             "frames of one kind) is needed")
+        first = given[0]
+        for frame in given[1:]:
+            if _names(frame) != _names(first):
+                raise UsageError(f"the frames have different columns: {_names(first)} and {_names(frame)}")
+        self.kind = kind_of(first)
+        if isinstance(first, pd.DataFrame):
+            self._frames = given
+        elif isinstance(first, pa.Table):
+            self._frames = [pa.concat_tables(given) if len(given) > 1 else first]
+        else:
+            import polars as pl
+
+            self._frames = [pl.concat(given, rechunk=False) if len(given) > 1 else first]
 
     def columns(self) -> list[tuple[str, pa.DataType | None, str]]:
-        first = self._frames[0]
-        return [(str(name), None, str(dtype)) for name, dtype in zip(first.columns, first.dtypes)]
+        head = self.head(1)
+        arrow = None if isinstance(self._frames[0], pd.DataFrame) else _arrow_schema(self._frames[0])
+        return [(str(name), arrow.field(str(name)).type if arrow is not None else None, str(dtype))
+                for name, dtype in zip(head.columns, head.dtypes)]
 
     def rows(self) -> int:
         return sum(len(frame) for frame in self._frames)
 
     def nulls(self, column: str) -> int:
-        return sum(int(frame[column].isna().sum()) for frame in self._frames)
+        frame = self._frames[0]
+        if isinstance(frame, pd.DataFrame):
+            return sum(int(each[column].isna().sum()) for each in self._frames)
+        return int(frame.column(column).null_count if isinstance(frame, pa.Table) else frame[column].null_count())
 
     def converted(self, convert) -> tuple[DataFrames, bool]:
         # Frames in memory are converted once, as the user would before sending them (the time it takes is
         # the source's ``conversion_seconds``, outside every timed phase).
+        if self.kind not in PANDAS_KINDS:
+            raise UsageError(f"the dtype audit's conversions are pandas': the data is a {self.kind} frame")
         return FramesInMemory([convert(frame) for frame in self._frames]), False
 
     def frames(self, chunk_rows: int) -> Iterator[pd.DataFrame]:
+        if not isinstance(self._frames[0], pd.DataFrame):
+            for piece in self.pieces(chunk_rows, self.kind):
+                yield as_pandas(piece)
+            return
         held: list[pd.DataFrame] = []
         held_rows = 0
         for frame in self._frames:
             start = 0
             while start < len(frame):
-                piece = frame.iloc[start:start + chunk_rows - held_rows]
+                piece = sliced(frame, start, chunk_rows - held_rows)
                 start += len(piece)
                 held.append(piece)
                 held_rows += len(piece)
@@ -183,6 +220,24 @@ class FramesInMemory(DataFrames):
                     held, held_rows = [], 0
         if held_rows:
             yield held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
+
+    def pieces(self, chunk_rows: int, kind: FrameKind) -> Iterator[object]:
+        """Slices of the frames as they are where ``kind`` is theirs; else each piece converted."""
+        if kind != self.kind or isinstance(self._frames[0], pd.DataFrame):
+            yield from super().pieces(chunk_rows, kind)
+            return
+        frame = self._frames[0]
+        for start in range(0, len(frame), chunk_rows):
+            yield sliced(frame, start, chunk_rows)
+
+
+def _names(frame) -> list[str]:
+    return list(frame.column_names if isinstance(frame, pa.Table) else frame.columns)
+
+
+def _arrow_schema(frame) -> pa.Schema:
+    """The Arrow schema of a pyarrow or Polars frame (Polars': of its first row, converted)."""
+    return frame.schema if isinstance(frame, pa.Table) else frame.head(1).to_arrow().schema
 
 
 def _before_epoch(piece: pd.Series) -> int | None:

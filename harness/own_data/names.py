@@ -1,5 +1,5 @@
 """Column names as QuestDB takes them: which names it refuses, the name each refused one gets instead, and the
-user's own ``--rename old=new`` choices. One rule, stated once:
+user's own ``old=new`` choices (``rename``). One rule, stated once:
 
 QuestDB refuses a column name that is empty, longer than ``MAX_NAME_BYTES`` bytes of UTF-8, or holds any of
 ``REFUSED`` (``? . , ' " \\ / : ( ) + - * % ~``, the control characters and a byte-order mark); the client
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.errors import UsageError
+from harness.errors import ParameterError, UsageError, named
 
 # QuestDB's TableUtils.isValidColumnName, and the client's own check.
 REFUSED = frozenset("?.,'\"\\/:)(+-*%~\x7f\ufeff") | frozenset(chr(code) for code in range(0x10))
@@ -50,7 +50,7 @@ def safe_name(name: str, position: int) -> str:
     return fixed
 
 
-def parse_renames(text: str | None, flag: str = "--rename") -> tuple[tuple[str, str], ...]:
+def parse_renames(text: str | None) -> tuple[tuple[str, str], ...]:
     """``old=new,old=new`` as pairs; a pair without ``=`` or with an empty side is refused in one line."""
     if text is None or not text.strip():
         return ()
@@ -58,23 +58,23 @@ def parse_renames(text: str | None, flag: str = "--rename") -> tuple[tuple[str, 
     for item in text.split(","):
         old, equals, new = item.partition("=")
         if not equals or not old.strip() or not new.strip():
-            raise UsageError(f"{flag}: OLD=NEW[,OLD=NEW...], got {item.strip()!r}")
+            raise ParameterError("rename", f"OLD=NEW[,OLD=NEW...], got {item.strip()!r}")
         pairs.append((old.strip(), new.strip()))
     return tuple(pairs)
 
 
-def column_names(names: Sequence[str], renames: Sequence[tuple[str, str]], source: str,
-                 flag: str = "--rename") -> list[str]:
+def column_names(names: Sequence[str], renames: Sequence[tuple[str, str]], source: str) -> list[str]:
     """The name each column gets, in order: the user's ``renames`` first (a rename of a column the data lacks, or
     to a name QuestDB still refuses, is refused in one line), then the rule for every other refused name, then
     case-insensitive clashes numbered."""
     chosen = dict(renames)
+    rename = named("rename")
     for old, new in renames:
         if old not in names:
-            raise UsageError(f"{flag} {old}={new}: {source} has no column {old!r} (columns: "
+            raise UsageError(f"{rename} {old}={new}: {source} has no column {old!r} (columns: "
                              f"{', '.join(repr(name) for name in names)})")
         if (why := refusal(new)) is not None:
-            raise UsageError(f"{flag} {old}={new}: QuestDB refuses the column name {new!r} ({why})")
+            raise UsageError(f"{rename} {old}={new}: QuestDB refuses the column name {new!r} ({why})")
     result: list[str] = []
     taken: set[str] = set()
     for position, name in enumerate(names):
@@ -84,7 +84,7 @@ def column_names(names: Sequence[str], renames: Sequence[tuple[str, str]], sourc
         final, number = wanted, 2
         while final.lower() in taken:
             if name in chosen:
-                raise UsageError(f"{flag} {name}={wanted}: another column of {source} is already named {wanted!r} "
+                raise UsageError(f"{rename} {name}={wanted}: another column of {source} is already named {wanted!r} "
                                  f"(QuestDB's names are case-insensitive)")
             final, number = f"{wanted}_{number}", number + 1
         taken.add(final.lower())

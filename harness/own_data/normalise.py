@@ -15,7 +15,7 @@ Types, as pyarrow's readers give them, and what is sent instead:
 
 Integer and boolean columns holding nulls anywhere in the file become pandas' nullable ``Int64`` and
 ``boolean`` in every piece (pandas would give a piece with nulls ``float64`` or ``object``, a piece without
-``int64`` or ``bool``: one column, two dtypes): ``nullable_columns`` names them for ``harness.own_data.files``.
+``int64`` or ``bool``: one column, two dtypes): ``nullable`` names their types for ``harness.own_data.files``.
 """
 
 from __future__ import annotations
@@ -183,15 +183,15 @@ def _cast(column: pa.Array, arrow_type: pa.DataType) -> pa.Array:
 def decide(raw_schema: pa.Schema, head: pa.Table | None, parsed: dict[str, dict], renames, bad_rows: str,
            source: str) -> Normalisation:
     """The plan of a file whose (flattened) schema is ``raw_schema``: ``parsed`` names each column to make
-    timestamps of, with its flags (``at_format``, ``at_unit``, ``tz``, ``flag``), decided on the column's first
-    values in ``head``; ``renames``: the user's ``--rename`` pairs."""
+    timestamps of, with how (``TimeParser.decide``'s ``at_format``, ``at_unit``, ``tz``, ``parameter``), decided
+    on the column's first values in ``head``; ``renames``: the user's ``rename`` pairs."""
     parsers = {}
-    for column, flags in parsed.items():
+    for column, how in parsed.items():
         values = head.column(column) if head is not None and column in head.column_names else \
             pa.array([], raw_schema.field(column).type)
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks() if values.num_chunks else pa.array([], values.type)
-        parsers[column] = TimeParser.decide(column, values, **flags)
+        parsers[column] = TimeParser.decide(column, values, **how)
     names = column_names(raw_schema.names, renames, source)
     return Normalisation(raw_schema, parsers, names, bad_rows)
 

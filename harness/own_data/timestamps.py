@@ -29,7 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.errors import UsageError
+from harness.errors import ParameterError, UsageError, named
 
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 # ISO 8601's shape: a date (year-month-day), then optionally T or a space and a time.
@@ -57,14 +57,14 @@ class BadValue(Exception):
 
 
 def check_zone(tz: str | None) -> None:
-    """``--tz`` must name an IANA zone."""
+    """``tz`` must name an IANA zone."""
     if tz is None:
         return
     try:
         zoneinfo.ZoneInfo(tz)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise UsageError(f"--tz: unknown time zone {tz!r} (an IANA name such as UTC, Europe/Paris or "
-                         f"America/New_York)") from None
+        raise ParameterError("tz", f"unknown time zone {tz!r} (an IANA name such as UTC, Europe/Paris or "
+                                   f"America/New_York)") from None
 
 
 def _inferred_format(values: list[str]) -> str | None:
@@ -117,6 +117,25 @@ def is_iso(text: str) -> bool:
     return bool(_ISO.match(text))
 
 
+def _unit_hint(present: pa.Array) -> str:
+    """What the first of a numeric column's values ``present`` reads as in the epoch unit its size suggests (and as
+    a date, where its digits are one), for a message."""
+    if not len(present):
+        return ""
+    first = present[0].as_py()
+    unit = _suggested_unit(first)
+    example = pd.Timestamp(int(first) * (_PER_SECOND["ns"] // _PER_SECOND[unit]), unit="ns")
+    hint = f" (its first value, {first}, reads as {example} with {named('at_unit')} {unit}"
+    if _DIGITS_DATE.match(str(first)):
+        hint += f", as {str(first)[:4]}-{str(first)[4:6]}-{str(first)[6:8]} with {named('at_format')} %Y%m%d"
+    return hint + ")"
+
+
+def _said(parameter: str | None, column: str) -> str:
+    """How a message names ``column``: after the parameter that named it, or as a column found by its values."""
+    return f"{named(parameter) if parameter else 'column'} {column}"
+
+
 def _suggested_unit(value: float) -> str:
     """The epoch unit in which ``value`` is a date between 1973 and 5138, as its size suggests."""
     size = abs(value)
@@ -155,7 +174,8 @@ class TimeParser:
         elif self.kind == "iso":
             how = "ISO 8601"
         else:
-            how = f"format {self.format!r} ({'inferred from its first values' if self.inferred else '--at-format'})"
+            source = "inferred from its first values" if self.inferred else named("at_format")
+            how = f"format {self.format!r} ({source})"
         if self.aware:
             how += ", offsets converted to UTC"
         elif self.tz:
@@ -168,73 +188,66 @@ class TimeParser:
 
     @classmethod
     def decide(cls, column: str, head: pa.Array, at_format: str | None = None, at_unit: str | None = None,
-               tz: str | None = None, flag: str = "--at") -> TimeParser:
-        """The parser of ``column`` from its first values ``head`` and the flags; a column the flags cannot make
-        timestamps of is refused in one line."""
+               tz: str | None = None, parameter: str | None = "at") -> TimeParser:
+        """The parser of ``column`` from its first values ``head`` and the user's choices; ``parameter``: the one
+        that named the column (``at``, ``parse_dates``; None: a column found by its values). A column they cannot
+        make timestamps of is refused in one line."""
         check_zone(tz)
         numeric = pa.types.is_integer(head.type) or pa.types.is_floating(head.type)
-        text = pa.types.is_string(head.type) or pa.types.is_large_string(head.type)
         present = head.drop_null()
         if at_unit is not None:
-            if not numeric:
-                first = present[0].as_py() if len(present) else None
-                raise UsageError(f"--at-unit {at_unit}: column {column!r} holds {_kind_of(head.type)}"
-                                 f"{f' ({first!r})' if first is not None else ''}, not numbers: leave --at-unit out")
-            if at_format is not None:
-                raise UsageError("--at-format reads text, --at-unit numbers: give one of them")
-            return cls(column, "epoch", unit="ns" if at_unit == "ns" else "us", epoch_unit=at_unit, tz=None)
+            return cls._epoch_parser(column, head, at_unit, at_format)
         if numeric and at_format is None:
-            if len(present):
-                first = present[0].as_py()
-                unit = _suggested_unit(first)
-                example = pd.Timestamp(int(first) * (_PER_SECOND["ns"] // _PER_SECOND[unit]), unit="ns")
-                hint = f" (its first value, {first}, reads as {example} with --at-unit {unit}"
-                if _DIGITS_DATE.match(str(first)):
-                    hint += f", as {str(first)[:4]}-{str(first)[4:6]}-{str(first)[6:8]} with --at-format %Y%m%d"
-                hint += ")"
-            else:
-                hint = ""
-            raise UsageError(f"{flag} {column}: the column holds numbers: give their epoch unit with --at-unit "
-                             f"s|ms|us|ns{hint}")
+            raise UsageError(f"{_said(parameter, column)}: the column holds numbers: give their epoch unit with "
+                             f"{named('at_unit')} s|ms|us|ns{_unit_hint(present)}")
         if numeric and pa.types.is_integer(head.type):
-            present = present.cast(pa.string())  # digits read with --at-format (%Y%m%d ...)
-        elif not text:
-            raise UsageError(f"{flag} {column}: the column is {head.type}, neither text nor numbers to read as "
-                             f"timestamps")
+            present = present.cast(pa.string())  # digits read with an explicit format (%Y%m%d ...)
+        elif not (pa.types.is_string(head.type) or pa.types.is_large_string(head.type)):
+            raise UsageError(f"{_said(parameter, column)}: the column is {head.type}, neither text nor numbers to "
+                             f"read as timestamps")
         values = [value for value in present.to_pylist()]
         if not values:
-            raise UsageError(f"{flag} {column}: the column's first rows are all empty: nothing to tell its timestamps "
-                             f"by")
+            raise UsageError(f"{_said(parameter, column)}: the column's first rows are all empty: nothing to tell "
+                             f"its timestamps by")
+        first = values[0]
         if at_format is not None:
             parser = cls(column, "format", format=at_format, aware="%z" in at_format or "%Z" in at_format, tz=tz)
-            parser._refuse_zone_twice(flag)
-            parser._check_head(values, flag)
-            return parser
-        first = values[0]
-        if is_iso(first):
-            aware = _has_offset(first)
-            parser = cls(column, "iso", aware=aware, tz=tz)
+        elif is_iso(first):
+            parser = cls(column, "iso", aware=_has_offset(first), tz=tz)
         else:
             guessed = _inferred_format(values)
             if guessed is None:
-                raise UsageError(f"{flag} {column}: cannot tell the timestamp format of its first value {first!r}: "
-                                 f"give it with --at-format (strftime, e.g. '%d/%m/%Y %H:%M')")
+                raise UsageError(f"{_said(parameter, column)}: cannot tell the timestamp format of its first value "
+                                 f"{first!r}: give it with {named('at_format')} (strftime, e.g. '%d/%m/%Y %H:%M')")
             parser = cls(column, "format", format=guessed, inferred=True, aware="%z" in guessed or "%Z" in guessed,
                          tz=tz)
-        parser._refuse_zone_twice(flag)
-        parser._check_head(values, flag)
+        parser._refuse_zone_twice(parameter)
+        parser._check_head(values, parameter)
         return parser
 
-    def _refuse_zone_twice(self, flag: str) -> None:
-        """--tz for a column that carries its own offsets: refused where the user named the column, left aside for
-        a column found by its values (--tz is for the naive ones)."""
-        if self.aware and self.tz and flag == "column":
+    @classmethod
+    def _epoch_parser(cls, column: str, head: pa.Array, at_unit: str, at_format: str | None) -> TimeParser:
+        """Numbers as epoch time in ``at_unit``: a column of anything else, or a format given too, refused."""
+        if not (pa.types.is_integer(head.type) or pa.types.is_floating(head.type)):
+            present = head.drop_null()
+            first = present[0].as_py() if len(present) else None
+            raise UsageError(f"{named('at_unit')} {at_unit}: column {column!r} holds {_kind_of(head.type)}"
+                             f"{f' ({first!r})' if first is not None else ''}, not numbers: leave "
+                             f"{named('at_unit')} out")
+        if at_format is not None:
+            raise UsageError(f"{named('at_format')} reads text, {named('at_unit')} numbers: give one of them")
+        return cls(column, "epoch", unit="ns" if at_unit == "ns" else "us", epoch_unit=at_unit, tz=None)
+
+    def _refuse_zone_twice(self, parameter: str | None) -> None:
+        """A zone for a column that carries its own offsets: refused where the user named the column, left aside
+        for a column found by its values (the zone is for the naive ones)."""
+        if self.aware and self.tz and parameter is None:
             self.tz = None
         if self.aware and self.tz:
-            raise UsageError(f"--tz {self.tz}: column {self.column!r} carries its own offsets; --tz is for naive "
-                             f"times")
+            raise UsageError(f"{named('tz')} {self.tz}: column {self.column!r} carries its own offsets; "
+                             f"{named('tz')} is for naive times")
 
-    def _check_head(self, values: list[str], flag: str) -> None:
+    def _check_head(self, values: list[str], parameter: str | None) -> None:
         """The first value parses (the later ones are checked row by row, each named by its line); the column's
         unit is nanoseconds if one of the first values holds nanoseconds."""
         fractions = [len(match.group(1)) for value in values if (match := _FRACTION.search(value))]
@@ -245,11 +258,11 @@ class TimeParser:
             self.parse(pa.array(values[:1], pa.string()))
         except BadValue as bad:
             if self.kind == "format" and not self.inferred:
-                raise UsageError(f"--at-format {self.format!r} does not parse column {self.column!r}: its first "
-                                 f"value {values[0]!r} is {bad.why}") from None
-            raise UsageError(f"{flag} {self.column}: its first value {values[0]!r} does not parse as "
+                raise UsageError(f"{named('at_format')} {self.format!r} does not parse column {self.column!r}: its "
+                                 f"first value {values[0]!r} is {bad.why}") from None
+            raise UsageError(f"{_said(parameter, self.column)}: its first value {values[0]!r} does not parse as "
                              f"{'ISO 8601' if self.kind == 'iso' else repr(self.format)}: give its format with "
-                             f"--at-format (strftime, e.g. '%d/%m/%Y %H:%M')") from None
+                             f"{named('at_format')} (strftime, e.g. '%d/%m/%Y %H:%M')") from None
         self._overlap = (False, 0, False)
 
     # --- parsing a piece --------------------------------------------------------------------------------------
@@ -273,7 +286,7 @@ class TimeParser:
     def _why(self) -> str:
         if self.kind == "format" and self.inferred:
             return (f"not of the format {self.format!r}, inferred from the column's first values: give the right one "
-                    f"with --at-format")
+                    f"with {named('at_format')}")
         if self.kind == "format":
             return f"not of the format {self.format!r}"
         return "not an ISO 8601 timestamp" + (" with an offset" if self.aware else "")

@@ -4,8 +4,8 @@ that the user's Ctrl-C reaches the run, not it; each recording is stopped with S
 file.
 
 By default py-spy samples without pausing the process (``--nonblocking``): Python frames only, at no cost measurable
-here; the harness names its two calls into the questdb client (``append_frame_to_sender``, ``flush_sender``), so
-serializing and sending are told apart all the same. Native frames (``--profile-native``: the client's Rust,
+here; the harness names its two calls into the questdb client (``append_frame_to_sender``, ``flush_sender``:
+``harness.ingest.wire.ilp``), so serializing and sending are told apart all the same. Native frames (``--profile-native``: the client's Rust,
 pandas', NumPy's and Arrow's C, waits for the GIL) need py-spy to pause the process at each sample (ptrace): that
 slows the client (``benchmarks/profile_cost.py``), and a pause interrupts a blocking call that has a timeout (the
 kernel does not restart it: ``EINTR``). The questdb client's ILP/HTTP flush is such a call, and fails on it ("io:

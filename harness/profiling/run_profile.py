@@ -24,6 +24,20 @@ from harness.profiling.verdict import Side, verdict
 from harness.records.run_record import ProfileFigures, SideProfile
 
 DEFAULT_RATE_HZ = 100
+
+
+@dataclass(frozen=True)
+class Profiling:
+    """A profiled run (``--profile``): ``rate`` samples a second each side, QuestDB's threads by wall clock
+    (``wall``) or CPU, the client's native frames too (``native``); QuestDB is the JVM serving ``host:http_port``,
+    unless the run sends ``into_sink``."""
+
+    rate: int = DEFAULT_RATE_HZ
+    wall: bool = False
+    native: bool = False
+    host: str = "localhost"
+    http_port: int = 9000
+    into_sink: bool = False
 TOP_FRAMES = 15
 # The client's modes: every thread by wall clock, Python frames only (py-spy not pausing the process), or with native
 # frames too (--profile-native: py-spy pausing the process at each sample).
@@ -148,7 +162,7 @@ class RunProfile:
         longest)."""
         self._end_segment(AFTER)
         if self.server is not None:
-            self.server.close()
+            self.server.keep_log()
         for state in (self._client, self._server):
             after = state.segments.get(AFTER)
             if after is not None and not (after.stacks and sum(after.stacks.values())):
@@ -220,7 +234,7 @@ class RunProfile:
             (self.folder / ".server-abandoned.collapsed").unlink(missing_ok=True)
             self._server_running = False
         if self.server is not None:
-            self.server.close()
+            self.server.keep_log()
 
 
 def _delta(before: float | None, after: float | None) -> float | None:

@@ -142,8 +142,8 @@ class ServerProfiler:
             shutil.move(reached, output)
         return read_collapsed(output), None
 
-    def close(self) -> None:
-        """A JVM's own folder: its log comes beside the record (the library stays, loaded, as agents do)."""
+    def keep_log(self) -> None:
+        """From a JVM's own folder, its log brought beside the record (the library stays, loaded, as agents do)."""
         if self._theirs is not None and self.jvm.path(self.log).exists():
             shutil.move(self.jvm.path(self.log), self.folder / "async-profiler.log")
 

@@ -1,4 +1,4 @@
-"""A query's answer as the harness compares it: column names and rows, normalised so that PGWire and HTTP
+"""A query's answer as the harness compares it: column names and rows, normalised so that PGWire, HTTP and QWP
 give the same values (timestamps int microseconds since the Unix epoch, UTC; SYMBOL/VARCHAR str; DOUBLE
 float; LONG/INT int; NULL None), rows in the order the server returned them."""
 
@@ -48,3 +48,25 @@ def from_records(columns: list[str], records) -> Answer:
     """An answer from PGWire rows (asyncpg Records or tuples) and the statement's column names."""
     return Answer(list(columns), [tuple(None if value is None else _pgwire_value(value) for value in record)
                                   for record in records])
+
+
+def from_arrow(table) -> Answer:
+    """An answer from a pyarrow Table (QWP's ``to_arrow()``): a timestamp column as int microseconds (nanoseconds
+    truncated toward zero, as QuestDB truncates them), a dictionary column (SYMBOL) as its values."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = []
+    for column in table.columns:
+        if pa.types.is_timestamp(column.type):
+            micros = pc.cast(column, pa.int64())
+            unit = column.type.unit
+            if unit == "ns":
+                micros = pc.divide(micros, 1000)  # integer division truncates toward zero
+            elif unit != "us":
+                micros = pc.multiply(micros, {"s": 1_000_000, "ms": 1_000}[unit])
+            column = micros
+        elif pa.types.is_dictionary(column.type):
+            column = pc.cast(column, column.type.value_type)
+        columns.append(column.to_pylist())
+    return Answer(list(table.column_names), list(zip(*columns)) if columns else [])

@@ -1,5 +1,5 @@
-"""The query runner's connections: one per worker, over PGWire (asyncpg) or HTTP ``/exec``, each timing
-its own queries and turning a failure into what the run counts.
+"""The query runner's connections: one per worker, over PGWire (asyncpg) or HTTP ``/exec`` (QWP's:
+``harness.queries.qwp``), each timing its own queries and turning a failure into what the run counts.
 
 A query's latency is what the client waits for its whole answer: from sending it (over PGWire, preparing a
 statement text the connection has not seen yet included, as TSBS's Go runner pays it too) to the last row
@@ -97,6 +97,8 @@ def _bind_values(wire: WireQuery, parameters) -> list:
 class PgwireConnection:
     """One asyncpg connection; each distinct SQL text is prepared once and then only bound."""
 
+    threads = False  # a coroutine of the run's loop
+
     def __init__(self, connection: asyncpg.Connection, host: str, port: int, login: PgLogin, tls: PgTls = NO_TLS):
         self.connection = connection
         self.host, self.port, self.login, self.tls = host, port, login, tls
@@ -110,6 +112,11 @@ class PgwireConnection:
     @classmethod
     async def open(cls, host: str, port: int, login: PgLogin, tls: PgTls = NO_TLS) -> PgwireConnection:
         return cls(await cls._connect(host, port, login, tls), host, port, login, tls)
+
+    @classmethod
+    async def from_options(cls, options, executor: ThreadPoolExecutor | None) -> PgwireConnection:
+        """A connection to the server of a query run's options (``pool.PoolOptions``)."""
+        return await cls.open(options.host, options.pg_port, options.pg_login(), options.pg_tls())
 
     @staticmethod
     async def _connect(host: str, port: int, login: PgLogin, tls: PgTls) -> asyncpg.Connection:
@@ -200,6 +207,8 @@ class HttpConnection:
     """One keep-alive HTTP connection to ``/exec`` (HTTPS where ``tls`` says), used from its own thread
     (http.client blocks)."""
 
+    threads = True  # blocks: runs on the pool's threads
+
     def __init__(self, host: str, port: int, executor: ThreadPoolExecutor, login: HttpLogin | None = None,
                  tls: HttpTls | None = None):
         self.host, self.port = host, port
@@ -219,6 +228,11 @@ class HttpConnection:
         connection = cls(host, port, executor, login, tls)
         await asyncio.get_running_loop().run_in_executor(executor, connection._connect, CONNECT_TIMEOUT_SECONDS)
         return connection
+
+    @classmethod
+    async def from_options(cls, options, executor: ThreadPoolExecutor | None) -> HttpConnection:
+        """A connection to the server of a query run's options (``pool.PoolOptions``)."""
+        return await cls.open(options.host, options.http_port, executor, options.http_login(), options.http_tls())
 
     def _connect(self, timeout: float) -> None:
         self._connection = self.tls.connection(self.host, self.port, timeout)

@@ -126,60 +126,18 @@ def _timestamp_micros(value, query_type: str) -> int:
 
 def shape_of(query: Query) -> QueryShape:
     """Parse the query's SQL and bind its parameters."""
-    query_type = query.query_type
-    params = query.params or []
     sql = one_line(query.sql)
-    unsupported = UsageError(f"query type {query_type}: the reference cannot answer {sql!r}")
+    unsupported = UsageError(f"query type {query.query_type}: the reference cannot answer {sql!r}")
     match = _STATEMENT.match(sql)
     if not match or match.group("table").lower() != "cpu":
         raise unsupported
-
-    def param(token: str):
-        placeholder = _PLACEHOLDER.fullmatch(token.strip())
-        if not placeholder or not 0 < int(placeholder.group(1)) <= len(params):
-            raise unsupported
-        return params[int(placeholder.group(1)) - 1]
-
-    select_all, keys, aggregates = False, [], []
-    if match.group("select").strip() == "*":
-        select_all = True
-    else:
-        for item in match.group("select").split(","):
-            item_match = _SELECT_ITEM.match(item.strip())
-            if not item_match:
-                raise unsupported
-            function, field, alias, plain = item_match.groups()
-            if plain:
-                keys.append(plain)
-            else:
-                # QuestDB names an unaliased aggregate after its expression text, e.g. max(usage_user).
-                aggregates.append(Aggregate(function.lower(), field, alias or f"{function}({field})"))
-    hosts, time_from, time_to, thresholds = None, None, None, []
-    for condition in re.split(r"\s+AND\s+", match.group("where") or "", flags=re.IGNORECASE):
-        condition = condition.strip()
-        if not condition:
-            continue
-        if m := re.fullmatch(r"hostname\s+IN\s+(\$\d+)", condition, re.IGNORECASE):
-            hosts = tuple(param(m.group(1)))
-        elif m := re.fullmatch(r"timestamp\s*>=\s*(\$\d+)", condition, re.IGNORECASE):
-            time_from = _timestamp_micros(param(m.group(1)), query_type)
-        elif m := re.fullmatch(r"timestamp\s*<\s*(\$\d+)", condition, re.IGNORECASE):
-            time_to = _timestamp_micros(param(m.group(1)), query_type)
-        elif m := re.fullmatch(r"(\w+)\s*>\s*(-?\d+(?:\.\d*)?)", condition):
-            thresholds.append((m.group(1), float(m.group(2))))
-        else:
-            raise unsupported
+    select_all, keys, aggregates = _selected(match.group("select"), unsupported)
+    hosts, time_from, time_to, thresholds = _filters(match.group("where"), query, unsupported)
     latest = match.group("latest")
     latest_by = latest.split()[-1] if latest else None
     sample = match.group("sample")
     sample_by = int(sample[:-1]) * _UNIT_MICROS[sample[-1].lower()] if sample else None
-    order = match.group("order")
-    order_by = None
-    if order:
-        column, *direction = order.split()
-        if column.lower() != "timestamp":
-            raise unsupported
-        order_by = (direction[0] if direction else "ASC").upper()
+    order_by = _order_by(match.group("order"), unsupported)
     limit = int(match.group("limit")) if match.group("limit") else None
     if (aggregates and sample_by is None) or (sample_by is not None and (select_all or not aggregates)):
         raise unsupported
@@ -189,3 +147,60 @@ def shape_of(query: Query) -> QueryShape:
         raise unsupported
     return QueryShape(select_all, tuple(keys), tuple(aggregates), latest_by, hosts, time_from, time_to,
                       tuple(thresholds), sample_by, order_by, limit)
+
+
+def _selected(select: str, unsupported: UsageError) -> tuple[bool, list[str], list[Aggregate]]:
+    """What the SELECT list asks for: everything (``*``), or plain key columns and aggregates."""
+    if select.strip() == "*":
+        return True, [], []
+    keys, aggregates = [], []
+    for item in select.split(","):
+        item_match = _SELECT_ITEM.match(item.strip())
+        if not item_match:
+            raise unsupported
+        function, field, alias, plain = item_match.groups()
+        if plain:
+            keys.append(plain)
+        else:
+            # QuestDB names an unaliased aggregate after its expression text, e.g. max(usage_user).
+            aggregates.append(Aggregate(function.lower(), field, alias or f"{function}({field})"))
+    return False, keys, aggregates
+
+
+def _filters(where: str | None, query: Query, unsupported: UsageError
+             ) -> tuple[tuple[str, ...] | None, int | None, int | None, list[tuple[str, float]]]:
+    """The WHERE clause's conditions, their parameters bound: (hosts, time from, time to, thresholds)."""
+    params = query.params or []
+
+    def param(token: str):
+        placeholder = _PLACEHOLDER.fullmatch(token.strip())
+        if not placeholder or not 0 < int(placeholder.group(1)) <= len(params):
+            raise unsupported
+        return params[int(placeholder.group(1)) - 1]
+
+    hosts, time_from, time_to, thresholds = None, None, None, []
+    for condition in re.split(r"\s+AND\s+", where or "", flags=re.IGNORECASE):
+        condition = condition.strip()
+        if not condition:
+            continue
+        if m := re.fullmatch(r"hostname\s+IN\s+(\$\d+)", condition, re.IGNORECASE):
+            hosts = tuple(param(m.group(1)))
+        elif m := re.fullmatch(r"timestamp\s*>=\s*(\$\d+)", condition, re.IGNORECASE):
+            time_from = _timestamp_micros(param(m.group(1)), query.query_type)
+        elif m := re.fullmatch(r"timestamp\s*<\s*(\$\d+)", condition, re.IGNORECASE):
+            time_to = _timestamp_micros(param(m.group(1)), query.query_type)
+        elif m := re.fullmatch(r"(\w+)\s*>\s*(-?\d+(?:\.\d*)?)", condition):
+            thresholds.append((m.group(1), float(m.group(2))))
+        else:
+            raise unsupported
+    return hosts, time_from, time_to, thresholds
+
+
+def _order_by(order: str | None, unsupported: UsageError) -> str | None:
+    """ORDER BY's direction (``ASC`` or ``DESC``); only the timestamp is an order TSBS asks for."""
+    if not order:
+        return None
+    column, *direction = order.split()
+    if column.lower() != "timestamp":
+        raise unsupported
+    return (direction[0] if direction else "ASC").upper()

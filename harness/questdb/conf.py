@@ -1,6 +1,6 @@
-"""The questdb client's configuration string (``tcp::addr=host:port;username=...;``): its grammar, its keys, and
-its secrets hidden. The one parser of it: senders read ``--conf`` with it (``harness.ingest.senders``) and the
-server's credentials are found in it (``harness.questdb.credentials``).
+"""The questdb client's configuration string (``tcp::addr=host:port;username=...;``, ``ws::addr=host:port;`` for
+QWP): its grammar, each scheme's keys, and its secrets hidden. The one parser of it: senders read ``--conf`` with it
+(``harness.ingest.wire``) and the server's credentials are found in it (``harness.questdb.credentials``).
 """
 
 from __future__ import annotations
@@ -9,11 +9,13 @@ import re
 
 from harness.errors import UsageError
 
-# The schemes a client configuration string may start with, and the port each uses without one.
-CONF_SCHEMES = {"tcp": 9009, "tcps": 9009, "http": 9000, "https": 9000}
+# The schemes a client configuration string may start with, and the port each uses without one: ILP over TCP and
+# HTTP, and QWP over WebSocket (on the HTTP port), each with TLS (``s``).
+CONF_SCHEMES = {"tcp": 9009, "tcps": 9009, "http": 9000, "https": 9000, "ws": 9000, "wss": 9000}
+QWP_SCHEMES = ("ws", "wss")
 # The keys the questdb client documents for ILP over TCP/HTTP; it ignores any other key silently, so a
-# typo (protocol_versoin=2) would quietly measure something else: we refuse it instead.
-CONF_KEYS = frozenset({
+# typo (protocol_versoin=2) would quietly measure something else: we refuse it instead (QWP's refuses it itself).
+ILP_KEYS = frozenset({
     "addr", "bind_interface", "username", "password", "token", "token_x", "token_y", "auth_timeout",
     "tls_verify", "tls_ca", "tls_roots", "tls_roots_password", "auto_flush", "auto_flush_rows",
     "auto_flush_bytes", "auto_flush_interval", "init_buf_size", "max_name_len", "max_buf_size",
@@ -40,10 +42,11 @@ def parse_conf(conf: str) -> tuple[str, list[tuple[str, str]]]:
         pairs.append((key, value.replace("\0", ";")))
     if "addr" not in dict(pairs):
         raise UsageError("--conf needs addr=host:port")
-    unknown = [key for key, _ in pairs if key not in CONF_KEYS]
+    # QWP's configuration (``questdb.connect()``) refuses an unknown key itself.
+    unknown = [key for key, _ in pairs if key not in ILP_KEYS] if scheme not in QWP_SCHEMES else []
     if unknown:
         raise UsageError(f"--conf: unknown key {unknown[0]!r} (the client would ignore it); known keys: "
-                         f"{', '.join(sorted(CONF_KEYS))}")
+                         f"{', '.join(sorted(ILP_KEYS))}")
     return scheme, pairs
 
 

@@ -29,7 +29,9 @@ from harness.questdb.conf import SECRET_CONF_KEYS, parse_conf
 CLIENT_CONF_VARIABLE = "QDB_CLIENT_CONF"
 # The harness's own HTTP requests' configuration string, where they differ from the sending (a TCP run).
 HTTP_CONF_VARIABLE = "HARNESS_HTTP_CONF"
-HTTP_SCHEMES = ("http", "https")
+# The schemes whose strings name the HTTP port's login and TLS, and the HTTP scheme each is: ILP over HTTP's, and
+# QWP's (its WebSocket is on the HTTP port, behind the same login).
+HTTP_SCHEMES = {"http": "http", "https": "https", "ws": "http", "wss": "https"}
 # QuestDB's factory PGWire login.
 DEFAULT_PG_USER, DEFAULT_PG_PASSWORD, DEFAULT_PG_DATABASE = "admin", "quest", "qdb"
 
@@ -87,19 +89,20 @@ class HttpConf:
 
 
 def http_conf(conf: str | None = None, environ: dict | None = None) -> HttpConf | None:
-    """``HARNESS_HTTP_CONF`` when set; else the first ``http::``/``https::`` string of ``conf`` (a ``--conf``)
-    and ``QDB_CLIENT_CONF`` holding credentials, else the first of them; None when there is none."""
+    """``HARNESS_HTTP_CONF`` when set; else the first ``http::``/``https::`` (or QWP's ``ws::``/``wss::``) string of
+    ``conf`` (a ``--conf``) and ``QDB_CLIENT_CONF`` holding credentials, else the first of them; None when there is
+    none."""
     environ = os.environ if environ is None else environ
     found = []
     for source, text in _conf_sources(conf, environ):
         scheme, values = _parsed(source, text)
         if source == HTTP_CONF_VARIABLE:
             if scheme not in HTTP_SCHEMES:
-                raise UsageError(f"{HTTP_CONF_VARIABLE} must be an http:: or https:: configuration string, "
-                                 f"got {scheme}::")
-            return HttpConf(scheme, values, source)
+                raise UsageError(f"{HTTP_CONF_VARIABLE} must be an http::, https::, ws:: or wss:: configuration "
+                                 f"string, got {scheme}::")
+            return HttpConf(HTTP_SCHEMES[scheme], values, source)
         if scheme in HTTP_SCHEMES:
-            found.append(HttpConf(scheme, values, source))
+            found.append(HttpConf(HTTP_SCHEMES[scheme], values, source))
     return next((each for each in found if each.has_login()), found[0] if found else None)
 
 

@@ -83,17 +83,7 @@ class QuestDBSql:
                 raise RunError(f"QuestDB HTTP at {self.address} did not answer in time (the run's deadline passed "
                                f"before {sql!r})")
             timeout = min(timeout, left)
-        # Imported at the first statement: a run that never asks QuestDB (into the sink) starts without
-        # urllib.request's HTTP and email modules (a tenth of replay's start-up into the sink).
-        from http.client import HTTPException
-        from urllib.error import URLError
-
-        try:
-            status, body = self._get(query, timeout)
-        except (URLError, OSError, HTTPException) as exc:
-            reason = getattr(exc, "reason", None) or exc
-            raise RunError(http_failure(self.host, self.http_port, self.tls, exc)
-                           or f"QuestDB HTTP at {self.address} did not answer: {reason}") from None
+        status, body = self._answered(query, timeout)
         if status in (401, 403):
             raise RunError(refused_http_login(self.address, status, self.login))
         if status >= 400 and not body.lstrip().startswith(b"{"):
@@ -146,9 +136,24 @@ class QuestDBSql:
             self._connection = None
             raise
 
+    def _answered(self, path: str, timeout: float) -> tuple[int, bytes]:
+        """``_get``, a server that does not answer a ``RunError`` of one line."""
+        # Imported at the first request: a run that never asks QuestDB (into the sink) starts without
+        # urllib.request's HTTP and email modules (a tenth of replay's start-up into the sink).
+        from http.client import HTTPException
+        from urllib.error import URLError
+
+        try:
+            return self._get(path, timeout)
+        except (URLError, OSError, HTTPException) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise RunError(http_failure(self.host, self.http_port, self.tls, exc)
+                           or f"QuestDB HTTP at {self.address} did not answer: {reason}") from None
+
     def get(self, path: str) -> tuple[int, bytes]:
-        """The status and body of ``GET path`` (an endpoint beside /exec: /settings, /write)."""
-        return self._get(path, self.timeout)
+        """The status and body of ``GET path`` (an endpoint beside /exec: /settings, /write); a server that does not
+        answer is a ``RunError`` of one line."""
+        return self._answered(path, self.timeout)
 
     def close(self) -> None:
         """Close the connection kept open (``keep_alive``), if any."""

@@ -5,6 +5,7 @@ drop; any difference means it is not ours to drop)?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 from harness.errors import UsageError
@@ -19,6 +20,19 @@ class TableWal(StrEnum):
     wal = "wal"
     bypass = "bypass"
     server_default = "server-default"
+
+
+@dataclass(frozen=True)
+class TablePolicy:
+    """What a run does with its tables: append to an existing one after a schema check (``keep``), drop one whose
+    schema is not the run's (``replace``: by default such a table is not the harness's to drop), make them as ``wal``
+    says, deduplicating (``dedup``: exactly-once), and wait this long for the rows sent to become visible."""
+
+    keep: bool = False
+    replace: bool = False
+    wal: TableWal = TableWal.wal
+    dedup: bool = False
+    validation_timeout: float = 120.0
 
 
 _WAL_CLAUSE = {TableWal.wal: " WAL", TableWal.bypass: " BYPASS WAL", TableWal.server_default: ""}

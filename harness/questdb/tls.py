@@ -46,11 +46,14 @@ PROBE_TIMEOUT_SECONDS = 2.0
 @dataclass(frozen=True)
 class HttpTls:
     """TLS of the harness's own HTTP requests: ``context`` (None: plain HTTP), what it trusts and which
-    configuration string said so."""
+    configuration string said so; ``client_keys``: that string's TLS keys as given, for the connections the
+    harness makes through the questdb client itself (QWP reads and queries), which reads them as it reads its
+    own."""
 
     context: ssl.SSLContext | None = None
     trust: str = ""
     source: str = ""
+    client_keys: tuple[tuple[str, str], ...] = ()
 
     @property
     def scheme(self) -> str:
@@ -96,13 +99,14 @@ def tls_of(chosen: HttpConf | None) -> HttpTls:
         raise UsageError(f"{source}: tls_ca=pem_file needs tls_roots=PATH (a PEM file of CA certificates)")
     if ca != PEM_FILE and roots is not None:
         raise UsageError(f"{source}: tls_roots names a PEM file: it goes with tls_ca=pem_file, not {ca}")
+    keys = tuple((key, values[key]) for key in given)
     if verify == "unsafe_off":
-        return HttpTls(_unverified_context(), "any certificate (tls_verify=unsafe_off)", source)
+        return HttpTls(_unverified_context(), "any certificate (tls_verify=unsafe_off)", source, keys)
     if roots is not None:
         return HttpTls(_trusting(roots, True, f"{source}: tls_roots"), f"only the CA certificates of tls_roots={roots}",
-                       source)
+                       source, keys)
     return HttpTls(_context(None, True), f"the system's root certificates, tls_ca={ca}; tls_roots=PATH names "
-                                         f"a CA file of your own", source)
+                                         f"a CA file of your own", source, keys)
 
 
 @dataclass(frozen=True)

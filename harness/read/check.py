@@ -1,6 +1,7 @@
 """``--check``: every value of a read equal to the data set that filled the table, compared as the frames
 arrive, in bounded memory; and the comparison itself (``OrderedCheck``), which ``--check-against``
-(``harness.read.check_against``) shares.
+(``harness.read.check_against``) shares. A frame is pandas (NumPy- or Arrow-backed), a pyarrow Table or a
+Polars DataFrame: each column is brought to one canonical form per kind (``canonical``), whatever held it.
 
 The data set is regenerated chunk by chunk (the same frames ``bench`` sends, from the same flags) and only
 the read table's rows kept. Both sides are cut at the same timestamps: once the answer has reached time
@@ -21,6 +22,8 @@ from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from harness.errors import RunError
 from harness.read.frames import BOOLEAN, DOUBLE, LONG, STRING, TIMESTAMP, TIMESTAMP_NS, kind_of
@@ -52,8 +55,13 @@ def epoch(series: pd.Series, kind: str) -> np.ndarray:
     values = series.to_numpy()
     if values.dtype.kind != "M":
         values = pd.to_datetime(series, utc=True).dt.tz_convert(None).to_numpy()
-    have, want = _DATETIME_UNIT_NS[np.datetime_data(values.dtype)[0]], _UNIT_NS[kind]
-    raw = values.view(np.int64)
+    return _in_unit(values.view(np.int64), _DATETIME_UNIT_NS[np.datetime_data(values.dtype)[0]], kind)
+
+
+def _in_unit(raw: np.ndarray, have: int, kind: str) -> np.ndarray:
+    """Int64 instants of ``have`` nanoseconds each (``_NULL_LONG``: NULL) in the unit of ``kind``, a finer unit
+    truncated toward zero."""
+    want = _UNIT_NS[kind]
     null = raw == _NULL_LONG
     if have >= want:
         result = raw * (have // want)
@@ -66,8 +74,14 @@ def epoch(series: pd.Series, kind: str) -> np.ndarray:
     return result
 
 
-def canonical(series: pd.Series, kind: str) -> np.ndarray:
-    """A column's values as the comparison holds them: one numpy array per kind (``_equal``)."""
+def canonical(series, kind: str) -> np.ndarray:
+    """A column's values as the comparison holds them: one numpy array per kind (``_equal``). The column is a pandas
+    Series, a pyarrow (chunked) array or a Polars Series; an Arrow-backed one is read through Arrow
+    (``_arrow_canonical``), to the same values."""
+    if not isinstance(series, pd.Series):
+        return _arrow_canonical(series if isinstance(series, (pa.Array, pa.ChunkedArray)) else series.to_arrow(), kind)
+    if isinstance(series.dtype, pd.ArrowDtype):
+        return _arrow_canonical(pa.array(series.array), kind)
     if kind == DOUBLE:
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
         infinite = np.isinf(values)
@@ -81,6 +95,27 @@ def canonical(series: pd.Series, kind: str) -> np.ndarray:
     if kind in _UNIT_NS:
         return epoch(series, kind)
     return series.to_numpy(dtype=object, na_value=None)
+
+
+def _arrow_canonical(values: pa.Array | pa.ChunkedArray, kind: str) -> np.ndarray:
+    """``canonical`` of an Arrow column: NULL as each kind holds it (NaN, ``_NULL_LONG``, ``_NULL_BOOLEAN``,
+    None), a dictionary's values, timestamps as instants of their unit (a zone changes no instant)."""
+    if kind == DOUBLE:
+        numbers = pc.cast(values, pa.float64()).fill_null(np.nan).to_numpy()
+        infinite = np.isinf(numbers)
+        return np.where(infinite, np.nan, numbers) if infinite.any() else numbers
+    if kind == LONG:
+        return pc.cast(values, pa.int64()).fill_null(_NULL_LONG).to_numpy()
+    if kind == BOOLEAN:
+        return pc.cast(values, pa.int8()).fill_null(_NULL_BOOLEAN).to_numpy()
+    if kind in _UNIT_NS and pa.types.is_timestamp(values.type):
+        raw = pc.cast(values, pa.int64()).fill_null(_NULL_LONG).to_numpy()
+        return _in_unit(raw, _DATETIME_UNIT_NS[values.type.unit], kind)
+    if kind in _UNIT_NS:  # text or dates: as pandas reads them
+        return epoch(values.to_pandas(), kind)
+    if pa.types.is_dictionary(values.type):
+        values = pc.cast(values, values.type.value_type)
+    return np.asarray(values.to_numpy(zero_copy_only=False), dtype=object)
 
 
 def equal(kind: str, left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -164,10 +199,12 @@ class OrderedCheck:
         return (f"{self.prefix}: {self.reference} has a row at {shown(self.kinds[self.names[0]], moment)} after "
                 f"that time was compared")
 
-    def feed(self, frame: pd.DataFrame) -> None:
-        if frame.empty:
+    def feed(self, frame) -> None:
+        """Compare a frame of the answer (pandas, a pyarrow Table or a Polars DataFrame) as far as it allows."""
+        if not len(frame):
             return
-        missing = [name for name in self.names if name not in frame.columns]
+        present = set(frame.column_names if isinstance(frame, pa.Table) else frame.columns)
+        missing = [name for name in self.names if name not in present]
         if missing:
             raise CheckFailed(f"{self.prefix}: the answer has no column {missing[0]} ({self.reference} has it)")
         piece = {name: canonical(frame[name], kind) for name, kind in self.kinds.items()}

@@ -45,7 +45,7 @@ from harness.own_data.audit import is_string_like
 from harness.own_data.frames import DataFrames
 from harness.read.check import CheckFailed, OrderedCheck, canonical, shown
 from harness.read.frames import BOOLEAN, DOUBLE, LONG, OTHER, STRING, TIMESTAMP, TIMESTAMP_NS, kind_of
-from harness.read.plan import ReadPlan
+from harness.read.slices import ReadSlices
 from harness.read.protocols import NANOSECOND_PROTOCOLS, ReadProtocol
 
 # The most rows of a file not in time order that are sorted in memory before the comparison.
@@ -192,19 +192,19 @@ def _designated(data: DataFrames, head: pd.DataFrame, timestamp: str, table_name
                       f"{' (' + ', '.join(candidates) + ')' if candidates else ''} to be it")
 
 
-def pair_columns(data: DataFrames, head: pd.DataFrame, plan: ReadPlan, protocol: ReadProtocol,
+def pair_columns(data: DataFrames, head: pd.DataFrame, slices: ReadSlices, protocol: ReadProtocol,
                  prefix: str) -> tuple[list[Pairing], list[str]]:
     """Each column of the file with the table's, the designated timestamp first, and the notes of the
     comparison (a TIMESTAMP_NS read at microseconds)."""
-    if plan.timestamp is None:
-        raise UsageError(f"--check-against: table {plan.table} has no designated timestamp: the check compares in "
+    if slices.timestamp is None:
+        raise UsageError(f"--check-against: table {slices.table} has no designated timestamp: the check compares in "
                          f"its time order")
-    table = {column.name.lower(): column for column in plan.columns}
-    at = _designated(data, head, plan.timestamp, set(table), prefix)
+    table = {column.name.lower(): column for column in slices.columns}
+    at = _designated(data, head, slices.timestamp, set(table), prefix)
     order = [at] + [str(name) for name in head.columns if str(name) != at]
     pairings, notes, coarse = [], [], []
     for name in order:
-        column = table.pop(plan.timestamp.lower() if name == at else name.lower(), None)
+        column = table.pop(slices.timestamp.lower() if name == at else name.lower(), None)
         if column is None:
             raise CheckFailed(f"{prefix}: the table has no column {name} (the file has it)")
         series = head[name]
@@ -218,7 +218,7 @@ def pair_columns(data: DataFrames, head: pd.DataFrame, plan: ReadPlan, protocol:
                              f"{dtype}, not a datetime")
         server_kind = kind_of(column.questdb_type)
         if server_kind == OTHER:
-            raise UsageError(f"--check-against: column {column.name} is {column.questdb_type} in table {plan.table}: "
+            raise UsageError(f"--check-against: column {column.name} is {column.questdb_type} in table {slices.table}: "
                              f"the check compares LONG, DOUBLE, BOOLEAN, VARCHAR, SYMBOL, TIMESTAMP and TIMESTAMP_NS "
                              f"columns")
         kind = COMPARED.get((found, server_kind))
@@ -239,23 +239,23 @@ def pair_columns(data: DataFrames, head: pd.DataFrame, plan: ReadPlan, protocol:
     return pairings, notes
 
 
-def open_check(data: DataFrames, plan: ReadPlan, protocol: ReadProtocol, start_ns: int | None, end_ns: int | None,
+def open_check(data: DataFrames, slices: ReadSlices, protocol: ReadProtocol, start_ns: int | None, end_ns: int | None,
                chunk_rows: int, sort_limit: int | None = None) -> FileCheck:
-    """The comparison of the read ``plan`` with ``data``, its columns paired and its rows counted and scanned
+    """The comparison of the read ``slices`` with ``data``, its columns paired and its rows counted and scanned
     for their order before anything is read: a table of other columns or rows fails here (``CheckFailed``).
     ``sort_limit``: the most rows of a file not in time order that are sorted (default ``SORT_LIMIT_ROWS``)."""
     sort_limit = SORT_LIMIT_ROWS if sort_limit is None else sort_limit
     prefix = f"check against {data.name}"
     head = data.head()
     if head is None or head.empty:
-        raise CheckFailed(f"{prefix}: the table holds {plan.expected_rows} rows, the file none")
-    pairings, notes = pair_columns(data, head, plan, protocol, prefix)
+        raise CheckFailed(f"{prefix}: the table holds {slices.expected_rows} rows, the file none")
+    pairings, notes = pair_columns(data, head, slices, protocol, prefix)
     at = pairings[0]
     start, end = _in_unit(start_ns, at.kind), _in_unit(end_ns, at.kind)
     scan = scan_times(data, at.column, at.kind, start, end)
-    if scan.rows_in_range != plan.expected_rows:
+    if scan.rows_in_range != slices.expected_rows:
         where = "" if start is None and end is None else " in the range read"
-        raise CheckFailed(f"{prefix}: the table holds {plan.expected_rows} rows{where}, the file {scan.rows_in_range}")
+        raise CheckFailed(f"{prefix}: the table holds {slices.expected_rows} rows{where}, the file {scan.rows_in_range}")
     named = at.column if at.column == at.table_column else f"{at.column}, the table's {at.table_column}"
     columns = f"{len(pairings)} columns, designated timestamp {named}"
     if scan.disorder is None:

@@ -9,6 +9,7 @@ import struct
 from dataclasses import dataclass, field
 
 from harness.questdb.credentials import HttpLogin, PgLogin
+from harness.questdb.http import QuestDBSql
 from harness.questdb.pgwire import pg_url
 from harness.questdb.tls import HttpTls, PgTls
 
@@ -32,6 +33,10 @@ class Endpoint:
     @property
     def pg_url(self) -> str:
         return pg_url(self.host, self.pg_port, self.pg, self.pg_tls)
+
+    def sql(self) -> QuestDBSql:
+        """The server's HTTP API (``/exec``), logged in, over TLS where ``http_tls`` says."""
+        return QuestDBSql(self.host, self.http_port, login=self.http, tls=self.http_tls)
 
     def http_headers(self) -> dict[str, str]:
         return {"Authorization": self.http.header()} if self.http is not None else {}

@@ -19,6 +19,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from harness.errors import RunError
+from harness.frames.kinds import FrameKind
 from harness.questdb.credentials import refused_http_login
 from harness.questdb.tls import http_failure
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint
@@ -53,7 +54,8 @@ class _Body(io.RawIOBase):
 class _Export:
     """One keep-alive connection to ``/exp``."""
 
-    def __init__(self, endpoint: Endpoint):
+    def __init__(self, endpoint: Endpoint, frame: FrameKind = FrameKind.pandas):
+        # pandas frames only (``protocols``): ``frame`` is always pandas here.
         self._headers = endpoint.http_headers()
         self._endpoint = endpoint
         self._connection = endpoint.http_tls.connection(endpoint.host, endpoint.http_port, CONNECT_TIMEOUT_SECONDS)

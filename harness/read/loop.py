@@ -1,8 +1,9 @@
-"""The generic reader loop: one reader per worker, each on its own thread reading its time slice in chunks
-into a small queue of its own; the consumer takes the slices' frames in slice order, so the answer comes
-back whole and in order while at most ``QUEUE_DEPTH + 1`` chunks per worker, and the consumer's one, are
-held (a worker ahead of the consumer waits). A worker's failure (server gone, query rejected) ends the read in one line naming the
-protocol and the worker; the consumer's own (a ``--check`` difference, Ctrl-C) stops the workers.
+"""The generic reader loop: one reader per worker, each on its own thread reading its time slice in chunks (frames
+of the kind the read asks for: pandas, or Arrow or Polars where the protocol hands them over) into a small queue
+of its own; the consumer takes the slices' frames in slice order, so the answer comes back whole and in order while
+at most ``QUEUE_DEPTH + 1`` chunks per worker, and the consumer's one, are held (a worker ahead of the consumer
+waits). A worker's failure (server gone, query rejected) ends the read in one line naming the protocol and the
+worker; the consumer's own (a ``--check`` difference, Ctrl-C) stops the workers.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ import queue
 import threading
 from collections.abc import Iterator
 
-import pandas as pd
-
 from harness.errors import HarnessError, RunError
+from harness.frames.kinds import FrameKind
 from harness.questdb.pgwire import refused_login, refused_text
 from harness.read.connection import Endpoint
-from harness.read.plan import ReadPlan
+from harness.read.slices import ReadSlices
 from harness.read.protocols import PGWIRE_PROTOCOLS, ReadProtocol, open_reader
 from harness.telemetry.phase import PhaseProgress
 
@@ -32,19 +32,20 @@ def _one_line(error: BaseException) -> str:
 
 
 class _Worker(threading.Thread):
-    def __init__(self, index: int, protocol: ReadProtocol, endpoint: Endpoint, sql: str, plan: ReadPlan,
-                 chunk_rows: int, progress: PhaseProgress, stop: threading.Event):
+    def __init__(self, index: int, protocol: ReadProtocol, endpoint: Endpoint, sql: str, slices: ReadSlices,
+                 chunk_rows: int, progress: PhaseProgress, stop: threading.Event, frame: FrameKind):
         super().__init__(name=f"read-{index}", daemon=True)
-        self.index, self.protocol, self.endpoint, self.sql, self.plan = index, protocol, endpoint, sql, plan
+        self.index, self.protocol, self.endpoint, self.sql, self.slices = index, protocol, endpoint, sql, slices
+        self.frame = frame
         self.chunk_rows, self.progress, self.stop = chunk_rows, progress, stop
         self.queue: queue.Queue = queue.Queue(maxsize=QUEUE_DEPTH)
 
     def run(self) -> None:
         reader = None
         try:
-            reader = open_reader(self.protocol, self.endpoint)
+            reader = open_reader(self.protocol, self.endpoint, self.frame)
             counted = reader.received_bytes() or 0  # what the connection's set-up took is not the answer's
-            frames = reader.frames(self.sql, self.plan.columns, self.chunk_rows)
+            frames = reader.frames(self.sql, self.slices.columns, self.chunk_rows)
             try:
                 for frame in frames:
                     received = reader.received_bytes()
@@ -74,12 +75,12 @@ class _Worker(threading.Thread):
         return False
 
 
-def read_frames(plan: ReadPlan, protocol: ReadProtocol, endpoint: Endpoint, chunk_rows: int,
-                progress: PhaseProgress) -> Iterator[pd.DataFrame]:
-    """The plan's answer as DataFrames, in order: one worker per query of the plan."""
+def read_frames(slices: ReadSlices, protocol: ReadProtocol, endpoint: Endpoint, chunk_rows: int,
+                progress: PhaseProgress, frame: FrameKind = FrameKind.pandas) -> Iterator[object]:
+    """The slices' answer as frames of ``frame``, in order: one worker per query of the slices."""
     stop = threading.Event()
-    workers = [_Worker(index, protocol, endpoint, sql, plan, chunk_rows, progress, stop)
-               for index, sql in enumerate(plan.queries)]
+    workers = [_Worker(index, protocol, endpoint, sql, slices, chunk_rows, progress, stop, frame)
+               for index, sql in enumerate(slices.queries)]
     for worker in workers:
         worker.start()
     try:
@@ -98,7 +99,7 @@ def read_frames(plan: ReadPlan, protocol: ReadProtocol, endpoint: Endpoint, chun
                         raise RunError(f"{refused_text(endpoint.host, endpoint.pg_port, endpoint.pg)}: "
                                        f"{_one_line(item)}") from None
                     where = f" (worker {worker.index} of {len(workers)})" if len(workers) > 1 else ""
-                    raise RunError(f"reading {plan.what} over {protocol} failed{where}: {_one_line(item)}") from None
+                    raise RunError(f"reading {slices.what} over {protocol} failed{where}: {_one_line(item)}") from None
                 yield item
     finally:
         stop.set()

@@ -14,6 +14,7 @@ import asyncpg
 import pandas as pd
 
 from harness.errors import RunError
+from harness.frames.kinds import FrameKind
 from harness.questdb.pgwire import asyncpg_tls, connect_failure
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint, tcp_bytes_received
 from harness.read.frames import Column, rows_frame
@@ -39,7 +40,8 @@ async def connect(endpoint: Endpoint) -> asyncpg.Connection:
 
 
 class AsyncpgReader:
-    def __init__(self, endpoint: Endpoint):
+    def __init__(self, endpoint: Endpoint, frame: FrameKind = FrameKind.pandas):
+        # pandas frames only (``protocols``): ``frame`` is always pandas here.
         self._loop = asyncio.new_event_loop()
         try:
             self._connection = self._loop.run_until_complete(connect(endpoint))

@@ -20,13 +20,15 @@ os.environ.setdefault("RUST_LOG", "off")
 import connectorx  # noqa: E402 (after RUST_LOG: the driver's logger reads it when first used)
 import pandas as pd  # noqa: E402
 
+from harness.frames.kinds import FrameKind  # noqa: E402
 from harness.read.connection import Endpoint  # noqa: E402
 from harness.read.frames import ArrowChunks, Column, arrow_frame  # noqa: E402
 from harness.read.pgwire_asyncpg import connect  # noqa: E402
 
 
 class ConnectorxReader:
-    def __init__(self, endpoint: Endpoint):
+    def __init__(self, endpoint: Endpoint, frame: FrameKind = FrameKind.pandas):
+        # pandas frames only (``protocols``): ``frame`` is always pandas here.
         self._url = endpoint.pg_url
 
     @staticmethod

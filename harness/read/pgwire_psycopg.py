@@ -13,6 +13,7 @@ from psycopg.adapt import Loader
 from psycopg.pq import Format
 
 from harness.errors import RunError
+from harness.frames.kinds import FrameKind
 from harness.questdb.pgwire import connect_failure, libpq_tls
 from harness.read.connection import CONNECT_TIMEOUT_SECONDS, Endpoint, tcp_bytes_received
 from harness.read.frames import Column, rows_frame
@@ -28,7 +29,8 @@ class _Micros(Loader):
 
 
 class PsycopgReader:
-    def __init__(self, endpoint: Endpoint):
+    def __init__(self, endpoint: Endpoint, frame: FrameKind = FrameKind.pandas):
+        # pandas frames only (``protocols``): ``frame`` is always pandas here.
         try:
             self._connection = psycopg.connect(host=endpoint.host, port=endpoint.pg_port, user=endpoint.pg.user,
                                                password=endpoint.pg.password, dbname=endpoint.pg.database,

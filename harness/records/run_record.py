@@ -22,8 +22,9 @@ from harness.telemetry.timeseries import TimeSeries
 from harness.versions import HARNESS_VERSION
 
 # 3: read runs (``RunRecord.read``), ingest runs' ``arrival``, merged runs' ``clients``; 4: open-loop runs
-# (``RunRecord.open_loop``); 5: profiled runs (``RunRecord.profile``). Records of every earlier version load.
-SCHEMA_VERSION = 5
+# (``RunRecord.open_loop``); 5: profiled runs (``RunRecord.profile``); 6: an ingest run's resolved plan
+# (``RunRecord.plan``). Records of every earlier version load.
+SCHEMA_VERSION = 6
 
 
 @dataclass
@@ -147,24 +148,30 @@ class QueryFigures(QueryPass):
 @dataclass
 class ReadFigures:
     """A read run's own figures beside its ``read`` phase (rows, bytes received, seconds, client CPU): the
-    protocol, workers and chunk size, the server's count of what was read, the time to the first rows,
-    the client's peak resident memory during the read, and the ``--check`` outcome (None: not checked)."""
+    protocol and the kind of frame, workers and chunk size, the server's count of what was read, the time to the
+    first rows, the client's peak resident memory during the read, and the ``--check`` outcome (None: not
+    checked)."""
 
     protocol: str
     workers: int
     chunk_rows: int
     chunks: int
     expected_rows: int | None  # the server's count before the read (None for --sql)
-    first_rows_seconds: float | None  # from the read's start to its first DataFrame
+    first_rows_seconds: float | None  # from the read's start to its first frame
     peak_rss_bytes: int
     checked_rows: int | None = None
     check_error: str | None = None
+    frame: str = "pandas"  # the kind of frame the read handed over (``harness.frames.kinds``; older records: pandas)
+
+    def path(self) -> str:
+        """The protocol, and the kind of frame where it is not pandas: ``qwp (arrow)``."""
+        return self.protocol if self.frame == "pandas" else f"{self.protocol} ({self.frame})"
 
 
 @dataclass
 class RateStep:
     """One rate of an open-loop run (``bench --rate``): whether its schedule was kept, and the latencies of
-    its chunks, each from the chunk's intended time (``harness.ingest.open_loop``)."""
+    its chunks, each from the chunk's intended time (``harness.open_loop.schedule``)."""
 
     target_rows_per_second: float
     achieved_rows_per_second: float | None  # the rows over the longer of the schedule and the last send's end
@@ -269,7 +276,7 @@ class KneeSearch:
 
 @dataclass
 class ProbeFigures:
-    """What the freshness probe asked of the server (``harness.ingest.freshness``)."""
+    """What the freshness probe asked of the server (``harness.open_loop.freshness``)."""
 
     interval_seconds: float
     queries: int
@@ -382,9 +389,12 @@ class RunRecord:
     queries: QueryFigures | None = None
     # Read runs (kind "read"): harness.read.
     read: ReadFigures | None = None
-    # Open-loop bench runs (--rate): harness.ingest.open_loop.
+    # Open-loop bench runs (--rate): harness.open_loop.
     open_loop: OpenLoopFigures | None = None
     profile: ProfileFigures | None = None
+    # Ingest runs: what the run was resolved to (harness.run.plan): its source, tables and rows, the wire and where
+    # it sent, what it did to the tables, its chunks and workers: exactly what ran.
+    plan: dict | None = None
     status: str = "running"
     error: str | None = None
     path: Path | None = not_stored()  # where it was read from or written to

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -67,6 +68,12 @@ def _run_from_version_4(values: dict) -> dict:
     return {**values, "schema_version": 5}
 
 
+def _run_from_version_5(values: dict) -> dict:
+    """Version 6 added an ingest run's resolved plan (``plan``), which a version-5 document lacks and its default
+    fills."""
+    return {**values, "schema_version": 6}
+
+
 def _benchmark_from_version_1(values: dict) -> dict:
     """Version 2 added each paired ratio's interval to the summaries; a version-1 document's rounds give it."""
     comparisons = []
@@ -83,6 +90,7 @@ MIGRATIONS: dict[tuple[str, int], Callable[[dict], dict]] = {
     (RUN, 2): _run_from_version_2,
     (RUN, 3): _run_from_version_3,
     (RUN, 4): _run_from_version_4,
+    (RUN, 5): _run_from_version_5,
     (BENCHMARK, 1): _benchmark_from_version_1,
 }
 
@@ -170,6 +178,20 @@ def is_benchmark_record(path: str | Path) -> bool:
     except (OSError, ValueError):
         return False
     return schema_of(values) == BENCHMARK
+
+
+@dataclass(frozen=True)
+class Recording:
+    """Where a run's record goes: ``results`` (a path), or a file of its own in ``results_dir`` named by the run's
+    mode; and whether its HTML report is written beside it."""
+
+    results: str | None = None
+    results_dir: str = "results"
+    report: bool = False
+
+    def path(self, mode: str) -> Path:
+        """The record's path: ``results``, or a new file of ``results_dir`` named for ``mode``."""
+        return Path(self.results) if self.results else default_results_path(mode, self.results_dir)
 
 
 def default_results_path(mode: str, results_dir: str | Path = "results") -> Path:

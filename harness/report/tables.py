@@ -16,12 +16,20 @@ MIB = 1024 * 1024
 
 
 def format_phase(title: str, phase: PhaseRecord) -> str:
-    """The original py-tsbs-benchmark's two-line report of a phase."""
+    """The original py-tsbs-benchmark's two-line report of a phase (rows handed over without a byte counted, QWP's:
+    said so instead of the buffer's size)."""
+    size = f"ILP Buffer size: {phase.bytes / MIB:.2f} MiB: {phase.mib_per_second:.2f} MiB/sec." \
+        if phase.bytes or not phase.rows else "Bytes: not counted (QWP's client does not say what it sent)."
     return (
         f"{title}:\n"
         f"  {phase.rows} rows in {phase.seconds:.2f}s: {phase.rows_per_second / 1e6:.2f} mil rows/sec.\n"
-        f"  ILP Buffer size: {phase.bytes / MIB:.2f} MiB: {phase.mib_per_second:.2f} MiB/sec."
+        f"  {size}"
     )
+
+
+def record_name(record: RunRecord) -> str:
+    """What a report calls a run: its file's name, else (not yet written) its id."""
+    return record.path.name if record.path else record.run_id
 
 
 def plain_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -60,7 +68,7 @@ def comparison_table(records: list[RunRecord]) -> str:
 def profile_table(records: list[RunRecord]) -> str:
     """Profiled runs side by side, a column a file: each side's CPUs and the share of its samples in each bucket
     (all phases), then each run's verdict: what a setting moved."""
-    names = [record.path.name if record.path else record.run_id for record in records]
+    names = [record_name(record) for record in records]
     rows = []
     for side_name, side_of in (("client", lambda figures: figures.client), ("QuestDB", lambda figures: figures.server)):
         sides = [side_of(record.profile) for record in records]
@@ -238,9 +246,9 @@ def query_comparison_table(records: list[RunRecord]) -> str:
 
 
 def read_comparison_table(records: list[RunRecord]) -> str:
-    """Read runs side by side, one line per file: protocol, workers, chunk rows, the CPUs the process could use,
-    rows, million rows/s, MiB/s received, the client's CPU seconds per million rows, seconds to the first
-    rows, peak RSS in MiB, the check, and the rate as a ratio to the first file's."""
+    """Read runs side by side, one line per file: protocol (and the kind of frame, where not pandas), workers, chunk
+    rows, the CPUs the process could use, rows, million rows/s, MiB/s received, the client's CPU seconds per million
+    rows, seconds to the first rows, peak RSS in MiB, the check, and the rate as a ratio to the first file's."""
     header = ("file", "date", "protocol", "workers", "chunk", "cpus", "rows", "Mrows/s", "MiB/s", "CPU s/Mrows",
               "first rows s", "peak RSS MiB", "check", "status", "vs first")
     rows, first_rate = [], None
@@ -255,7 +263,7 @@ def read_comparison_table(records: list[RunRecord]) -> str:
             check = "differs" if figures.check_error else f"{figures.checked_rows} equal"
         rows.append((
             record.path.name if record.path else "-", record.started_at[:19],
-            figures.protocol if figures else "-", str(figures.workers) if figures else "-",
+            figures.path() if figures else "-", str(figures.workers) if figures else "-",
             str(figures.chunk_rows) if figures else "-", str(len(record.system.get("cpu_affinity") or []) or "-"),
             str(phase.rows) if phase else "-", f"{rate / 1e6:.3f}" if rate else "-",
             f"{phase.mib_per_second:.1f}" if phase and phase.bytes else "-",

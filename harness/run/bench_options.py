@@ -1,24 +1,22 @@
 """What a ``bench`` run is asked to do: every option of it (``BenchOptions``, the original benchmark's
-defaults), the rules that refuse a combination before anything runs, and the options of a run that
-``--resume`` continues. The command (``harness.commands.bench``) runs them; the phases
-(``harness.run.bench_phases``) and the scale-out launcher read them.
+defaults), plain flag values; the rules that refuse a combination at the door, before anything runs; the options
+of a run that ``--resume`` continues; and the run they resolve to (``BenchOptions.plan``: ``harness.run.plan``),
+its source opened and what that source cannot do refused. Below the command nothing reads the options: the phases
+(``harness.run.bench_phases``) take the plan.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-import psutil
-
-import harness.sources as sources
 from harness.errors import UsageError
-from harness.ingest.choices import Op, Target
-from harness.ingest.senders import SenderSettings
+from harness.frames.kinds import FrameKind
+from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
+from harness.ingest.wire.interface import Wire
+from harness.ingest.wire.registry import wire_for
+from harness.ingest.wire.settings import SenderSettings
+from harness.open_loop.options import OpenLoopOptions
 from harness.options.declare import CommandOptions, option
 from harness.options.groups import (
     DataSetRowsOptions,
@@ -26,7 +24,6 @@ from harness.options.groups import (
     FrameOptions,
     GroupedDataSetOptions,
     MetricsOptions,
-    OpenLoopOptions,
     OwnDataOptions,
     PgwireOptions,
     ProfileOptions,
@@ -36,17 +33,17 @@ from harness.options.groups import (
     ServerOptions,
 )
 from harness.output_file import check_writable
+from harness.questdb.conf import redact_conf
 from harness.questdb.http import checked_table_name
 from harness.questdb.schema import TableWal
 from harness.records.store import load_results
-from harness.run.limits import check_workers
-from harness.scaleout.meeting import check_run_name
+from harness.run.limits import check_held_rows, check_memory, check_workers
+from harness.run.plan import BenchPlan, Metrics
+from harness.run.session import Lifecycle
+from harness.scaleout.meeting import Barrier, check_run_name, run_seed
+from harness.source import Source
 from harness.tsbs import params, use_cases
-from harness.tsbs.schema import TableSchema
-from harness.tsbs.use_case import Chunk, UseCase
-
-if TYPE_CHECKING:
-    from harness.servers.sink import SinkAddress
+from harness.tsbs.choices import SymbolDtype
 
 # Exactly-once runs let the client itself retry a failed request this long (a blip), and re-send the chunk
 # on a new connection after that, counting it, until --retry-timeout.
@@ -93,68 +90,6 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
     write_ilp: str | None = option(None, "Also write the serialized ILP to this file (not timed).")
     verbose: bool = option(False, "Print every parameter before the run.", flags=("--verbose",))
 
-    @functools.cached_property
-    def use_case_entry(self) -> UseCase:
-        """The run's source (``harness.sources``): --data's file, else the TSBS use case. The user's data is read
-        (its head, the designated timestamp's nulls) and audited once, when first asked for."""
-        if self.data is not None:
-            return sources.get(sources.DATA, self.data, self.table, self.at, self.symbol_choice(),
-                               self.convert_dtypes, object_strings=self.object_strings,
-                               protocol_version=self.sender_settings().offline_protocol_version(),
-                               reading=self.reading())
-        return sources.get(self.use_case)
-
-    def sending(self, source: UseCase) -> BenchOptions:
-        """These options, sending ``source``: the user's data already opened (the notebook API's DataFrames; a
-        tuning sweep's data, read and audited once for all its trials)."""
-        self.__dict__["use_case_entry"] = source
-        return self
-
-    def sink_endpoint(self) -> tuple[str, int] | None:
-        """Where this run sends into the no-op sink, if it starts a private one when nothing listens there
-        (``harness.run.session.into_sink``): a run of the user's data (--data, ``harness.measure``) into the sink
-        at --host:--ilp-port (a --conf names an address of its own), not pointed at a private sink already (a
-        tuning sweep's trials, which send into the sweep's). A TSBS run into the sink finds its sink running
-        (``native up``, ``make noop-sink``), or ends in one line naming the address."""
-        if not (self.send and self.target == Target.sink) or self.private_sink is not None or \
-                self.client_conf() is not None or not self.own_data:
-            return None
-        return self.host, self.ilp_port
-
-    def at_sink(self, sink: SinkAddress) -> BenchOptions:
-        """These options, sending into ``sink`` (its kind recorded as ``private_sink``), the source kept."""
-        moved = dataclasses.replace(self, host=sink.host, ilp_port=sink.port, private_sink=sink.private)
-        return moved.sending(self.use_case_entry)
-
-    @property
-    def own_data(self) -> bool:
-        """Whether the run sends the user's data rather than a TSBS data set."""
-        return self.data is not None or self.use_case_entry.name == sources.DATA
-
-    @property
-    def streams(self) -> bool:
-        """Whether chunks are made while sending: --stream, the user's data, which is never held whole, or an
-        open loop (--rate), whose run lasts as long as it is asked to."""
-        return self.stream or self.own_data or self.open_loop
-
-    def source_rows(self, spec: params.DatasetSpec) -> int:
-        """Rows of the whole of what the run sends: the user's data, or the TSBS data set of ``spec``."""
-        return self.use_case_entry.data.rows() if self.own_data else spec.row_count
-
-    @property
-    def mode(self) -> str:
-        """What the run does, in a few words; it also names the default results file."""
-        kind = ("sink" if self.target == Target.sink else "send") if self.send else "serialize"
-        threads = f"{self.workers}w" if self.workers else "1t"
-        if self.own_data:  # the table names the data; TSBS's field types and row API do not apply
-            return f"data-{self.use_case_entry.table_name}-{kind}-{threads}"
-        name = self.use_case_entry.name
-        use_case = "" if name == use_cases.DEFAULT else f"{name}-"
-        order = "-sorted" if self.time_ordered else ""
-        groups = self.interleaved_generation_groups
-        group = f"-group{self.interleaved_generation_group_id}of{groups}" if groups > 1 else ""
-        return f"{use_case}{kind}-{self.op}-{self.fields}-{threads}{order}{group}"
-
     def resolved(self) -> BenchOptions:
         """With --resume, the options of the run it resumes (``resumed_options``)."""
         return self if self.resume is None else resumed_options(self.resume)
@@ -163,31 +98,21 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
         super().check_values()
         self._check_source()
         self._check_open_loop()
-        use_case = self.use_case_entry
         if self.op != Op.dataframe and self.workers is not None:
             raise UsageError(f"--op {self.op} is the single-threaded row-by-row baseline: it takes no --workers")
-        if self.target == Target.sink and self.sender_transport != "tcp":
-            raise UsageError("--target sink takes ILP over TCP only (the sink never answers HTTP)")
-        if self.table is not None and not use_case.renamable_table:
-            raise UsageError(f"--table names a one-table use case's table; {use_case.name} writes its own tables "
-                             f"({', '.join(use_case.tables())})")
-        if self.op != Op.dataframe and not use_case.row_api:
-            raise UsageError(f"--op {self.op} is cpu-only's row-by-row baseline; {use_case.name} sends with "
-                             f"--op dataframe")
-        chunk_rows = min(self.worker_chunk_row_count, self.source_rows(self.dataset()))
-        use_cases.check_memory(use_case, self.scale, chunk_rows)
-        # Each worker holds a chunk in flight and, sending, one connection.
-        check_workers("--workers", self.threads, int(self.send), chunk_rows * use_case.bytes_per_chunk_row)
-        if not self.streams:
-            check_held_rows(self.source_rows(self.dataset()), use_case.bytes_per_held_row)
+        wire = self.wire()
+        if self.target == Target.sink and wire.traits.committed:
+            raise UsageError(f"--target sink takes ILP over TCP only (the sink never answers {wire.traits.name})")
+        if self.profile_native and wire.traits.pauses_break_it:
+            # py-spy's pauses break a blocking call with a timeout (harness.profiling.client).
+            raise UsageError(f"--profile-native pauses the client at each sample, which breaks its {wire.traits.name} "
+                             f"flush (EINTR): profile it over TCP, or without --profile-native")
+        self._check_wire_and_frame(wire)
         if self.write_ilp is not None:
             check_writable(self.write_ilp, "--write-ilp")
         if self.exactly_once and self.table_wal == TableWal.bypass:
             raise UsageError("--exactly-once deduplicates, which QuestDB does on WAL tables only: it takes no "
                              "--table-wal bypass")
-        if self.exactly_once and not use_case.unique_keys:
-            raise UsageError(f"--exactly-once deduplicates rows by their series and timestamp; {use_case.name}'s "
-                             f"rows are not unique by them (TSBS clears some rows' tags)")
         if self.profile and self.clients > 1:
             raise UsageError("--profile samples one client process: with --clients N, profile a client run of its "
                              "own (--barrier)")
@@ -206,9 +131,34 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
                                  "sink is none; --clients N --target sink runs N clients on this machine")
             if self.resume is not None:
                 raise UsageError("--barrier and --resume: resume each client's run on its own, without --barrier")
-        if self.exactly_once and (self.sender_transport != "http" or self.target != Target.questdb):
-            raise UsageError("--exactly-once needs --transport http to QuestDB: ILP over TCP has no "
+        if self.exactly_once and (not wire.traits.committed or self.target != Target.questdb):
+            raise UsageError("--exactly-once needs --transport http or qwp to QuestDB: ILP over TCP has no "
                              "acknowledgements, so a chunk's fate after a failure is unknowable")
+
+    def _check_wire_and_frame(self, wire: Wire) -> None:
+        """The flags of one wire given to another, and frame kinds with the flags that shape pandas frames."""
+        qwp = wire.settings.used_transport == Transport.qwp
+        if qwp:
+            if self.protocol_version != ProtocolVersion.auto:
+                raise UsageError("--protocol-version is ILP's: QWP has no protocol versions (leave it out with "
+                                 "--transport qwp)")
+            if not self.send:
+                raise UsageError("--transport qwp: QWP's client encodes only while it sends (it has no buffer of its "
+                                 "own to serialize into): add --send")
+        else:
+            given = [flag for flag, value in (("--max-rows-per-batch", self.max_rows_per_batch),
+                                              ("--sender-pool-max", self.sender_pool_max)) if value is not None]
+            if given:
+                raise UsageError(f"{given[0]} is a setting of QWP's client: {wire.traits.name} has none (add "
+                                 f"--transport qwp)")
+        if self.frame != FrameKind.pandas:
+            shaping = [flag for flag, given in (("--op " + str(self.op), self.op != Op.dataframe),
+                                                ("--symbol-dtype", self.symbol_dtype != SymbolDtype.category),
+                                                ("--object-strings", self.object_strings),
+                                                ("--convert-dtypes", self.convert_dtypes)) if given]
+            if shaping:
+                raise UsageError(f"{shaping[0]} shapes NumPy-backed pandas frames (their rows, tag dtype, strings, "
+                                 f"the dtype audit's conversions): it takes --frame pandas, not --frame {self.frame}")
 
     def _check_open_loop(self) -> None:
         """--rate's rules: its values, and the runs it can schedule."""
@@ -225,12 +175,12 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
             raise UsageError("--threshold query_*: the queries are those of --queries FILE --query-rate Q")
         if "freshness" in figures and self.target != Target.questdb:
             raise UsageError("--threshold freshness_*: freshness is measured into QuestDB (the sink shows no rows)")
-        if "ack" in figures and not self.sender_transport.startswith("http"):
-            raise UsageError("--threshold ack_*: ILP over TCP has no acknowledgement; --transport http has")
+        if "ack" in figures and not self.wire().traits.committed:
+            raise UsageError("--threshold ack_*: ILP over TCP has no acknowledgement; --transport http and qwp have")
 
     def _check_source(self) -> None:
         """--data's rules, before the data is read: no TSBS data-set flag beside it, its own flags only with it."""
-        if not self.own_data:
+        if self.data is None:
             own = [flag for flag, value in (("--convert-dtypes", self.convert_dtypes or None),
                                             ("--object-strings", self.object_strings or None)) if value is not None]
             own = self.reading_flags() + own
@@ -238,16 +188,13 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
                 raise UsageError(f"{own[0]} is for the user's data: it needs --data PATH")
             return
         defaults = BenchOptions()
-        tsbs_flags = [name for name in TSBS_DATA_SET_OPTIONS if getattr(self, name) != getattr(defaults, name)]
+        tsbs_flags = [name for name in params.DATA_SET_PARAMETERS if getattr(self, name) != getattr(defaults, name)]
         if tsbs_flags:
             flags = ", ".join("--" + name.replace("_", "-") for name in tsbs_flags)
             raise UsageError(f"--data sends the user's data, not a TSBS data set: leave out {flags}")
         if self.write_ilp is not None:
             raise UsageError("--write-ilp writes TSBS's data set as ILP text; with --data, `harness inspect` tells "
                              "how the client takes each column")
-        if self.clients > 1 or self.barrier is not None:
-            raise UsageError("--clients, --barrier: a scale-out run splits TSBS's data set into interleaved groups; "
-                             "--data runs as one client (--workers N sends in parallel)")
         if self.table is not None:
             checked_table_name(self.table)
 
@@ -261,39 +208,104 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
         values.update(send=True, stream=True, reporting_period=0.0, sample_interval=0.0)
         return cls(**{**values, **overrides})
 
-    def chunks(self, spec: params.DatasetSpec) -> Iterator[Chunk]:
-        """The data set in chunks of ``worker_chunk_row_count`` rows, each mapping its table to its rows."""
-        chunks = self.use_case_entry.chunks(spec, self.worker_chunk_row_count, self.fields, self.symbol_dtype,
-                                            self.table)
-        # The chunks before first_chunk are generated all the same: later ones depend on the PRNG's state.
-        return itertools.islice(chunks, self.first_chunk, None)
-
-    def schemas(self) -> list[TableSchema]:
-        return self.use_case_entry.schemas(self.fields, self.table)
-
-    def table_rows(self, spec: params.DatasetSpec) -> dict[str, int]:
-        """Rows per table of what this run sends: the whole data set, or its group."""
-        return self.use_case_entry.table_rows(spec, table=self.table)
-
     def sender_settings(self) -> SenderSettings:
         return SenderSettings(self.transport, self.protocol_version, self.host, self.ilp_port, self.http_port,
-                              self.client_conf(), CLIENT_RETRY_TIMEOUT_MS if self.exactly_once else None)
+                              self.client_conf(), CLIENT_RETRY_TIMEOUT_MS if self.exactly_once else None,
+                              self.max_rows_per_batch, self.sender_pool_max)
+
+    def wire(self) -> Wire:
+        """What the run sends over: the wire of its sender settings."""
+        return wire_for(self.sender_settings())
+
+    def sink_endpoint(self, source: Source) -> tuple[str, int] | None:
+        """Where this run sends into the no-op sink, if it starts a sink of its own when nothing listens there: a
+        source that says so (``sink_of_its_own``), no configuration string (it names an address of its own), not
+        pointed at a private sink already (a tuning sweep's trials, which send into the sweep's). Otherwise it finds
+        its sink running, or ends in one line naming the address."""
+        if not (self.send and self.target == Target.sink) or self.private_sink is not None or \
+                self.client_conf() is not None or not source.sink_of_its_own:
+            return None
+        return self.host, self.ilp_port
+
+    def rehearse(self) -> None:
+        """A --dry-run also resolves the run: its source opened, what it cannot do refused."""
+        self.plan()
+
+    def plan(self, source: Source | None = None) -> BenchPlan:
+        """The run these options ask for (checked at the door already), sending ``source`` (default: the one the
+        flags name, opened here; the notebook's DataFrames and a tuning sweep's trials hand theirs in, opened
+        once). What the source cannot do is refused here, in one line naming the flag."""
+        source = source or self.source()
+        options, seed_said = self, None
+        if self.barrier is not None and self.seed is None:
+            # The clients of a scale-out run draw the same data set: its seed from the run's name.
+            options, seed_said = dataclasses.replace(self, seed=run_seed(self.barrier)), " (from the run name)"
+        spec = options.dataset()
+        _refuse_for_source(options, source, spec)
+        wire = options.wire()
+        drawn = source.seed(spec) is not None and (self.seed is None or seed_said is not None)
+        return BenchPlan(
+            source=source, spec=spec, rename=self.table, fields=self.fields, symbol_dtype=self.symbol_dtype,
+            frame=self.frame,
+            chunk_rows=self.worker_chunk_row_count, first_chunk=self.first_chunk, workers=self.workers, op=self.op,
+            streams=self.stream or not source.held_whole or self.open_loop, send=self.send, write_ilp=self.write_ilp,
+            wire=wire, target=self.target, server=self.endpoint(), private_sink=self.private_sink,
+            tables=self.table_policy(dedup=self.exactly_once),
+            resend_for=self.retry_timeout if self.exactly_once else None, flush_timeout=self.flush_timeout,
+            open_loop=self.resolve_open_loop() if self.open_loop else None,
+            barrier=Barrier(self.barrier, self.barrier_folder, self.barrier_timeout) if self.barrier else None,
+            progress_seconds=self.reporting_period,
+            lifecycle=Lifecycle(self.recording(), self.spelling(), self.sampling(), self.profiling()),
+            metrics=Metrics(self.metrics_port, self.metrics_linger, self.metrics_host), verbose=self.verbose,
+            seed_said=f"seed: {spec.seed}{seed_said or ''}" if drawn else None,
+            parameters=options.parameters(source, spec, wire))
+
+    def source(self) -> Source:
+        """The run's source, chosen here alone: the user's data (--data: read, its designated timestamp's nulls
+        counted and its dtypes audited once, its columns judged by the run's way in: QWP or ILP), else the TSBS use
+        case."""
+        if self.data is None:
+            return use_cases.get(self.use_case)
+        from harness.own_data.source import data_source  # pyarrow's readers: only for a run of the user's data
+
+        return data_source(self.data, self.table, self.at, self.symbol_choice(), self.convert_dtypes,
+                           object_strings=self.object_strings, path=self.send_path(), reading=self.reading())
+
+    def parameters(self, source: Source, spec: params.DatasetSpec, wire: Wire) -> dict:
+        """The record's parameters: every flag, what the senders really used (a configuration string wins over
+        --transport and --protocol-version, and its secrets are never recorded), and what the source says of
+        itself."""
+        values = dataclasses.asdict(self)
+        values.update(wire.settings.used())
+        conf = self.client_conf()
+        if conf is not None:
+            values["conf"] = redact_conf(conf)
+            values["conf_source"] = "--conf" if self.conf is not None else "QDB_CLIENT_CONF"
+        return self.spelling().values(source.record_parameters(spec, values))
 
 
-# The options that choose a TSBS data set, refused beside --data.
-TSBS_DATA_SET_OPTIONS = ("use_case", "seed", "scale", "timestamp_start", "timestamp_end", "log_interval", "fields",
-                         "time_ordered", "interleaved_generation_group_id", "interleaved_generation_groups",
-                         "row_count", "symbol_dtype")
-
-
-def check_held_rows(rows: int, bytes_per_row: int) -> None:
-    """Refuse, in one line, a data set held whole in memory (no --stream) that this machine cannot hold."""
-    needed = rows * bytes_per_row
-    available = psutil.virtual_memory().available
-    if needed > available:
-        raise UsageError(f"--row-count {rows}: without --stream every row is generated into memory before the timed "
-                         f"phases, about {needed / 2**30:.1f} GiB; {available / 2**30:.1f} GiB of memory is "
-                         f"available (--stream generates while sending, in bounded memory)")
+def _refuse_for_source(options: BenchOptions, source: Source, spec: params.DatasetSpec) -> None:
+    """What the flags ask that ``source`` cannot do, each in one line naming the flag."""
+    if options.table is not None and not source.renamable_table:
+        raise UsageError(f"--table names a one-table use case's table; {source.name} writes its own tables "
+                         f"({', '.join(source.tables())})")
+    if options.op != Op.dataframe and not source.row_api:
+        raise UsageError(f"--op {options.op} is cpu-only's row-by-row baseline; {source.name} sends with "
+                         f"--op dataframe")
+    if options.exactly_once and not source.unique_keys:
+        raise UsageError(f"--exactly-once deduplicates rows by their series and timestamp; {source.name}'s "
+                         f"rows are not unique by them (TSBS clears some rows' tags)")
+    if (options.clients > 1 or options.barrier is not None) and not source.interleaved_groups:
+        raise UsageError("--clients, --barrier: a scale-out run splits TSBS's data set into interleaved groups; "
+                         f"{'--data' if options.data is not None else source.name} runs as one client (--workers N "
+                         f"sends in parallel)")
+    rows = source.rows(spec)
+    chunk_rows = min(options.worker_chunk_row_count, rows)
+    check_memory(source, spec, chunk_rows)
+    # Each worker holds a chunk in flight and, sending, one connection.
+    check_workers("--workers", options.threads, int(options.send), chunk_rows * source.bytes_per_chunk_row)
+    if source.held_whole and not (options.stream or options.open_loop):
+        check_held_rows(rows, source.bytes_per_held_row)
 
 
 def resumed_options(path: str) -> BenchOptions:

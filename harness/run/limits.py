@@ -13,10 +13,15 @@ from __future__ import annotations
 import os
 import resource
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 
 from harness.errors import UsageError
+
+if TYPE_CHECKING:
+    from harness.source import Source
+    from harness.tsbs.params import DatasetSpec
 
 # Threads and files a run needs besides its workers: progress, checkpoints, sampler, metrics; the
 # interpreter's own files, the results file, the HTTP client's sockets.
@@ -90,3 +95,24 @@ def check_workers(flag: str, workers: int, connections_each: int = 1, bytes_each
     if needed > available:
         raise UsageError(f"{flag} {workers}: the workers need about {needed / 2**30:.1f} GiB (their buffers and "
                          f"chunks in flight); {available / 2**30:.1f} GiB of memory is available")
+
+
+def check_memory(source: Source, spec: DatasetSpec, chunk_rows: int) -> None:
+    """Refuse, in one line, a run of ``source`` (its state, a chunk of ``chunk_rows`` rows in flight) that this
+    machine's free memory cannot hold."""
+    needed = source.memory_needed(spec, chunk_rows)
+    available = psutil.virtual_memory().available
+    if needed > available:
+        raise UsageError(f"{source.name} with chunks of {chunk_rows} rows (at a scale of {spec.scale} hosts, where it "
+                         f"draws from a data set) needs about {needed / 2**30:.1f} GiB; {available / 2**30:.1f} GiB of "
+                         f"memory is available")
+
+
+def check_held_rows(rows: int, bytes_per_row: int) -> None:
+    """Refuse, in one line, a data set held whole in memory (no --stream) that this machine cannot hold."""
+    needed = rows * bytes_per_row
+    available = psutil.virtual_memory().available
+    if needed > available:
+        raise UsageError(f"--row-count {rows}: without --stream every row is generated into memory before the timed "
+                         f"phases, about {needed / 2**30:.1f} GiB; {available / 2**30:.1f} GiB of memory is "
+                         f"available (--stream generates while sending, in bounded memory)")

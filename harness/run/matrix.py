@@ -1,9 +1,9 @@
-"""What a server matrix is made of: its cells (a QuestDB release and ``server.conf`` overrides, ``Cell``), how
-the command line names them (``cells``: releases times configs, with short names for the keys people vary),
-each cell's ``server.conf`` (the project's, less what the release does not know, plus the overrides), its
-root and ports, what a bench run needs of a server (``needed_features``), and a cell's server
-(``CellServer``: started on a fresh root, its CPU and peak memory read from its process, settled after a turn). The rounds themselves
-are the ``matrix`` command's (``harness.commands.matrix``).
+"""What a server matrix is made of: its cells (a QuestDB server, a release or a server jar such as the pinned QWP
+server's, and ``server.conf`` overrides, ``Cell``), how the command line names them (``cells``: servers times configs,
+with short names for the keys people vary), each cell's ``server.conf`` (the project's, less what the server does not
+know, plus the overrides), its root and ports, and a cell's server (``CellServer``: started on a fresh root, its CPU
+and peak memory read from its process, settled after a turn). The rounds themselves are the ``matrix`` command's
+(``harness.commands.matrix``).
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import RunError, UsageError
-from harness.questdb.features import DEDUP, ILP_OVER_HTTP, protocol_feature
+from harness.errors import RunError, UsageError, named
 from harness.questdb.http import QuestDBSql
 from harness.servers.jar import CACHE_DIR
 from harness.servers.process import port_in_use, process_cost
 from harness.servers.questdb import SERVER_CONF, NativeQuestDB
-from harness.servers.release import Release
+from harness.servers.server_build import ServerBuild
 
 # Short names of the keys a matrix most often varies; any other key is given whole.
 CONFIG_ALIASES = {
@@ -33,7 +32,7 @@ CONFIG_ALIASES = {
 AS_IS = "as-is"
 MATRIX_ROOT = CACHE_DIR / "matrix"
 DEFAULT_BASE_PORT = 24000
-# Keys every cell's server.conf sets where the release knows them: ILP over UDP off (releases before 8.x
+# Keys every cell's server.conf sets where the server knows them: ILP over UDP off (releases before 8.x
 # listen for it on 0.0.0.0:9009 by default; the matrix's servers listen on 127.0.0.1 only).
 MATRIX_CONF = {"line.udp.enabled": "false"}
 # After a turn, a server is settled once its CPU over SETTLE_WINDOW_SECONDS is within SETTLE_CPU_SHARE of a core
@@ -53,19 +52,20 @@ PORT_OFFSETS = {"http": 0, "ilp": 1, "pg": 2, "min": 3}
 
 @dataclass(frozen=True)
 class Cell:
-    """A release and the ``server.conf`` keys it overrides (``config``: as the command line named them)."""
+    """A server (a release, ``qwp``, a jar's path) and the ``server.conf`` keys it overrides (``config``: as the
+    command line named them)."""
 
-    release: Release
+    build: ServerBuild
     config: str
     overrides: tuple[tuple[str, str], ...]
 
     @property
     def name(self) -> str:
-        return f"{self.release.version} {self.config}"
+        return f"{self.build.label} {self.config}"
 
     @property
     def slug(self) -> str:
-        return re.sub(r"[^A-Za-z0-9.=-]+", "_", f"{self.release.version}-{self.config}")
+        return re.sub(r"[^A-Za-z0-9.=-]+", "_", f"{self.build.label}-{self.config}")
 
 
 def parse_config(text: str) -> tuple[tuple[str, str], ...]:
@@ -88,30 +88,31 @@ def parse_config(text: str) -> tuple[tuple[str, str], ...]:
 
 
 def cells(versions: str, configs: str) -> list[Cell]:
-    """Every release of ``versions`` (space- or comma-separated) with every config of ``configs`` (space-
-    separated), releases first; the first is the baseline. Refuses, as UsageErrors: no release, a duplicate
-    cell, a release Maven does not serve or the Java here cannot run, a key a release does not know."""
+    """Every server of ``versions`` (space- or comma-separated: releases, ``qwp`` for the pinned QWP server, server
+    jars' paths) with every config of ``configs`` (space-separated), servers first; the first is the baseline.
+    Refuses, as UsageErrors: no server, a duplicate cell, a release Maven does not serve, a jar that is not there, a
+    server no Java here runs, a key a server does not know."""
     names = [name for name in re.split(r"[\s,]+", versions.strip()) if name]
     if not names:
-        raise UsageError("--versions: name at least one QuestDB release (e.g. 9.3.4)")
+        raise UsageError("--versions: name at least one QuestDB release (e.g. 9.3.4), or qwp")
     config_names = configs.split() or [AS_IS]
     made: list[Cell] = []
     seen: dict[tuple, str] = {}
-    for version in names:
-        release = Release(version)
+    for name in names:
+        build = ServerBuild(name, given_as=named("versions"))
         for config in config_names:
-            cell = Cell(release, config, parse_config(config))
-            key = (version, tuple(sorted(cell.overrides)))
+            cell = Cell(build, config, parse_config(config))
+            key = (build.label, tuple(sorted(cell.overrides)))
             if key in seen:
                 raise UsageError(f"duplicate cell: {cell.name} is {seen[key]} again")
             seen[key] = cell.name
             made.append(cell)
-    for release in dict.fromkeys(cell.release for cell in made):
-        release.check_runnable()
-        keys = dict.fromkeys(key for cell in made if cell.release == release for key, _ in cell.overrides)
-        unknown = release.unknown_keys(keys)
+    for build in dict.fromkeys(cell.build for cell in made):
+        build.check_runnable()
+        keys = dict.fromkeys(key for cell in made if cell.build == build for key, _ in cell.overrides)
+        unknown = build.unknown_keys(keys)
         if unknown:
-            raise UsageError(f"QuestDB {release.version} does not know the configuration key "
+            raise UsageError(f"QuestDB {build.label} does not know the configuration key "
                              f"{', '.join(unknown)} (not in its PropertyKey or default server.conf)")
     return made
 
@@ -128,18 +129,18 @@ def base_conf() -> list[tuple[str, str]]:
 
 
 def server_conf(cell: Cell) -> tuple[str, list[str]]:
-    """The text of the cell's ``server.conf``, and the project's keys left out of it because the release does not
+    """The text of the cell's ``server.conf``, and the project's keys left out of it because the server does not
     know them (it would ignore them, or refuse to start)."""
     overrides = dict(cell.overrides)
     kept, left_out = {}, []
     for key, value in base_conf():
         if key in overrides:
             continue
-        if key in cell.release.known_keys:
+        if key in cell.build.known_keys:
             kept[key] = value
         else:
             left_out.append(key)
-    kept.update({key: value for key, value in MATRIX_CONF.items() if key in cell.release.known_keys
+    kept.update({key: value for key, value in MATRIX_CONF.items() if key in cell.build.known_keys
                  and key not in overrides})
     kept.update(overrides)
     lines = [f"# The matrix cell {cell.name}: the project's conf/server.conf with its overrides."]
@@ -164,18 +165,6 @@ def check_ports(base_port: int, count: int) -> None:
                                  f"choose another --base-port")
 
 
-def needed_features(transport: str, protocol_version: str, exactly_once: bool) -> list[str]:
-    """What a bench run sending so needs of the server."""
-    needed = []
-    if transport in ("http", "https"):
-        needed.append(ILP_OVER_HTTP)
-    if protocol_version not in ("auto", "1"):
-        needed.append(protocol_feature(int(protocol_version)))
-    if exactly_once:
-        needed.append(DEDUP)
-    return needed
-
-
 @dataclass
 class CellServer:
     """A cell's QuestDB on its own root and ports: started on a fresh root before the rounds and kept running
@@ -193,7 +182,7 @@ class CellServer:
         self.root = Path(self.roots) / self.cell.slug
         text, self.left_out = server_conf(self.cell)
         self.server = NativeQuestDB(self.root, self.ports["http"], self.ports["ilp"], self.ports["pg"],
-                                    self.ports["min"], version=self.cell.release.version, server_conf=text)
+                                    self.ports["min"], jar=self.cell.build.jar, server_conf=text)
 
     def start_fresh(self) -> None:
         """Start on an empty root: a server an earlier matrix left running there is stopped, its data removed."""

@@ -10,45 +10,47 @@ import time
 from typing import TYPE_CHECKING
 
 from harness.errors import RunError, UsageError
-from harness.ingest.choices import Target
 from harness.ingest.sockets import check_listening
 from harness.questdb.claims import TableClaim
+from harness.questdb.features import detect
 from harness.questdb.http import QuestDBQueryError, QuestDBSql
-from harness.questdb.schema import TableWal, check_schema, create_table, schema_difference
+from harness.questdb.schema import TablePolicy, TableWal, check_schema, create_table, schema_difference
 from harness.questdb.wal import suspension, wait_for_count
 from harness.records.run_record import TableCount, Validation
 from harness.tsbs import use_cases
 from harness.tsbs.schema import TableSchema
 
 if TYPE_CHECKING:
-    from harness.ingest.senders import SenderSettings
-    from harness.options.groups import ServerOptions
+    from harness.ingest.wire.interface import Wire
     from harness.run.session import Run
 
 # How long the questions after a failed send may take, all together.
 SERVER_STATE_SECONDS = 5.0
 
 
-def connect(options: ServerOptions, target: SenderSettings | None, run: Run, schemas: list[TableSchema],
-            dedup: bool = False, known_schemas: bool = True) -> tuple[QuestDBSql | None, dict[str, int]]:
-    """Check the target answers before anything is sent; for QuestDB, record its version and prepare the
-    tables. Returns the SQL client (None for the sink) and the rows each table already holds.
-    ``known_schemas``: whether a table of a schema the harness makes is the harness's to drop (TSBS's tables);
-    without, every existing table is the user's (``refuse_foreign_table``)."""
-    if options.target == Target.sink:
-        if target is not None:
-            check_listening(*target.endpoint(), "the no-op sink")
+def connect(questdb: QuestDBSql | None, wire: Wire | None, run: Run, schemas: list[TableSchema],
+            policy: TablePolicy, known_schemas: bool = True) -> tuple[QuestDBSql | None, dict[str, int]]:
+    """Check the target answers before anything is sent (``questdb``: the server's SQL, None into the sink);
+    for QuestDB, record its version and prepare the tables as ``policy`` says. Returns the SQL client (None for
+    the sink) and the rows each table already holds. ``known_schemas``: whether a table of a schema the harness
+    makes is the harness's to drop (TSBS's tables); without, every existing table is the user's
+    (``refuse_foreign_table``)."""
+    if questdb is None:
+        if wire is not None:
+            check_listening(*wire.settings.endpoint(), "the no-op sink")
         return None, {}
-    questdb = options.questdb_sql()
     questdb.ping()
-    if target is not None:
-        check_listening(*target.endpoint(), f"QuestDB ILP over {target.scheme}")
+    if wire is not None:
+        check_listening(*wire.settings.endpoint(), f"QuestDB {wire.traits.name}")
+        if needed := wire.needed_features():
+            if lacking := detect(questdb).lacking(needed, wire.settings.address):
+                raise UsageError(lacking)
     run.record.server = {"questdb_version": questdb.server_version()}
-    return questdb, prepare_tables(questdb, options, run, schemas, dedup, known_schemas)
+    return questdb, prepare_tables(questdb, policy, run, schemas, known_schemas)
 
 
-def prepare_tables(questdb: QuestDBSql, options: ServerOptions, run: Run, schemas: list[TableSchema],
-                   dedup: bool = False, known_schemas: bool = True) -> dict[str, int]:
+def prepare_tables(questdb: QuestDBSql, policy: TablePolicy, run: Run, schemas: list[TableSchema],
+                   known_schemas: bool = True) -> dict[str, int]:
     """Claim, check and prepare the run's tables (``connect``'s, or more found later: replay's); returns the
     rows each already holds."""
     # One run per table: claimed before anything is checked or touched, held until the run ends.
@@ -57,12 +59,12 @@ def prepare_tables(questdb: QuestDBSql, options: ServerOptions, run: Run, schema
     run.releases.append(claim.release)
     # Every table is checked before any is touched: a use case of nine tables never drops three, then refuses.
     for schema in schemas:
-        if options.keep_table:
+        if policy.keep:
             if questdb.table_columns(schema.table) is not None:
-                check_schema(questdb, schema, dedup)
-        elif not options.replace_table:
-            refuse_foreign_table(questdb, schema, known_schemas, options.table_wal)
-    return {schema.table: prepare_table(questdb, schema, options.keep_table, run, dedup, options.table_wal)
+                check_schema(questdb, schema, policy.dedup)
+        elif not policy.replace:
+            refuse_foreign_table(questdb, schema, known_schemas, policy.wal)
+    return {schema.table: prepare_table(questdb, schema, policy.keep, run, policy.dedup, policy.wal)
             for schema in schemas}
 
 
@@ -110,15 +112,15 @@ def prepare_table(questdb: QuestDBSql, schema: TableSchema, keep_table: bool, ru
     return 0
 
 
-def validate(questdb: QuestDBSql, options: ServerOptions, expected: dict[str, int], last_flush: float,
-             run: Run, missing_why: str = "") -> None:
-    """Wait until each table holds exactly its expected rows; record the counts read back and the time
-    it took after the last flush. ``missing_why`` ends a shortfall's line (``wait_for_count``)."""
+def validate(questdb: QuestDBSql, timeout: float, expected: dict[str, int], last_flush: float, run: Run,
+             missing_why: str = "") -> None:
+    """Wait (at most ``timeout`` seconds) until each table holds exactly its expected rows; record the counts read
+    back and the time it took after the last flush. ``missing_why`` ends a shortfall's line (``wait_for_count``)."""
     # One deadline for every table and every question: a server that stops answering ends the validation
     # within its timeout (and a few seconds), not a request timeout later.
-    with questdb.bounded(options.validation_query_timeout + SERVER_STATE_SECONDS):
+    with questdb.bounded(timeout + SERVER_STATE_SECONDS):
         for table, rows in expected.items():
-            wait_for_count(questdb, table, rows, options.validation_query_timeout, missing_why=missing_why)
+            wait_for_count(questdb, table, rows, timeout, missing_why=missing_why)
         since_flush = time.perf_counter() - last_flush
         tables = {table: TableCount(rows, questdb.count(table)) for table, rows in expected.items()}
     run.record.validation = Validation(sum(expected.values()), sum(count.visible for count in tables.values()),

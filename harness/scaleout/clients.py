@@ -11,40 +11,37 @@ written as interrupted), and the launcher merges what there is.
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing
 import os
 import signal
 import sys
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import TextIO
 
 from harness.errors import HarnessError, RunError, UsageError
-from harness.ingest.choices import Target
 from harness.records.run_record import RunRecord
-from harness.records.store import default_results_path, load_results, write_results
+from harness.records.store import Recording, load_results, write_results
 from harness.scaleout.merge import merge_records, summary
 
 
-class ClientOptions(Protocol):
-    """What the launcher reads of a run's options (``harness.run.bench_options.BenchOptions`` is such a
-    dataclass): each client gets a copy with its group, its record's path and its meeting place set."""
+@dataclass(frozen=True)
+class Launch:
+    """A scale-out run to launch here: ``clients`` of them, the run's ``name`` (None: one is made), where the merged
+    record goes (``recording``), whether they send into the sink (which has no table to meet at), the folder they
+    meet in where one was given, the run's ``mode``, and each client's run: ``client(i, run name, its record's path,
+    the meeting folder)`` makes what ``run_bench`` takes in client i's process."""
 
     clients: int
-    barrier: str | None
-    barrier_folder: str | None
-    results: str | None
-    results_dir: str
-    report: bool
-    target: Target
-    metrics_port: int | None
-    interleaved_generation_group_id: int
-    interleaved_generation_groups: int
+    name: str | None
+    recording: Recording
+    into_sink: bool
+    meeting_folder: str | None
+    mode: str
+    client: Callable[[int, str, str, str | None], object]
 
-    @property
-    def mode(self) -> str: ...
 
 # A client that does not end this long after the others were told to stop is killed.
 STOP_GRACE_SECONDS = 30.0
@@ -64,28 +61,24 @@ def cpu_shares(cpus: list[int], clients: int) -> list[list[int]]:
     return [[cpus[client % len(cpus)]] for client in range(clients)]
 
 
-def run_clients(options: ClientOptions, out: TextIO, run_bench: Callable[..., RunRecord]) -> RunRecord:
-    """Run ``options.clients`` clients of one run here, each ``run_bench(its options, out=its log)`` in a
-    process of its own; returns the merged record (also written)."""
-    clients = options.clients
-    run_name = options.barrier or f"clients-{uuid.uuid4().hex[:8]}"
-    merged_path = Path(options.results) if options.results else default_results_path(
-        f"{options.mode}-{clients}clients", options.results_dir)
+def run_clients(launch: Launch, out: TextIO, run_bench: Callable[..., RunRecord]) -> RunRecord:
+    """Run ``launch``'s clients of one run here, each ``run_bench(its options, out=its log)`` in a process of its
+    own; returns the merged record (also written)."""
+    clients = launch.clients
+    run_name = launch.name or f"clients-{uuid.uuid4().hex[:8]}"
+    merged_path = launch.recording.path(f"{launch.mode}-{clients}clients")
     folder = merged_path.with_suffix("")
     folder.mkdir(parents=True, exist_ok=True)
     shares = cpu_shares(sorted(os.sched_getaffinity(0)), clients)
     # The sink has no table to meet at: its clients, all on this machine, meet in the run's folder.
-    meeting_folder = str(folder / "meeting") if options.target == Target.sink else options.barrier_folder
+    meeting_folder = str(folder / "meeting") if launch.into_sink else launch.meeting_folder
     children, paths = [], []
     context = multiprocessing.get_context("spawn")
     out.write(f"{clients} clients, run {run_name}; records and logs in {folder}/\n")
     for client, cpus in enumerate(shares):
         path = folder / f"client-{client}.json"
         paths.append(path)
-        child = dataclasses.replace(
-            options, clients=1, barrier=run_name, report=False, interleaved_generation_group_id=client,
-            interleaved_generation_groups=clients, results=str(path), barrier_folder=meeting_folder,
-            metrics_port=options.metrics_port + client if options.metrics_port else options.metrics_port)
+        child = launch.client(client, run_name, str(path), meeting_folder)
         out.write(f"  client {client}: group {client} of {clients}, CPUs {','.join(map(str, cpus))}\n")
         process = context.Process(target=_client, args=(run_bench, child, cpus, str(folder / f"client-{client}.log")),
                                   name=f"client-{client}")
@@ -110,7 +103,7 @@ def run_clients(options: ClientOptions, out: TextIO, run_bench: Callable[..., Ru
     merged = merge_records(load_results(written))
     write_results(merged, merged_path)
     out.write(summary(merged) + f"\nResults: {merged.path}\n")
-    if options.report:
+    if launch.recording.report:
         from harness.report.html import write_report  # matplotlib: only when asked
 
         out.write(f"Report: {write_report([merged], merged.path.with_suffix('.html'))}\n")
@@ -119,7 +112,7 @@ def run_clients(options: ClientOptions, out: TextIO, run_bench: Callable[..., Ru
     return merged
 
 
-def _client(run_bench: Callable[..., RunRecord], options: ClientOptions, cpus: list[int], log: str) -> None:
+def _client(run_bench: Callable[..., RunRecord], options, cpus: list[int], log: str) -> None:
     """One client process: pinned, its progress into its log, its error as the log's last line."""
     signal.signal(signal.SIGTERM, _interrupt)  # as the command line does: the run ends and records itself
     os.sched_setaffinity(0, cpus)

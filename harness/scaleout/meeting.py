@@ -22,6 +22,7 @@ import hashlib
 import os
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import RunError, UsageError
@@ -32,6 +33,16 @@ PREPARED, READY, SENT, FAILED = "prepared", "ready", "sent", "failed"
 POLL_SECONDS = 0.05
 FAILED_NOTICE_SECONDS = 2.0
 _RUN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """A client's part in a scale-out run: the run's ``name``, where its clients meet (``folder``: a folder they all
+    write; None: the QuestDB they send to), and how long a client waits for the others at each step."""
+
+    name: str
+    folder: str | None = None
+    timeout: float = 600.0
 
 
 def check_run_name(name: str) -> str:

@@ -1,6 +1,7 @@
-"""QuestDB run natively from its release jar (``harness.servers.jar``) on this machine's Java, with the
-project's ``conf/server.conf``; ports come from ``QDB_*`` environment variables, so the same configuration
-serves the default ports and the tests' own (``python -m harness native up``, the test fixtures)."""
+"""QuestDB run natively from a server jar (a release's, ``harness.servers.jar``, or any other) on the Java here that
+its class files need (``harness.servers.java``), with the project's ``conf/server.conf``; ports come from ``QDB_*``
+environment variables, so the same configuration serves the default ports and the tests' own (``python -m harness
+native up``, the test fixtures)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,11 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
+
 from harness.errors import RunError
 from harness.servers.jar import NATIVE_DIR, PROJECT_ROOT, jar_path
+from harness.servers.java import installed_javas, java_for, java_needed, jvm_options
 from harness.servers.process import DEFAULT_BIND_HOST, ServerProcess, port_in_use, signal_group
 
 DEFAULT_ROOT = NATIVE_DIR / "questdb-root"
@@ -30,9 +34,6 @@ DEFAULT_MIN_PORT = 9003
 
 START_TIMEOUT_SECONDS = 90.0
 STOP_TIMEOUT_SECONDS = 30.0
-# QuestDB keeps table data, WAL and ILP buffers off-heap (mmap, malloc), so a modest heap suffices and
-# leaves the rest of a small host to the client's DataFrames. Parallel GC, as QuestDB's own launcher uses.
-JVM_OPTIONS = ("-Xms256m", "-Xmx2g", "-XX:+UseParallelGC")
 LOG_TAIL_LINES = 5
 _STACK_FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
 _ERROR_LINE = re.compile(r"Exception|Error|^\S+Z [EC] ")
@@ -46,8 +47,9 @@ class NativeQuestDB(ServerProcess):
     (the server's stdout and stderr), ``questdb.pid`` and ``tmp/`` (the JVM's temporary directory, where
     QuestDB extracts its native library: a killed server leaves it there, not in the system's /tmp).
     All four listeners bind ``bind_host``; ``host`` is where clients reach them. ``extra_env`` adds or
-    overrides ``QDB_*`` keys. ``version`` is the release to run (default: the pinned one) and ``server_conf``
-    the text of its ``server.conf`` (default: the project's).
+    overrides ``QDB_*`` keys. ``version`` is the release to run (default: the pinned one), or ``jar`` a server jar
+    of the user's, and ``server_conf`` the text of its ``server.conf`` (default: the project's). It runs on the first
+    ``java`` here its class files allow (``harness.servers.java``).
     """
 
     root: Path = DEFAULT_ROOT
@@ -60,6 +62,7 @@ class NativeQuestDB(ServerProcess):
     bind_host: str = DEFAULT_BIND_HOST
     version: str | None = None
     server_conf: str | None = None
+    jar: Path | None = None  # a server jar of the user's (a build Maven does not serve); default: the release's
 
     def __post_init__(self) -> None:
         self.root = Path(self.root)
@@ -84,6 +87,18 @@ class NativeQuestDB(ServerProcess):
     @property
     def ports(self) -> dict[str, int]:
         return {"http": self.http_port, "ilp": self.ilp_port, "pg": self.pg_port, "min": self.min_port}
+
+    def running_jar(self) -> Path | None:
+        """The jar this root's running server was started from (the module path of its command line); None when
+        none runs."""
+        pid = self.pid()
+        if pid is None:
+            return None
+        try:
+            command = psutil.Process(pid).cmdline()
+        except psutil.Error:
+            return None
+        return Path(command[command.index("-p") + 1]) if "-p" in command[:-1] else None
 
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -121,13 +136,14 @@ class NativeQuestDB(ServerProcess):
         """Start the server and wait until it is healthy; a no-op if this root's server already runs."""
         if self.is_running():
             return self
-        if shutil.which("java") is None:
+        if not installed_javas():
             raise RunError("java is not installed: QuestDB needs a Java 17+ runtime "
                            "(apt-get install openjdk-17-jre-headless)")
         for name, port in self.ports.items():
             if port_in_use(port):
                 raise RunError(f"port {port} ({name}) is already in use; stop what holds it or choose other ports")
-        jar = jar_path(self.version)
+        jar = Path(self.jar) if self.jar is not None else jar_path(self.version)
+        java = java_for(java_needed(jar), f"QuestDB {jar.name}")
         (self.root / "conf").mkdir(parents=True, exist_ok=True)
         conf = self.root / "conf" / "server.conf"
         if self.server_conf is None:
@@ -140,7 +156,8 @@ class NativeQuestDB(ServerProcess):
         log_start = self.log_file.stat().st_size if self.log_file.exists() else 0
         with open(self.log_file, "ab") as log:
             self.process = subprocess.Popen(
-                ["java", *JVM_OPTIONS, f"-Djava.io.tmpdir={self.tmp_dir}", "-p", str(jar), "-m", "io.questdb/io.questdb.ServerMain", "-d", str(self.root)],
+                [java, *jvm_options(java), f"-Djava.io.tmpdir={self.tmp_dir}", "-p", str(jar), "-m",
+                 "io.questdb/io.questdb.ServerMain", "-d", str(self.root)],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.environment(),
                 start_new_session=True,
             )

@@ -50,6 +50,9 @@ CLIENT_BUCKETS = (
                            r"pthread_cond_(timed)?wait \(libc[^;]*(;0x[0-9a-f]+ \(libc[^;]*)*$",)),
     Bucket("send/flush", (r"^flush_sender \(harness/", r"::Sender::flush", r"\bSender\.flush\b", r"line_sender_flush",
                           r"::sender::(tcp|http)::", r"\bureq::", r"\bsendall\b", r"\bsocket\.send"), "#4e79a7"),
+    # QWP's dataframe() encodes, sends and waits for the commit in one call (its Rust frames under it).
+    Bucket("QWP dataframe()", (r"^load_frame \(harness/", r"\bQuestDB\.dataframe\b", r"\bPooledSender\.(row|flush)\b",
+                               r"::qwp::", r"\bqwp_"), "#59a1a4"),
     Bucket("serialization", (r"^append_frame\w* \(harness/", r"dataframe\.pxi", r"_client__dataframe",
                              r"\bline_sender_buffer", r"::ingress::buffer::", r"\bBuffer\.dataframe\b"),
            "#f28e2b"),
@@ -76,6 +79,7 @@ SERVER_BUCKETS = (
     Bucket("WAL apply and O3 merge", (r"ApplyWal2TableJob", r"\bO3", r"TableWriter\.(processWal|apply|o3)",
                                       r"WalTxnDetails", r"cairo/wal/seq/", r"^\[wal-apply"), "#f28e2b"),
     Bucket("WAL writing", (r"WalWriter", r"io/questdb/cairo/wal/",), "#edc948"),
+    Bucket("QWP decoding", (r"io/questdb/cutlass/qwp/",), "#59a1a4"),
     Bucket("ILP/HTTP parsing", (r"io/questdb/cutlass/line/", r"LineHttp", r"LineTcp", r"io/questdb/cutlass/http/"), "#4e79a7"),
     Bucket("SQL", (r"io/questdb/griffin/", r"io/questdb/cutlass/pgwire/", r"JsonQueryProcessor",
                    r"TextQueryProcessor"), "#59a14f"),

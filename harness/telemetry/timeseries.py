@@ -12,11 +12,12 @@ series over its whole length.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import psutil
 
@@ -134,6 +135,19 @@ def listening_process(port: int) -> psutil.Process | None:
     return None
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """How a run's time series is sampled: every ``interval`` seconds (0: never), QuestDB's ``/metrics`` at
+    ``metrics_url`` (None: not sampled, as into the sink) with its login's headers and its TLS, and the server's
+    process found by its HTTP port where it runs on this machine (``server_http_port``; None: elsewhere)."""
+
+    interval: float
+    metrics_url: str | None = None
+    metrics_headers: Mapping[str, str] | None = None
+    metrics_tls: ssl.SSLContext | None = None
+    server_http_port: int | None = None
+
+
 class Sampler:
     """Samples ``phases`` (a mapping the run fills as its phases start) on a daemon thread; use as a context
     manager, or ``start()`` and ``stop()``. ``series`` holds the samples, a last one taken at stop.
@@ -237,3 +251,34 @@ class Sampler:
         self._server_failures = 0
         self.series.server_error = None
         return values
+
+
+class KeepsSeries(Protocol):
+    """What keeps a run's time series (a run record): it is set once sampling starts, and grows as it goes."""
+
+    timeseries: TimeSeries | None
+
+
+@contextlib.contextmanager
+def sampled(sampling: Sampling, phases: Mapping[str, PhaseProgress], keeper: KeepsSeries, overlap: bool = False):
+    """The run's time series (``sampling``: how often, and the server's metrics) over the block, in ``keeper``
+    however it ends.
+
+    The first sample is the series' baseline. By default the block starts once it is taken; with ``overlap``
+    the block starts at once and calls the yielded function before its first work the series must see
+    whole (the send), so that checks and DDL before it overlap with the sample's ~50-65 ms."""
+    if sampling.interval <= 0:
+        yield lambda: None
+        return
+    port = sampling.server_http_port
+    sampler = Sampler(phases, sampling.interval, sampling.metrics_url,
+                      find_server_process=(lambda: listening_process(port)) if port is not None else None,
+                      server_metrics_headers=sampling.metrics_headers, server_metrics_context=sampling.metrics_tls)
+    keeper.timeseries = sampler.series
+    sampler.start()
+    try:
+        if not overlap:
+            sampler.wait_first()
+        yield sampler.wait_first
+    finally:
+        sampler.stop()

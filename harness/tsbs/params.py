@@ -19,6 +19,12 @@ DEFAULT_TIMESTAMP_START = "2016-01-01T00:00:00Z"
 DEFAULT_TIMESTAMP_END = "2016-01-02T00:00:00Z"
 DEFAULT_LOG_INTERVAL = "10s"
 
+# The parameters that choose a TSBS data set (``bench``'s flags of the same names): what a run of another source
+# (the user's data) neither takes nor records.
+DATA_SET_PARAMETERS = ("use_case", "seed", "scale", "timestamp_start", "timestamp_end", "log_interval", "fields",
+                       "time_ordered", "interleaved_generation_group_id", "interleaved_generation_groups", "row_count",
+                       "symbol_dtype")
+
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # The last instant whose nanoseconds since 1970 fit in int64 (2262-04-11T23:47:16.854775807Z).
 LATEST_TIMESTAMP_NS = INT64_MAX

@@ -11,9 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-import psutil
-
-from harness.errors import ParameterError, UsageError
+from harness.errors import ParameterError
 from harness.tsbs import params
 from harness.tsbs.choices import FieldType
 from harness.tsbs.params import DatasetSpec
@@ -46,20 +44,6 @@ def make_spec(*, use_case: str = DEFAULT, **flags: Any) -> DatasetSpec:
         raise ParameterError("time_ordered", f"{chosen.name}'s rows are in time order as TSBS writes them: "
                                              f"nothing to sort")
     return params.make_spec(use_case=str(use_case), measurements_per_host=chosen.measurements_per_host, **flags)
-
-
-def memory_needed(use_case: UseCase, scale: int, chunk_rows: int) -> int:
-    """Bytes the hosts of ``scale`` and a chunk of ``chunk_rows`` rows in flight need."""
-    return scale * use_case.bytes_per_host + chunk_rows * use_case.bytes_per_chunk_row
-
-
-def check_memory(use_case: UseCase, scale: int, chunk_rows: int) -> None:
-    """Refuse, in one line, a scale or chunk size this machine's free memory cannot hold."""
-    needed = memory_needed(use_case, scale, chunk_rows)
-    available = psutil.virtual_memory().available
-    if needed > available:
-        raise UsageError(f"{use_case.name} at a scale of {scale} hosts with chunks of {chunk_rows} rows needs about "
-                         f"{needed / 2**30:.1f} GiB; {available / 2**30:.1f} GiB of memory is available")
 
 
 def ilp_file_use_case(table_lines: dict[str, int]) -> UseCase | None:

@@ -44,6 +44,7 @@ from harness.tsbs.kernel_cache import generator_kernels
 from harness.tsbs.params import DatasetSpec
 from harness.tsbs.query_types import QUERY_TYPES
 from harness.tsbs.schema import TIMESTAMP_COLUMN, TableSchema
+from harness.tsbs.use_case import TsbsSource
 
 # pandas is imported only where frames are made: `generate --fields long` prints text straight from the walk
 # (``text_jobs``) and starts sooner without it.
@@ -185,7 +186,7 @@ def _frame(
 
 
 @dataclass(frozen=True)
-class CpuOnly:
+class CpuOnly(TsbsSource):
     """cpu-only in the use-case registry (``harness.tsbs.use_cases``): one table, ``cpu``."""
 
     name: str = NAME
@@ -207,6 +208,8 @@ class CpuOnly:
     query_module: str = "harness.tsbs.devops.queries"
     dataframe_symbols: bool = True
     dataframe_at: str = TIMESTAMP_COLUMN
+    # The default use case: its runs' names say nothing of it.
+    mode_prefix = ""
 
     def tables(self, table: str | None = None) -> tuple[str, ...]:
         return (table or TABLE_NAME,)

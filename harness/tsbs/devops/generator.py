@@ -49,6 +49,7 @@ from harness.tsbs.kernels import draw_host_tags
 from harness.tsbs.params import DatasetSpec
 from harness.tsbs.query_types import QUERY_TYPES
 from harness.tsbs.schema import TIMESTAMP_COLUMN, TableSchema
+from harness.tsbs.use_case import TsbsSource
 
 NAME = "devops"
 # Counted in rows of all tables (each gets ~1/9). Every dataframe() call costs the client a set-up that
@@ -358,7 +359,7 @@ def frames(spec: DatasetSpec, chunk_rows: int = DEFAULT_CHUNK_ROWS, fields: str 
 
 
 @dataclass(frozen=True)
-class Devops:
+class Devops(TsbsSource):
     """devops in the use-case registry (``harness.tsbs.use_cases``): nine measurement tables."""
 
     name: str = NAME

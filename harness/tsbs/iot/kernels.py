@@ -216,6 +216,59 @@ def _fill_batch(words, cursor, states, load, counters, value_scales, field_count
     return length
 
 
+@numba.njit(cache=True)
+def _take_held_batch(current, batches, batch_lengths, counters):
+    """The oldest held-back batch becomes the batch being printed."""
+    head = counters[_BATCHES_HEAD]
+    current[:] = batches[head]
+    counters[_CURRENT_LENGTH] = batch_lengths[head]
+    counters[_BATCHES_HEAD] = (head + 1) % batches.shape[0]
+    counters[_BATCHES_COUNT] -= 1
+
+
+@numba.njit(cache=True)
+def _take_held_points(current, entries, counters):
+    """Up to 10 of the oldest held-back points become the batch being printed."""
+    length = min(counters[_ENTRIES_COUNT], _BATCH_SIZE)
+    for position in range(length):
+        current[position] = entries[counters[_ENTRIES_HEAD]]
+        counters[_ENTRIES_HEAD] = (counters[_ENTRIES_HEAD] + 1) % entries.shape[0]
+    counters[_ENTRIES_COUNT] -= length
+    counters[_CURRENT_LENGTH] = length
+
+
+@numba.njit(cache=True)
+def _after_the_stream(current, entries, batches, batch_lengths, counters):
+    """The stream is done: what was held back follows, batches first, then points 10 at a time. Returns
+    ``_FINISHED`` once nothing is left, else ``_RUNNING``."""
+    if counters[_BATCHES_COUNT] > 0:
+        _take_held_batch(current, batches, batch_lengths, counters)
+    elif counters[_ENTRIES_COUNT] > 0:
+        _take_held_points(current, entries, counters)
+    else:
+        return _FINISHED
+    return _RUNNING
+
+
+@numba.njit(cache=True)
+def _drop_batch(words, cursor, states, load, counters, value_scales, discarded):
+    """flushBatch: ten points drawn and dropped, end of the stream or not."""
+    for _ in range(_BATCH_SIZE):
+        _next_point(words, cursor, states, load, counters, value_scales, discarded)
+
+
+@numba.njit(cache=True)
+def _hold_back_batch(words, cursor, states, load, counters, value_scales, field_counts, entries, take_held, missing,
+                     held_back, cleared_field, cleared_tag, batches, batch_lengths, scratch):
+    """A batch drawn as usual but queued behind the held-back ones instead of printed (unless empty)."""
+    tail = (counters[_BATCHES_HEAD] + counters[_BATCHES_COUNT]) % batches.shape[0]
+    length = _fill_batch(words, cursor, states, load, counters, value_scales, field_counts, entries, take_held,
+                         missing, held_back, cleared_field, cleared_tag, batches[tail], scratch)
+    if length > 0:
+        batch_lengths[tail] = length
+        counters[_BATCHES_COUNT] += 1
+
+
 # nogil: a pool prints earlier chunks while this draws the next.
 @numba.njit(cache=True, nogil=True)
 def _simulate(words, cursor, states, load, counters, current, entries, batches, batch_lengths, value_scales,
@@ -243,22 +296,8 @@ def _simulate(words, cursor, states, load, counters, current, entries, batches, 
         counters[_CURRENT_LENGTH] = 0
         while counters[_CURRENT_LENGTH] == 0:  # simulateNextBatch
             if counters[_MADE] >= counters[_MAX_POINTS]:
-                # The stream is done: what was held back follows, batches first, then points 10 at a time.
-                if counters[_BATCHES_COUNT] > 0:
-                    head = counters[_BATCHES_HEAD]
-                    current[:] = batches[head]
-                    counters[_CURRENT_LENGTH] = batch_lengths[head]
-                    counters[_BATCHES_HEAD] = (head + 1) % batch_capacity
-                    counters[_BATCHES_COUNT] -= 1
-                elif counters[_ENTRIES_COUNT] > 0:
-                    length = min(counters[_ENTRIES_COUNT], _BATCH_SIZE)
-                    for position in range(length):
-                        current[position] = entries[counters[_ENTRIES_HEAD]]
-                        counters[_ENTRIES_HEAD] = (counters[_ENTRIES_HEAD] + 1) % entries.shape[0]
-                    counters[_ENTRIES_COUNT] -= length
-                    counters[_CURRENT_LENGTH] = length
-                else:
-                    counters[_STATE] = _FINISHED
+                counters[_STATE] = _after_the_stream(current, entries, batches, batch_lengths, counters)
+                if counters[_STATE] == _FINISHED:
                     return written
                 break
             # A batch adds at most 10 held-back points and one held-back batch: stop before it could overflow.
@@ -270,21 +309,13 @@ def _simulate(words, cursor, states, load, counters, current, entries, batches, 
                                       field_counts.max(), tag_count, take_held, missing, held_back, cleared_field,
                                       cleared_tag)
             if kind == 3:
-                head = counters[_BATCHES_HEAD]
-                current[:] = batches[head]
-                counters[_CURRENT_LENGTH] = batch_lengths[head]
-                counters[_BATCHES_HEAD] = (head + 1) % batch_capacity
-                counters[_BATCHES_COUNT] -= 1
+                _take_held_batch(current, batches, batch_lengths, counters)
             elif kind == 1:
-                for _ in range(_BATCH_SIZE):  # flushBatch: ten points drawn and dropped, end or not
-                    _next_point(words, cursor, states, load, counters, value_scales, discarded)
+                _drop_batch(words, cursor, states, load, counters, value_scales, discarded)
             elif kind == 2:
-                tail = (counters[_BATCHES_HEAD] + counters[_BATCHES_COUNT]) % batch_capacity
-                length = _fill_batch(words, cursor, states, load, counters, value_scales, field_counts, entries,
-                                     take_held, missing, held_back, cleared_field, cleared_tag, batches[tail], scratch)
-                if length > 0:
-                    batch_lengths[tail] = length
-                    counters[_BATCHES_COUNT] += 1
+                _hold_back_batch(words, cursor, states, load, counters, value_scales, field_counts, entries,
+                                 take_held, missing, held_back, cleared_field, cleared_tag, batches, batch_lengths,
+                                 scratch)
             else:
                 counters[_CURRENT_LENGTH] = _fill_batch(words, cursor, states, load, counters, value_scales,
                                                         field_counts, entries, take_held, missing, held_back,

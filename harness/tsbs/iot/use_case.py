@@ -21,6 +21,7 @@ from harness.tsbs.iot.text import LinePrinter, text_chunks, text_jobs
 from harness.tsbs.params import DatasetSpec
 from harness.tsbs.query_types import IOT_QUERY_TYPES
 from harness.tsbs.schema import TIMESTAMP_COLUMN, TableSchema
+from harness.tsbs.use_case import TsbsSource
 
 if TYPE_CHECKING:
     from harness.tsbs.use_case import Chunk, TextJob
@@ -32,7 +33,7 @@ NAME = "iot"
 
 
 @dataclass(frozen=True)
-class Iot:
+class Iot(TsbsSource):
     """iot in the use-case registry: two tables; its queries are TSBS's TimescaleDB ones in QuestDB SQL
     (TSBS has no QuestDB queries for it)."""
 

@@ -1,5 +1,6 @@
-"""Chunks made ahead of an open loop's schedule by a process of their own, so that making them never holds the
-scheduling threads' GIL.
+"""Chunks made ahead of an open loop's schedule (``--chunks-ahead``): by a process of their own (``MadeAhead``), so
+that making them never holds the scheduling threads' GIL, or by the send stream's thread (``ahead_of_schedule``
+chooses, and records what bounded them).
 
 The TSBS generator and a file's reader run Python and C that keep the GIL for tens of milliseconds at a time
 (building a DataFrame, converting a batch); in the process that schedules the chunks that time falls on the
@@ -16,19 +17,34 @@ child's CPU time is its own (``cpu_seconds``): no figure of the parent's process
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from enum import StrEnum
 
 import psutil
 
-from harness.errors import RunError, UsageError
-from harness.ingest.choices import AHEAD_MIB, AHEAD_ROWS
+from harness.errors import RunError, UsageError, one_line
 from harness.ingest.ilp import Chunk
-from harness.ingest.senders import one_line
+from harness.ingest.phase_loop import stream_depth
+from harness.records.run_record import ChunksAheadFigures, OpenLoopFigures
+
+
+class ChunksAhead(StrEnum):
+    """Who makes an open loop's chunks ahead of their time: a process of their own (off the scheduling threads'
+    GIL), or a thread of the scheduling process."""
+
+    process = "process"
+    thread = "thread"
+
+
+# The most chunks made ahead may hold made and not yet read: this many rows (as whole chunks, two at least) and MiB.
+AHEAD_ROWS = 500_000
+AHEAD_MIB = 64
 
 # How often the child looks again when the bytes it may hold are full.
 _FULL_POLL_SECONDS = 0.002
@@ -119,6 +135,31 @@ class MadeAhead:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def ahead_of_schedule(chunks: Iterator[Chunk], maker: ChunksAhead, chunk_rows: int, threads: int,
+                      figures: OpenLoopFigures, say: Callable[[str], None]) -> Iterator[Iterator[Chunk]]:
+    """``chunks`` as ``maker`` makes them ahead of their time: in a process of their own (stopped when the block
+    ends), or in the stream's thread of this process (the queue of its ``threads`` workers); what bounds them,
+    the most they held and the process's CPU time in ``figures``, said before and after."""
+    if maker == ChunksAhead.thread:
+        depth = stream_depth(threads)
+        ahead = figures.chunks_ahead = ChunksAheadFigures(str(ChunksAhead.thread), depth, depth * chunk_rows)
+        say(f"Chunks {ahead.text()}")
+        yield chunks
+        return
+    made = MadeAhead(chunks, chunk_rows)
+    ahead = figures.chunks_ahead = ChunksAheadFigures(str(ChunksAhead.process), made.max_chunks, made.max_rows,
+                                                      made.max_mib)
+    say(f"Chunks {ahead.text()}")
+    try:
+        yield made
+    finally:
+        made.close()
+        ahead.peak_chunks, ahead.peak_mib = made.peak_chunks, round(made.peak_bytes / 2**20, 1)
+        ahead.cpu_seconds = made.cpu_seconds
+        say(f"Chunks {ahead.text()}")
 
 
 def _make(chunks: Iterator[Chunk], receive, send, held, max_chunks: int, max_bytes: int, parent: int) -> None:

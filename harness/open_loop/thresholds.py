@@ -1,5 +1,7 @@
 """Pass/fail thresholds over an open-loop run's figures (``bench --threshold``), as k6 writes them:
-``freshness_p99<1s``, ``ack_p99<=200ms``, ``query_p99<200ms``, ``max_backlog<10000``, ``rate_sustained``.
+``freshness_p99<1s``, ``ack_p99<=200ms``, ``query_p99<200ms``, ``max_backlog<10000``, ``rate_sustained``; judged on
+the run's figures into its record (``judge_thresholds``), and those missed told in a line each
+(``missed_thresholds``).
 
 A threshold names one figure of the record (``FIGURES``) and, unless the figure is a yes/no one, compares it
 with a value: a time for latencies (a Go duration: ``250ms``, ``1.5s``), a number otherwise. The run exits
@@ -11,13 +13,17 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from harness.errors import ParameterError, UsageError
 from harness.records.run_record import RateStep, ThresholdOutcome
 from harness.telemetry.latency import LatencySummary
 from harness.tsbs.params import parse_go_duration_ns
+
+if TYPE_CHECKING:
+    from harness.open_loop.run_log import RunLog
 
 LATENCIES = {"freshness": "freshness", "ack": "acknowledged", "schedule_delay": "schedule_delay"}
 QUANTILES = ("p50", "p90", "p99", "p999", "max")
@@ -128,3 +134,20 @@ def failed_lines(outcomes: list[ThresholdOutcome]) -> list[str]:
             seen = f"{figure} was {outcome.value:g}"
         lines.append(f"threshold failed: {outcome.expression} ({seen})")
     return lines
+
+
+def judge_thresholds(thresholds: Iterable[Threshold], run: RunLog) -> None:
+    """``thresholds`` judged on the run's open-loop figures, into its record, each said."""
+    figures = run.record.open_loop
+    if figures is None:
+        return
+    queries = figures.queries.latency if figures.queries is not None else None
+    figures.thresholds = [threshold.judge(figures.steps, queries) for threshold in thresholds]
+    for outcome in figures.thresholds:
+        run.say(f"Threshold {outcome.expression}: {'passed' if outcome.passed else 'FAILED'}")
+
+
+def missed_thresholds(run: RunLog) -> list[str]:
+    """A line per threshold the run missed (none: every one held, or none was given)."""
+    figures = run.record.open_loop
+    return failed_lines(figures.thresholds) if figures is not None else []

@@ -11,7 +11,7 @@ generator or the file's reader could not keep up) is the client's doing, not the
 source was is ``source_behind``, and that chunk's latencies count from when it was at hand. The schedule also
 keeps what the run is behind (the backlog: rows of chunks due by now that have not gone out) and, for each chunk sent, its
 intended time and rows per table, in the order the sends ended, for the freshness probe
-(``harness.ingest.freshness``).
+(``harness.open_loop.freshness``). It is the send phase's schedule (``harness.ingest.send_schedule``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class SentChunk:
 
 
 @dataclass
-class OpenLoop:
+class RateSchedule:
     """The schedule of one rate: ``rate`` rows per second in chunks of ``chunk_rows`` (``perf_counter``
     times). ``acknowledged``: whether a finished send means the server took the rows (ILP over HTTP)."""
 

@@ -1,4 +1,4 @@
-"""What a read reads: the columns of the answer and its queries, one per worker, in the table's order.
+"""What a read reads (``ReadSlices``): the columns of the answer and its queries, one per worker, in the table's order.
 
 A table (whole, or ``[start, end)`` of its designated timestamp) is asked for its count and its first and
 last timestamps over HTTP ``/exec`` first: an empty or missing table ends there in one line, and ``--workers
@@ -24,7 +24,7 @@ from harness.tsbs.params import parse_rfc3339_ns
 
 
 @dataclass(frozen=True)
-class ReadPlan:
+class ReadSlices:
     what: str  # for messages: "table cpu", "table cpu in [a, b)", "--sql"
     columns: list[Column]
     queries: list[str]  # one per worker, in the answer's order
@@ -48,17 +48,17 @@ def _iso_us(ns: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{micros:06d}Z"
 
 
-def plan_sql(questdb: QuestDBSql, sql: str) -> ReadPlan:
+def sql_slices(questdb: QuestDBSql, sql: str) -> ReadSlices:
     statement = sql.strip().rstrip(";")
     try:
         answer = questdb.exec(f"select * from ({statement}) limit 0")
     except QuestDBQueryError as exc:
         raise UsageError(f"--sql: {str(exc).rpartition(': ')[2]} (QuestDB rejected {statement!r})") from None
     columns = [Column(column["name"], column["type"]) for column in answer.get("columns", [])]
-    return ReadPlan("--sql", columns, _fresh([statement]), None)
+    return ReadSlices("--sql", columns, _fresh([statement]), None)
 
 
-def plan_table(questdb: QuestDBSql, table: str, start_ns: int | None, end_ns: int | None, workers: int) -> ReadPlan:
+def table_slices(questdb: QuestDBSql, table: str, start_ns: int | None, end_ns: int | None, workers: int) -> ReadSlices:
     described = questdb.show_columns(table)
     if described is None:
         raise UsageError(f"table {table} does not exist on {questdb.address}")
@@ -86,10 +86,10 @@ def plan_table(questdb: QuestDBSql, table: str, start_ns: int | None, end_ns: in
     if workers == 1 or timestamp is None:
         if workers > 1:
             raise UsageError(f"--workers {workers} splits a table by its designated timestamp; {table} has none")
-        return ReadPlan(what, columns, _fresh([f"select * from '{table}'{where}"]), int(count), table, timestamp)
+        return ReadSlices(what, columns, _fresh([f"select * from '{table}'{where}"]), int(count), table, timestamp)
     low = parse_rfc3339_ns(first, "min(timestamp)") // 1000
     high = parse_rfc3339_ns(last, "max(timestamp)") // 1000 + 1
     edges = [low + (high - low) * index // workers for index in range(workers + 1)]
     queries = [f"select * from '{table}' where {quoted} >= '{_iso_us(begin * 1000)}' and "
                f"{quoted} < '{_iso_us(end * 1000)}'" for begin, end in zip(edges, edges[1:])]
-    return ReadPlan(what, columns, _fresh(queries), int(count), table, timestamp)
+    return ReadSlices(what, columns, _fresh(queries), int(count), table, timestamp)

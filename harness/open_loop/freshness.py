@@ -2,7 +2,7 @@
 
 The probe is a thread that asks the server what any reader would ask: ``count()`` of each table the run
 writes (one statement, ``union all``), every ``interval`` seconds, over an HTTP connection of its own kept open. The chunks
-sent (``harness.ingest.open_loop.SentChunk``) are kept in the order their sends ended, with each table's
+sent (``harness.open_loop.schedule.SentChunk``) are kept in the order their sends ended, with each table's
 running total; a chunk is visible once every table's count, less what the table held before the run, has
 reached its total. QuestDB applies a table's WAL transactions in the order they were committed, so rows
 become visible in that order; a send ends after its commit (HTTP) or its write (TCP), so the order kept is
@@ -21,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from harness.ingest.open_loop import SentChunk
+from harness.open_loop.schedule import SentChunk
 from harness.questdb.http import QuestDBSql, checked_table_name
 from harness.telemetry.latency import BoundedSeries, Latencies
 
