@@ -4,6 +4,7 @@ qwp``, its defaults: HTTP 9000, ILP 9009, PGWire 8812):
     .venv/bin/python benchmarks/qwp.py transports --rows 10000000 --workers 1,2 --rounds 3 [--data FILE] [--json PATH]
     .venv/bin/python benchmarks/qwp.py frames --rows 10000000 --rounds 3 [--data FILE] [--json PATH]
     .venv/bin/python benchmarks/qwp.py pinned --rows 10000000 --rounds 3 [--json PATH]
+    .venv/bin/python benchmarks/qwp.py calls --rows 5000000 --rounds 3 [--json PATH]
     .venv/bin/python benchmarks/qwp.py queries --queries FILE --rounds 3 [--json PATH]
 
 ``transports``: the same rows sent over QWP, ILP over HTTP and ILP over TCP into the one server, for each worker count
@@ -14,8 +15,10 @@ straight into the kind). ``pinned``: QWP and ILP over HTTP with the server pinne
 (``taskset``), so that the client's own cost shows instead of the server's. Each run is ``bench --send`` as a process
 of its own, its record kept under ``--folder``; its figures: rows/s until visible (the send phase and the wait until
 ``count()`` shows every row), the send phase's client CPU (per million rows: ``client_cpu_seconds / rows``) and the
-process's peak RSS (``wait4``). ``queries``: TSBS's queries run over QWP and over PGWire (``queries run``, one worker,
-``--check`` first, untimed), each type's median latency, alternated.
+process's peak RSS (``wait4``). ``calls``: each chunk one committed ``dataframe()`` call, as the harness sends,
+against one call for the whole table fed by a ``RecordBatchReader``, in this process. ``queries``: TSBS's queries
+run over QWP and over PGWire (``queries run``, one worker, ``--check`` first, untimed), each type's median
+latency, alternated.
 
 Variants alternate round by round, the order rotating, after a warm-up round; medians, paired ratios to the first
 variant and their intervals (``benchmarks/alternate.py``). On 2 shared cores the server is the bottleneck end to end
@@ -195,6 +198,64 @@ def pinned(rows: int = typer.Option(10_000_000, min=1), rounds: int = typer.Opti
     finally:
         subprocess.run(["taskset", "-a", "-cp", "0-1", str(process.pid)], check=False, capture_output=True)
     report(record)
+    write_record(record, json_path)
+
+
+CALLS_TABLE = "qwp_calls"
+
+
+@app.command()
+def calls(rows: int = typer.Option(5_000_000, min=1), chunk: int = typer.Option(10_000, min=1),
+          rounds: int = typer.Option(3, min=1), host: str = HOST, http_port: int = HTTP,
+          json_path: Path | None = typer.Option(None, "--json")) -> None:
+    """Each chunk one committed ``dataframe()`` call (the harness's way) against one call for the whole table fed by
+    a ``RecordBatchReader`` over the same chunks (the other way the client takes): TSBS cpu-only's Arrow batches,
+    made before the rounds, one thread, in this process; rows/s until visible and client CPU per million rows."""
+    import time
+
+    import pyarrow as pa
+    import questdb
+
+    from harness.questdb.http import QuestDBSql
+    from harness.tsbs.cpu_only import generator as cpu_only
+    from harness.tsbs.use_cases import make_spec
+
+    frames = cpu_only.frames(make_spec(seed=1, scale=4000, timestamp_end=None, row_limit=rows), chunk)
+    batches = [pa.RecordBatch.from_pandas(frame, preserve_index=False) for frame in frames]
+    sql = QuestDBSql(host, http_port)
+    conf = f"ws::addr={host}:{http_port};"
+
+    def visible_after(load) -> Measurement:
+        sql.exec(f"DROP TABLE IF EXISTS {CALLS_TABLE}")  # the script's own table
+        wall, cpu = time.perf_counter(), time.process_time()
+        with questdb.connect(conf) as db:
+            load(db)
+        while int(sql.exec(f"SELECT count() FROM {CALLS_TABLE}")["dataset"][0][0]) < rows:
+            time.sleep(0.01)
+        seconds, cpu_seconds = time.perf_counter() - wall, time.process_time() - cpu
+        return Measurement(seconds, rows=rows, client_cpu_seconds=cpu_seconds,
+                           extra={"client_cpu_seconds_per_million_rows": cpu_seconds / rows * 1e6})
+
+    def per_chunk(round_number: int) -> Measurement:
+        def load(db):
+            for batch in batches:
+                db.dataframe(pa.Table.from_batches([batch]), table_name=CALLS_TABLE, symbols="auto", at="timestamp")
+        return visible_after(load)
+
+    def streamed(round_number: int) -> Measurement:
+        def load(db):
+            reader = pa.RecordBatchReader.from_batches(batches[0].schema, iter(batches))
+            db.dataframe(reader, table_name=CALLS_TABLE, symbols="auto", at="timestamp")
+        return visible_after(load)
+
+    record = BenchmarkRecord("qwp-calls", parameters=dict(rows=rows, chunk=chunk, rounds=rounds, workers=1,
+                                                          source="TSBS cpu-only, scale 4000, seed 1, Arrow batches"))
+    try:
+        record.comparisons.append(alternate({"a call per chunk": per_chunk, "one streamed call": streamed}, rounds,
+                                            name="calls", warm_up=True, baseline="a call per chunk"))
+    finally:
+        sql.exec(f"DROP TABLE IF EXISTS {CALLS_TABLE}")
+    report(record, figures=("rows_per_second", "client_cpu_seconds_per_million_rows"))
     write_record(record, json_path)
 
 

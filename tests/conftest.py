@@ -180,11 +180,16 @@ def start_questdb(root: Path, ports: dict, **extra) -> RunningQuestDB:
     return RunningQuestDB(server, QuestDBSql(server.host, server.http_port))
 
 
-@pytest.fixture(scope="session")
-def questdb_server(tmp_path_factory):
-    running = start_questdb(tmp_path_factory.mktemp("questdb-root"), TEST_PORTS)
+def _session_server(tmp_path_factory, root: str, ports: dict, **extra):
+    """A server the whole session shares, in a root of its own, stopped when the session ends."""
+    running = start_questdb(tmp_path_factory.mktemp(root), ports, **extra)
     yield running
     running.server.stop()
+
+
+@pytest.fixture(scope="session")
+def questdb_server(tmp_path_factory):
+    yield from _session_server(tmp_path_factory, "questdb-root", TEST_PORTS)
 
 
 @pytest.fixture
@@ -221,9 +226,7 @@ def qwp_server(tmp_path_factory):
     """A QuestDB that speaks QWP: the pinned QWP server's jar, on Java 25 (a missing jar or Java fails, never
     skips)."""
     require("qwp-server")
-    running = start_questdb(tmp_path_factory.mktemp("qwp-root"), QWP_PORTS, jar=qwp_jar())
-    yield running
-    running.server.stop()
+    yield from _session_server(tmp_path_factory, "qwp-root", QWP_PORTS, jar=qwp_jar())
 
 
 @pytest.fixture

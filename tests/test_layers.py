@@ -1,7 +1,8 @@
 """The package's layers, read from its source: which module imports which (function-level and type-only
 imports too), every import against the order ``harness.LAYERS`` writes down, no circle among modules nor
 among the folders that hold them, the domain (``harness/tsbs/``) free of the command line, the top level
-small, and a plain ``queries run`` that loads neither numba, matplotlib nor the questdb client."""
+small, no module over 450 lines nor function over 60, and a plain ``queries run`` that loads neither numba,
+matplotlib nor the questdb client."""
 
 from __future__ import annotations
 
@@ -115,6 +116,23 @@ def test_every_module_has_a_layer_and_a_docstring(graph):
 def test_the_top_level_holds_few_modules():
     modules = sorted(path.name for path in PACKAGE.glob("*.py"))
     assert len(modules) <= 8, modules
+
+
+# A module or function past these is split by concept (a module) or where a name explains the part (a function).
+MODULE_LINES, FUNCTION_LINES = 450, 60
+
+
+def test_no_module_nor_function_too_long():
+    long_modules, long_functions = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text()
+        if len(text.splitlines()) > MODULE_LINES:
+            long_modules.append((module_name(path), len(text.splitlines())))
+        long_functions += [(module_name(path), node.name, node.end_lineno - node.lineno + 1)
+                           for node in ast.walk(ast.parse(text))
+                           if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           and node.end_lineno - node.lineno + 1 > FUNCTION_LINES]
+    assert not long_modules and not long_functions, (long_modules, long_functions)
 
 
 def test_a_use_case_per_subpackage():

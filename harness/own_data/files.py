@@ -1,12 +1,10 @@
-"""The user's data files: a file, or a folder (or glob) of them read as one dataset (``harness.own_data.formats``),
-as pieces of pandas DataFrames in bounded memory (``harness.own_data.frames``). Each file is read by its format's
-reader (``harness.own_data.readers``); here is what is the dataset's: its parts located, their schemas unified
-(``harness.own_data.schemas``), each batch made what the client takes (``harness.own_data.normalise``: timestamps
-parsed, types normalised, names made QuestDB's), a CSV's column widened where a later value needs it, the
-readers' errors in one line that names the file (a value that does not parse named by its line or row, the place
-given where the error is met), and what can be known of the data before anything is sent: its columns, rows,
-timestamp columns, the nulls of one and its first time before 1970.
-"""
+"""The user's data files: a file, or a folder (or glob) of them read as one dataset (``own_data.formats``), as
+pieces of pandas DataFrames in bounded memory (``own_data.frames``). Each file is read by its format's reader
+(``own_data.readers``); here is what is the dataset's: its parts located, their schemas unified (``own_data.schemas``),
+each batch made what the client takes (``own_data.normalise``: timestamps parsed, types normalised, names made
+QuestDB's), a CSV's column widened where a later value needs it, the readers' errors in one line that names the file
+(a value that does not parse named by its line or row), and what can be known before anything is sent: its columns,
+rows, timestamp columns, the nulls of one and its first time before 1970."""
 
 from __future__ import annotations
 

@@ -146,7 +146,7 @@ def setting_code(plan: BenchPlan, host: str, ilp_port: int) -> str | None:
         "",
         "",
         "def worker():",
-        "    # Each worker its own connection: a sender is not thread-safe.",
+        "    # Each worker its own connection (an ILP sender is not thread-safe).",
         "    try:",
         f"        {connect}",
         "            while (df := work.get()) is not None:",
