@@ -6,7 +6,10 @@ code would.
 - ``readers``: a reader per format (Parquet, Arrow IPC, CSV/TSV, JSON lines), one file at a time, found by the
   format's name; ``reading``: how the user's choices say a file is read
 - ``schemas``: a dataset's files' schemas as one, a text file's columns as read
-- ``timestamps``: text and numbers made timestamps; ``names``: column names as QuestDB takes them;
+- ``timestamps``: text and numbers made timestamps; ``time_formats``: the formats of text timestamps, inferred;
+  ``periods``: quarters and months as their first instant; ``joined_times``: a timestamp written in several columns
+  (a date and a time of day, or its parts) joined; ``time_columns``: which columns become timestamps and how,
+  found or named; ``names``: column names as QuestDB takes them;
   ``normalise``: each batch made what the client takes, every conversion named
 - ``frames``: the data as DataFrames of a chunk's rows, and frames in memory; ``files``: a file or dataset read so,
   what is known of it before sending, its errors naming their file and place

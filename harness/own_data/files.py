@@ -18,16 +18,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.errors import ParameterError, UsageError, named
+from harness.errors import UsageError, named
 from harness.frames.kinds import FrameKind
-from harness.own_data import normalise, schemas
+from harness.own_data import normalise, schemas, time_columns
 from harness.own_data.formats import DataPart, locate, partition_schema, with_partitions
 from harness.own_data.frames import HEAD_ROWS, DataFrames, FramesInMemory, frame_of, recut
 from harness.own_data.names import parse_renames
 from harness.own_data.readers.base import PartError, WrongValue
 from harness.own_data.readers.registry import READERS
 from harness.own_data.reading import Reading
-from harness.own_data.timestamps import looks_like_times
 
 __all__ = ["DataFile", "Reading", "WrongType", "open_data"]
 
@@ -77,7 +76,10 @@ class DataFile(DataFrames):
         self.schema = self.normalisation.schema
 
     def sent_name(self, column: str) -> str:
-        if column in self.normalisation.raw_schema.names:
+        join = self.normalisation.join
+        if join is not None and column == join.spec and column not in self.normalisation.joined_schema.names:
+            column = join.name  # the joined column, as --at named it
+        if column in self.normalisation.joined_schema.names:
             return self.normalisation.final_name(column)
         return column
 
@@ -136,32 +138,15 @@ class DataFile(DataFrames):
         return partition_schema(unified, self.parts, self.parameter, self.name)
 
     def _decide(self) -> normalise.Normalisation:
+        """Which columns become timestamps and how (``time_columns.decide``, on the first rows of the columns it
+        reads), the types and the names."""
         flat = normalise.flatten_schema(self.raw_schema)
-        named_times = self.reading.named_times()
-        for name in named_times:
-            if name not in flat.names:
-                raise ParameterError("at" if name == self.reading.at else "parse_dates",
-                                     f"{self.name} has no column {name!r} (columns: {', '.join(flat.names)})")
-        texts = [item.name for item in flat if pa.types.is_string(item.type) or pa.types.is_large_string(item.type)]
-        numbers = [item.name for item in flat if pa.types.is_integer(item.type) or pa.types.is_floating(item.type)]
-        # A text format's column its reader would make timestamps or dates of, or whose first values are all
-        # timestamps (ISO 8601, or of one inferred format): parsed here (a later value that is not one is then
-        # named by its line).
         text_read = self._read_types is not None
-        wanted = [name for name in texts + numbers if name in named_times or (text_read and name in texts)]
+        wanted = time_columns.head_columns(flat, self.reading, text_read)
         with self._errors(self.parts[0]):
             head = self._head_raw(wanted) if wanted else None
-        parsed = {}
-        for name in texts + numbers:
-            if name == self.reading.at:
-                parsed[name] = dict(at_format=self.reading.at_format, at_unit=self.reading.at_unit,
-                                    tz=self.reading.tz, parameter="at")
-            elif name in named_times:
-                parsed[name] = dict(tz=self.reading.tz, parameter="parse_dates")
-            elif name in texts and text_read and (
-                    schemas.read_as_time(self._inferred.get(name, pa.string())) or _holds_times(head, name)):
-                parsed[name] = dict(tz=self.reading.tz, parameter=None)
-        return normalise.decide(flat, head, parsed, parse_renames(self.reading.renames),
+        parsers, join = time_columns.decide(flat, head, self.reading, text_read, self._inferred, self.name)
+        return normalise.decide(flat, parsers, join, parse_renames(self.reading.renames),
                                 self.reading.on_bad_timestamp, self.name)
 
     def _head_raw(self, columns: list[str]) -> pa.Table | None:
@@ -201,7 +186,8 @@ class DataFile(DataFrames):
     def _normalised(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
         """Every part's batches made what the client takes (``columns``: only those, by the file's names); rows
         lost to values that did not parse (``on_bad_timestamp`` skip) counted in ``skipped_rows``."""
-        read = columns if columns is None or set(columns) <= set(self.raw_schema.names) else None  # a struct's field
+        file_columns = self.normalisation.file_columns(columns)  # a joined column read as its parts
+        read = file_columns if columns is None or set(file_columns) <= set(self.raw_schema.names) else None
         kept = None if columns is None else [self.normalisation.final_name(name) for name in columns]
         skipped = 0
         for part in self.parts:
@@ -229,9 +215,10 @@ class DataFile(DataFrames):
         return self._normalised()
 
     def _scanned(self) -> None:
-        """A format read front to back read once before anything else reads it: its rows and nulls are known only
-        then, and a text format's types are final only then (``_widen``)."""
-        if self._rows is None and self.reader.streamed:
+        """A format read front to back, or a column whose day and month its first rows did not tell, read once before
+        anything else reads it: its rows and nulls are known only then, a text format's types are final only then
+        (``_widen``), and the day and month are decided only then."""
+        if self._rows is None and (self.reader.streamed or self.normalisation.undecided()):
             self._scan()
 
     # --- what can be known before sending -----------------------------------------------------------------------
@@ -270,14 +257,19 @@ class DataFile(DataFrames):
     def _scan(self) -> None:
         """Read the data once before sending, keeping nothing: its rows, and the columns whose every value must be
         known first (``_scanned_columns``), their nulls counted; on the way, the first ragged CSV row (named by
-        its line), value one of them cannot take, or timestamp that does not parse. A text format's other
-        columns are tokenised, not converted (a third of the cost of reading them all)."""
+        its line), value one of them cannot take, or timestamp that does not parse; a column's day and month decided
+        by its first value that tells, or, none telling in the whole column, refused. A text format's other columns
+        are tokenised, not converted (a third of the cost of reading them all)."""
         for _ in range(2 * len(self.raw_schema) + 1):
             try:
-                return self._count(self._scanned_columns())
+                self._count(self._scanned_columns())
+                break
             except WrongType as wrong:
                 if not self._widen(wrong.column, wrong.value):
                     raise
+        if undecided := self.normalisation.undecided():  # the whole column read, no value told
+            self._rows = None
+            raise UsageError(f"{self._named(self.name)}: {undecided[0].ambiguity()}")
 
     def _widen(self, column: str, value: str) -> bool:
         """A text file's integer or boolean column whose later value its type cannot take, given the type that
@@ -293,7 +285,7 @@ class DataFile(DataFrames):
         self.raw_schema = partition_schema(self._read_types, self.parts, self.parameter, self.name)
         previous = self.normalisation
         self.normalisation = normalise.Normalisation(normalise.flatten_schema(self.raw_schema), previous.parsers,
-                                                     previous.names, previous.bad_rows)
+                                                     previous.names, previous.bad_rows, previous.join)
         self.schema = self.normalisation.schema
         self._nulls, self._early = {}, {}
         self.widened.append(normalise.Conversion(column, str(before), str(after),
@@ -307,9 +299,9 @@ class DataFile(DataFrames):
         rows."""
         columns = list(self.normalisation.parsers)
         if self.reader.streamed:
-            columns += [item.name for item in self.normalisation.raw_schema
+            columns += [item.name for item in self.normalisation.joined_schema
                         if normalise.nullable(item.type) and item.name not in columns]
-        return columns or self.normalisation.raw_schema.names[:1]
+        return columns or self.normalisation.joined_schema.names[:1]
 
     def _count(self, columns: list[str]) -> None:
         rows, nulls = 0, dict.fromkeys((self.normalisation.final_name(name) for name in columns), 0)
@@ -419,17 +411,13 @@ class DataFile(DataFrames):
         files = f" ({len(self.parts)} files)" if self.dataset else ""
         dialect = f", {self.dialect.describe()}" if self.dialect is not None else ""
         lines = [f"Read as {self.kind.describe()}{files}{dialect}"]
+        lines += time_columns.stated(self.normalisation)
         lines += [f"  converted {conversion.line()}" for conversion in self.widened + self.normalisation.conversions]
         lines += [f"  renamed {line}" for line in self.normalisation.rename_lines()]
         if self.skipped_rows:
             lines.append(f"  skipped {self.skipped_rows} rows whose timestamp did not parse "
                          f"({named('on_bad_timestamp')} skip)")
         return lines
-
-
-def _holds_times(head: pa.Table | None, column: str) -> bool:
-    """Whether a text ``column``'s first values in ``head`` are timestamps (``timestamps.looks_like_times``)."""
-    return head is not None and looks_like_times(head.column(column).drop_null()[:1_000].to_pylist())
 
 
 def _arrow_before_epoch(column: pa.Array) -> int | None:
