@@ -3,9 +3,11 @@ kind needs) and read back exact: its rows counted on the server, every value com
 with the same flags. The corpus (``SHAPES``, made here, small): every timestamp form (ISO 8601 with ``T`` or a space,
 without seconds, with fractions to the nanosecond, ``Z`` and offsets, dates alone; other formats inferred or given;
 epoch numbers in each unit; local times in a zone across both DST changes), nulls in every type QuestDB keeps
-nulls of, quoted numbers, an unnamed index column, names QuestDB refuses, each compression, JSON lines, a
-partitioned folder, Latin-1, a BOM with CRLF line ends. Then what the reader and ``inspect`` say of them, without
-a server."""
+nulls of, quoted numbers, an unnamed index column, names QuestDB refuses, each compression (a one-file .zip too),
+JSON lines, a partitioned folder, Latin-1, a BOM with CRLF line ends, placeholders for missing numbers (``-``,
+``?``) beside a text column whose ``NA`` is a label, repeated names (in a CSV's header and a Parquet file's fields),
+Parquet files pandas wrote with its index (an unnamed DatetimeIndex, naive and tz-aware; a RangeIndex). Then what
+the reader and ``inspect`` say of them, without a server."""
 
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ import bz2
 import gzip
 import io
 import json
+import lzma
 import re
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -232,6 +236,61 @@ def _skipped(folder: Path) -> Path:
     return _write(folder / "skipped.csv", _csv({"ts": texts, **_values()}))
 
 
+def _one_file_zip(data: bytes) -> bytes:
+    sink = io.BytesIO()
+    with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("readings.csv", data)
+    return sink.getvalue()
+
+
+def _placeholders(folder: Path) -> Path:
+    """Prices and measures as public files publish them: ``-`` and ``?`` where a value is missing, beside a region
+    column whose ``NA`` (North America) is a label."""
+    values = _values()
+    prices = ["-" if index % 7 == 3 else "?" if index % 11 == 5 else str(value)
+              for index, value in enumerate(values["count"])]
+    measures = ["-" if index % 5 == 1 else repr(value) for index, value in enumerate(values["load"])]
+    columns = {"ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), "price": prices, "measure": measures,
+               "region": ["EU", "NA", "APAC"] * (ROWS // 3)}
+    return _write(folder / "placeholders.csv", _csv(columns))
+
+
+def _jsonl_placeholders(folder: Path) -> Path:
+    lines = [json.dumps({"ts": stamp, "v": "-" if index % 4 == 0 else str(index / 4), "label": ["EU", "NA"][index % 2]})
+             for index, stamp in enumerate(_texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"))]
+    return _write(folder / "placeholders.jsonl", "\n".join(lines) + "\n")
+
+
+def _repeated_names(folder: Path) -> Path:
+    """Two columns named ISE, as a public file's header had them (and ISE_2 already taken by a third)."""
+    header = "ts,ISE,ISE,ISE_2\n"
+    values = _values()
+    rows = [f"{stamp},{count},{load!r},{host}" for stamp, count, load, host in
+            zip(_texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), values["count"], values["load"], values["host"])]
+    return _write(folder / "repeated.csv", header + "\n".join(rows) + "\n")
+
+
+def _repeated_fields(folder: Path) -> Path:
+    values = _values()
+    table = pa.table([pa.array(_seconds().to_numpy()), pa.array(values["count"]), pa.array(values["host"])],
+                     names=["ts", "ISE", "ISE"])
+    pq.write_table(table, folder / "repeated.parquet")
+    return folder / "repeated.parquet"
+
+
+def _pandas_index(tz: str | None = None, index=None) -> callable:
+    """A frame written by ``df.to_parquet()``: its DatetimeIndex unnamed (the usual habit), naive or in a zone, or
+    (``index``) another index."""
+    def make(folder: Path) -> Path:
+        stamps = _seconds() if tz is None else _seconds().tz_localize(tz)
+        frame = pd.DataFrame(_values(), index=stamps if index is None else index)
+        if index is not None:
+            frame.insert(0, "ts", _seconds())
+        frame.to_parquet(folder / "frame.parquet")
+        return folder / "frame.parquet"
+    return make
+
+
 SHAPES = [
     Shape("iso_z", _text_file("iso_z.csv", _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ")), types={"ts": "TIMESTAMP"}),
     Shape("iso_space", _text_file("iso_space.csv", _texts(_seconds(), "%Y-%m-%d %H:%M:%S"))),
@@ -320,6 +379,16 @@ SHAPES = [
     Shape("parquet_folder_widened", _widened, flags={"at": "pickup"}, types={"airport_fee": "DOUBLE",
                                                                               "fare": "DOUBLE"}),
     Shape("skip_bad_timestamps", _skipped, flags={"on_bad_timestamp": "skip"}, rows=ROWS - 2),
+    Shape("xz", _compressed("xz.csv.xz", lzma.compress)),
+    Shape("zip", _compressed("readings.zip", _one_file_zip)),
+    Shape("placeholders", _placeholders, types={"price": "LONG", "measure": "DOUBLE", "region": "VARCHAR"}),
+    Shape("jsonl_placeholders", _jsonl_placeholders, types={"v": "DOUBLE", "label": "VARCHAR"}),
+    Shape("repeated_names", _repeated_names, types={"ISE": "LONG", "ISE_3": "DOUBLE", "ISE_2": "VARCHAR"}),
+    Shape("repeated_fields", _repeated_fields, types={"ISE": "LONG", "ISE_2": "VARCHAR"}),
+    Shape("pandas_index", _pandas_index(), types={"index": "TIMESTAMP", "count": "LONG"}),
+    Shape("pandas_index_tz", _pandas_index("Asia/Kolkata"), types={"index": "TIMESTAMP"}),
+    Shape("pandas_range_index", _pandas_index(index=pd.RangeIndex(1_000, 1_000 + ROWS)),
+          types={"ts": "TIMESTAMP", "count": "LONG"}),
 ]
 
 
@@ -429,6 +498,60 @@ def test_inspect_names_every_conversion_and_every_new_name(corpus):
     out = io.StringIO()
     run_inspect(InspectOptions(data=str(corpus["month_names"]), at="Date"), out)
     assert "format '%b %d %Y' (inferred from its first values)" in out.getvalue()
+
+
+def test_placeholders_are_missing_numbers_and_a_label_na_stays_text(corpus):
+    frame = _frame(corpus, "placeholders")
+    dashes, questions = sum(index % 7 == 3 for index in range(ROWS)), sum(
+        index % 11 == 5 and index % 7 != 3 for index in range(ROWS))
+    assert str(frame.price.dtype) == "Int64" and frame.price.isna().sum() == dashes + questions
+    assert str(frame.measure.dtype) == "float64" and frame.measure.isna().sum() == ROWS // 5
+    assert list(frame.region[:3]) == ["EU", "NA", "APAC"] and frame.region.notna().all()
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(corpus["placeholders"])), out)
+    printed = out.getvalue()
+    assert "converted price: text -> int64 (numbers, '-', '?' read as missing)" in printed, printed
+    assert (f"missing values read as nulls: price '-' {dashes} times, '?' {questions} times; measure '-' {ROWS // 5} "
+            f"times") in printed, printed
+    kept = _frame(corpus, "placeholders", keep_text=("price",))
+    assert kept.price[3] == "-" and kept.price[0] == str(_values()["count"][0])
+
+
+def test_a_column_of_numbers_mostly_that_stays_text_is_said(tmp_path):
+    numbers = [str(index) if index % 3 else ["x", "y", "z", "w"][index % 4] for index in range(ROWS)]
+    path = _write(tmp_path / "mostly.csv", _csv({"ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), "v": numbers}))
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(path)), out)
+    assert "kept as text v: numbers but for 4 other values" in out.getvalue(), out.getvalue()
+    assert str(_frame({"mostly": path}, "mostly", na_values=("x", "y", "z", "w")).v.dtype) == "Int64"
+
+
+def test_a_later_placeholder_the_first_rows_did_not_hold_is_refused_in_one_line(tmp_path):
+    """The placeholders are decided on the first rows: one seen only further on ends the read before anything is
+    sent, naming its line and the flags that say what it is; with --na-values it is read as missing."""
+    rows = 12_000
+    values = ["-" if index % 9 == 0 else str(index) for index in range(rows)]
+    values[11_000] = "?"
+    path = _write(tmp_path / "late.csv", _csv({"ts": _texts(_seconds(rows), "%Y-%m-%dT%H:%M:%SZ"), "v": values}))
+    result = run_cli("inspect", "--data", str(path))
+    assert_one_line_error(result, 2, "line 11002, column 'v': '?' is neither a number nor a placeholder",
+                          "--na-values -,?", "--keep-text v")
+    data = DataFile(path, reading=Reading(na_values=("?",)))
+    assert data.rows() == rows and data.described()["missing_values"] == {"v": {"-": 1334, "?": 1}}
+
+
+def test_repeated_names_and_pandas_index_are_said_as_renames(corpus):
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(corpus["repeated_names"])), out)
+    assert "renamed 'ISE' -> 'ISE_3' (the name repeats: column 3)" in out.getvalue(), out.getvalue()
+    assert DataFile(corpus["repeated_fields"]).described()["renames"] == {"ISE (column 3)": "ISE_2"}
+    indexed = DataFile(corpus["pandas_index_tz"])
+    assert indexed.index_timestamp() == "index"
+    assert indexed.described()["renames"] == {"__index_level_0__": "index"}
+    frame = _frame(corpus, "pandas_index_tz")
+    assert list(frame["index"][:2]) == list(_seconds()[:2].tz_localize("Asia/Kolkata"))
+    ranged = DataFile(corpus["pandas_range_index"])
+    assert ranged.schema.names == ["ts", "count", "load", "host", "ok"] and ranged.index_timestamp() is None
 
 
 def test_a_files_advice_is_a_flag_of_the_harness(tmp_path):

@@ -12,6 +12,9 @@ Types, as pyarrow's readers give them, and what is sent instead:
 - a column with no values at all (``null``): text, every value NULL.
 - ``halffloat``: ``float``; ``string_view``: ``string``; a ``struct`` (JSON's nested objects): a column per
   field, named ``parent.field`` before the name rule makes it ``parent_field``.
+- a text file's column of numbers with placeholders for missing values (``-``, ``?``, ``NA``): int64 or double,
+  the placeholders nulls, counted (``harness.own_data.placeholders``: the rule); a text column parsed as
+  timestamps has ``NA``, ``null``, ``NaN`` ... (``ARROW_NULLS``) as nulls.
 
 Integer and boolean columns holding nulls anywhere in the file become pandas' nullable ``Int64`` and
 ``boolean`` in every piece (pandas would give a piece with nulls ``float64`` or ``object``, a piece without
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.own_data import placeholders as placeholder_rule
 from harness.own_data.names import column_names, refusal
 from harness.own_data.timestamps import BadValue, TimeParser
 
@@ -85,13 +89,15 @@ def flatten_schema(schema: pa.Schema) -> pa.Schema:
 
 @dataclass
 class Normalisation:
-    """The plan for every batch of one file: ``parsers`` (by the file's column name), the type conversions,
-    the final names; ``schema``: what each batch becomes."""
+    """The plan for every batch of one file: ``parsers`` (by the file's column name), text columns of numbers
+    with placeholders (``placeholders``, by the file's name), the type conversions, the final names; ``schema``:
+    what each batch becomes."""
 
     raw_schema: pa.Schema  # flattened
     parsers: dict[str, TimeParser]
     names: list[str]
     bad_rows: str = "fail"
+    placeholders: dict[str, placeholder_rule.Placeholders] = field(default_factory=dict)
     conversions: list[Conversion] = field(init=False)
     schema: pa.Schema = field(init=False)
 
@@ -104,6 +110,10 @@ class Normalisation:
                     else str(item.type)
                 self.conversions.append(Conversion(item.name, source, str(parser.type), parser.describe()))
                 fields.append(pa.field(name, parser.type))
+                continue
+            if (numbers := self.placeholders.get(item.name)) is not None:
+                self.conversions.append(Conversion(item.name, "text", str(numbers.type), numbers.describe()))
+                fields.append(pa.field(name, numbers.type))
                 continue
             target = target_type(item.type)
             if target is not None:
@@ -129,14 +139,24 @@ class Normalisation:
     def raw_name(self, final: str) -> str:
         return self.raw_schema.names[self.names.index(final)]
 
-    def apply(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
+    def apply(self, batch: pa.RecordBatch, tally: dict[str, dict[str, int]] | None = None
+              ) -> tuple[pa.RecordBatch, int]:
         """``batch`` as sent, and the rows it lost to values that did not parse (``bad_rows='skip'``); with
-        ``'fail'`` the first such value raises BadRow. ``batch`` may hold a subset of the columns."""
+        ``'fail'`` the first such value raises BadRow. ``batch`` may hold a subset of the columns. ``tally``:
+        each placeholder column's placeholders counted into it (by the file's name)."""
         batch = flattened(batch)
         arrays, names, bad = [], [], None
         for name, column in zip(batch.schema.names, batch.columns):
             parser = self.parsers.get(name)
-            if parser is not None:
+            if (numbers := self.placeholders.get(name)) is not None:
+                column, counts = numbers.convert(column)
+                if tally is not None:
+                    found = tally.setdefault(name, {})
+                    for token, count in counts.items():
+                        found[token] = found.get(token, 0) + count
+            elif parser is not None:
+                if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+                    column = placeholder_rule.as_nulls(column)
                 try:
                     column, column_bad = parser.parse(column, self.bad_rows)
                 except BadValue as exc:
@@ -181,19 +201,22 @@ def _cast(column: pa.Array, arrow_type: pa.DataType) -> pa.Array:
 
 
 def decide(raw_schema: pa.Schema, head: pa.Table | None, parsed: dict[str, dict], renames, bad_rows: str,
-           source: str) -> Normalisation:
+           source: str, placeholders: dict[str, placeholder_rule.Placeholders] | None = None) -> Normalisation:
     """The plan of a file whose (flattened) schema is ``raw_schema``: ``parsed`` names each column to make
     timestamps of, with how (``TimeParser.decide``'s ``at_format``, ``at_unit``, ``tz``, ``parameter``), decided
-    on the column's first values in ``head``; ``renames``: the user's ``rename`` pairs."""
+    on the column's first values in ``head``; ``renames``: the user's ``rename`` pairs; ``placeholders``: the text
+    columns read as numbers."""
     parsers = {}
     for column, how in parsed.items():
         values = head.column(column) if head is not None and column in head.column_names else \
             pa.array([], raw_schema.field(column).type)
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks() if values.num_chunks else pa.array([], values.type)
+        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+            values = placeholder_rule.as_nulls(values)
         parsers[column] = TimeParser.decide(column, values, **how)
     names = column_names(raw_schema.names, renames, source)
-    return Normalisation(raw_schema, parsers, names, bad_rows)
+    return Normalisation(raw_schema, parsers, names, bad_rows, placeholders or {})
 
 
 def nullable(arrow_type: pa.DataType) -> bool:

@@ -16,8 +16,9 @@ class Reading:
     """How a file is read: the designated timestamp ``at`` and how its text or numbers are read (``at_format``,
     ``at_unit``, ``tz``), other columns read as timestamps (``parse_dates``), what a value that does not parse
     does (``on_bad_timestamp``: fail or skip its row), the symbol columns (a text file's read as text: a rack
-    number stays the text ``042``), a CSV's dialect where not sniffed, the encoding, and the user's column names
-    (``renames``: ``old=new,...``)."""
+    number stays the text ``042``), a CSV's dialect where not sniffed, the encoding, the user's column names
+    (``renames``: ``old=new,...``), the tokens that mark a missing number (``na_values``, besides those the
+    placeholder rule finds: ``harness.own_data.placeholders``) and the columns kept as text (``keep_text``)."""
 
     at: str | None = None
     at_format: str | None = None
@@ -30,6 +31,8 @@ class Reading:
     csv_no_header: bool = False
     encoding: str | None = None
     renames: str | None = None
+    na_values: tuple[str, ...] = ()
+    keep_text: tuple[str, ...] = ()
 
     def check(self) -> None:
         if self.on_bad_timestamp not in tuple(OnBadTimestamp):
