@@ -4,12 +4,15 @@ with the same flags. The corpus (``SHAPES``, made here, small): every timestamp 
 without seconds, with fractions to the nanosecond, ``Z`` and offsets, dates alone; other formats inferred or given;
 epoch numbers in each unit; local times in a zone across both DST changes; a date beside a time of day, a
 timestamp's parts in columns of their own, quarters and months, a day and month that read either way until a value
-past the first 10,000 rows tells), nulls in every type QuestDB keeps
-nulls of, quoted numbers, an unnamed index column, names QuestDB refuses, each compression, JSON lines, a
-partitioned folder, Latin-1, a BOM with CRLF line ends. A shape whose timestamps the reader makes of more than one
-column, or decides late, names the first and last instants the file means, checked against the table (``read
---check-against`` reads the file as the run did, so it cannot tell a wrong reading). Then what the reader and
-``inspect`` say of them, without a server, and the timestamps refused: each in one line, exit 2, no table left."""
+past the first 10,000 rows tells), nulls in every type QuestDB keeps nulls of, quoted numbers, an unnamed index
+column, names QuestDB refuses, each compression (a one-file .zip too), JSON lines, a partitioned folder, Latin-1, a
+BOM with CRLF line ends, placeholders for missing numbers (``-``, ``?``) beside a text column whose ``NA`` is a
+label, repeated names (in a CSV's header and a Parquet file's fields), Parquet files pandas wrote with its index (an
+unnamed DatetimeIndex, naive and tz-aware; a RangeIndex). A shape whose timestamps the reader makes of more than one
+column, or decides late, or finds in pandas' index, names the first and last instants the file means, checked
+against the table (``read --check-against`` reads the file as the run did, so it cannot tell a wrong reading). Then
+what the reader and ``inspect`` say of them, without a server, and the timestamps refused: each in one line, exit 2,
+no table left."""
 
 from __future__ import annotations
 
@@ -17,9 +20,11 @@ import bz2
 import gzip
 import io
 import json
+import lzma
 import re
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -274,6 +279,62 @@ METER = pd.date_range("2020-01-01 01:00", periods=ROWS, freq="h")
 # 10,000 rows the reading is decided on before the file is read whole.
 LATE_DAY = pd.date_range("2015-01-01", periods=20_000, freq="min")
 
+
+def _one_file_zip(data: bytes) -> bytes:
+    sink = io.BytesIO()
+    with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("readings.csv", data)
+    return sink.getvalue()
+
+
+def _placeholders(folder: Path) -> Path:
+    """Prices and measures as public files publish them: ``-`` and ``?`` where a value is missing, beside a region
+    column whose ``NA`` (North America) is a label."""
+    values = _values()
+    prices = ["-" if index % 7 == 3 else "?" if index % 11 == 5 else str(value)
+              for index, value in enumerate(values["count"])]
+    measures = ["-" if index % 5 == 1 else repr(value) for index, value in enumerate(values["load"])]
+    columns = {"ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), "price": prices, "measure": measures,
+               "region": ["EU", "NA", "APAC"] * (ROWS // 3)}
+    return _write(folder / "placeholders.csv", _csv(columns))
+
+
+def _jsonl_placeholders(folder: Path) -> Path:
+    lines = [json.dumps({"ts": stamp, "v": "-" if index % 4 == 0 else str(index / 4), "label": ["EU", "NA"][index % 2]})
+             for index, stamp in enumerate(_texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"))]
+    return _write(folder / "placeholders.jsonl", "\n".join(lines) + "\n")
+
+
+def _repeated_names(folder: Path) -> Path:
+    """Two columns named ISE, as a public file's header had them (and ISE_2 already taken by a third)."""
+    header = "ts,ISE,ISE,ISE_2\n"
+    values = _values()
+    rows = [f"{stamp},{count},{load!r},{host}" for stamp, count, load, host in
+            zip(_texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), values["count"], values["load"], values["host"])]
+    return _write(folder / "repeated.csv", header + "\n".join(rows) + "\n")
+
+
+def _repeated_fields(folder: Path) -> Path:
+    values = _values()
+    table = pa.table([pa.array(_seconds().to_numpy()), pa.array(values["count"]), pa.array(values["host"])],
+                     names=["ts", "ISE", "ISE"])
+    pq.write_table(table, folder / "repeated.parquet")
+    return folder / "repeated.parquet"
+
+
+def _pandas_index(tz: str | None = None, index=None) -> callable:
+    """A frame written by ``df.to_parquet()``: its DatetimeIndex unnamed (the usual habit), naive or in a zone, or
+    (``index``) another index."""
+    def make(folder: Path) -> Path:
+        stamps = _seconds() if tz is None else _seconds().tz_localize(tz)
+        frame = pd.DataFrame(_values(), index=stamps if index is None else index)
+        if index is not None:
+            frame.insert(0, "ts", _seconds())
+        frame.to_parquet(folder / "frame.parquet")
+        return folder / "frame.parquet"
+    return make
+
+
 SHAPES = [
     Shape("iso_z", _text_file("iso_z.csv", _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ")), types={"ts": "TIMESTAMP"}),
     Shape("iso_space", _text_file("iso_space.csv", _texts(_seconds(), "%Y-%m-%d %H:%M:%S"))),
@@ -389,6 +450,19 @@ SHAPES = [
     Shape("day_first_told_late", lambda folder: _write(folder / "late_day.csv", _csv({
         "Datum": _texts(LATE_DAY, "%d.%m.%Y %H:%M"), "v": list(range(len(LATE_DAY)))})), rows=len(LATE_DAY),
           first="2015-01-01T00:00", last=str(LATE_DAY[-1])),
+    Shape("xz", _compressed("xz.csv.xz", lzma.compress)),
+    Shape("zip", _compressed("readings.zip", _one_file_zip)),
+    Shape("placeholders", _placeholders, types={"price": "LONG", "measure": "DOUBLE", "region": "VARCHAR"}),
+    Shape("jsonl_placeholders", _jsonl_placeholders, types={"v": "DOUBLE", "label": "VARCHAR"}),
+    Shape("repeated_names", _repeated_names, types={"ISE": "LONG", "ISE_3": "DOUBLE", "ISE_2": "VARCHAR"}),
+    Shape("repeated_fields", _repeated_fields, types={"ISE": "LONG", "ISE_2": "VARCHAR"}),
+    Shape("pandas_index", _pandas_index(), types={"index": "TIMESTAMP", "count": "LONG"}, first=str(START),
+          last=str(_seconds()[-1])),
+    Shape("pandas_index_tz", _pandas_index("Asia/Kolkata"), types={"index": "TIMESTAMP"},
+          first=str(START - pd.Timedelta(hours=5, minutes=30)),
+          last=str(_seconds()[-1] - pd.Timedelta(hours=5, minutes=30))),
+    Shape("pandas_range_index", _pandas_index(index=pd.RangeIndex(1_000, 1_000 + ROWS)),
+          types={"ts": "TIMESTAMP", "count": "LONG"}),
 ]
 
 
@@ -412,7 +486,7 @@ def _server(questdb) -> dict:
                 server_metrics_port=questdb.min_port)
 
 
-@pytest.mark.slow  # one of 44 cases that together take half a minute
+@pytest.mark.slow  # one of the 62 cases of SHAPES
 @pytest.mark.parametrize("shape", SHAPES, ids=[shape.name for shape in SHAPES])
 def test_each_shape_lands_exact(questdb_server, corpus, tmp_path, shape):
     table = f"as_they_come_{shape.name}"
@@ -525,6 +599,29 @@ def test_a_date_beside_a_time_is_joined_and_said_with_the_flags_that_pin_it(corp
     assert both.normalisation.join is None and both.sent_name("a+b") == "a_b"
 
 
+def test_a_date_beside_a_time_and_placeholders_in_one_file_are_both_read(tmp_path):
+    """The household power file as published: a date and a time of day joined, its measures' missing values ``?``
+    read as nulls; a time of day written ``NA`` is a null, as a single timestamp column's is, not a value that does
+    not parse."""
+    rows = 2_000
+    stamps = POWER[:rows]
+    clocks = list(_texts(stamps, "%H:%M:%S"))
+    clocks[5] = "NA"
+    power = ["?" if index % 50 == 7 else f"{index / 100:.3f}" for index in range(rows)]
+    path = _write(tmp_path / "power.csv", _csv({"Date": _texts(stamps, "%d/%m/%Y"), "Time": clocks,
+                                                "Global_active_power": power}, delimiter=";"))
+    data = DataFile(path)
+    frame = pd.concat(list(data.frames(1_000)), ignore_index=True)
+    assert list(frame.columns) == ["Date_Time", "Global_active_power"]
+    assert frame.Date_Time.isna().tolist() == [index == 5 for index in range(rows)]
+    assert list(frame.Date_Time.drop(5)) == list(stamps.delete(5))
+    assert str(frame.Global_active_power.dtype) == "float64"
+    assert frame.Global_active_power.isna().sum() == rows // 50
+    lines = "\n".join(data.reading_lines())
+    assert "joined Date + Time into one timestamp column, Date_Time" in lines, lines
+    assert f"missing values read as nulls: Global_active_power '?' {rows // 50} times" in lines, lines
+
+
 def test_a_day_first_column_decided_past_the_first_pieces_is_read_day_first_throughout(tmp_path, monkeypatch):
     """Read in small blocks, the value that tells (13.01.2015) is met in a later piece than the first: every piece,
     the first ones too, is read day first, decided by the read before anything is sent."""
@@ -539,6 +636,60 @@ def test_a_day_first_column_decided_past_the_first_pieces_is_read_day_first_thro
     frame = pd.concat(list(data.frames(5_000)), ignore_index=True)
     assert list(frame.Datum) == list(LATE_DAY)
     assert "day first as '13.01.2015 00:00' tells" in "\n".join(data.reading_lines())
+
+
+def test_placeholders_are_missing_numbers_and_a_label_na_stays_text(corpus):
+    frame = _frame(corpus, "placeholders")
+    dashes, questions = sum(index % 7 == 3 for index in range(ROWS)), sum(
+        index % 11 == 5 and index % 7 != 3 for index in range(ROWS))
+    assert str(frame.price.dtype) == "Int64" and frame.price.isna().sum() == dashes + questions
+    assert str(frame.measure.dtype) == "float64" and frame.measure.isna().sum() == ROWS // 5
+    assert list(frame.region[:3]) == ["EU", "NA", "APAC"] and frame.region.notna().all()
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(corpus["placeholders"])), out)
+    printed = out.getvalue()
+    assert "converted price: text -> int64 (numbers, '-', '?' read as missing)" in printed, printed
+    assert (f"missing values read as nulls: price '-' {dashes} times, '?' {questions} times; measure '-' {ROWS // 5} "
+            f"times") in printed, printed
+    kept = _frame(corpus, "placeholders", keep_text=("price",))
+    assert kept.price[3] == "-" and kept.price[0] == str(_values()["count"][0])
+
+
+def test_a_column_of_numbers_mostly_that_stays_text_is_said(tmp_path):
+    numbers = [str(index) if index % 3 else ["x", "y", "z", "w"][index % 4] for index in range(ROWS)]
+    path = _write(tmp_path / "mostly.csv", _csv({"ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), "v": numbers}))
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(path)), out)
+    assert "kept as text v: numbers but for 4 other values" in out.getvalue(), out.getvalue()
+    assert str(_frame({"mostly": path}, "mostly", na_values=("x", "y", "z", "w")).v.dtype) == "Int64"
+
+
+def test_a_later_placeholder_the_first_rows_did_not_hold_is_refused_in_one_line(tmp_path):
+    """The placeholders are decided on the first rows: one seen only further on ends the read before anything is
+    sent, naming its line and the flags that say what it is; with --na-values it is read as missing."""
+    rows = 12_000
+    values = ["-" if index % 9 == 0 else str(index) for index in range(rows)]
+    values[11_000] = "?"
+    path = _write(tmp_path / "late.csv", _csv({"ts": _texts(_seconds(rows), "%Y-%m-%dT%H:%M:%SZ"), "v": values}))
+    result = run_cli("inspect", "--data", str(path))
+    assert_one_line_error(result, 2, "line 11002, column 'v': '?' is neither a number nor a placeholder",
+                          "--na-values -,?", "--keep-text v")
+    data = DataFile(path, reading=Reading(na_values=("?",)))
+    assert data.rows() == rows and data.described()["missing_values"] == {"v": {"-": 1334, "?": 1}}
+
+
+def test_repeated_names_and_pandas_index_are_said_as_renames(corpus):
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(corpus["repeated_names"])), out)
+    assert "renamed 'ISE' -> 'ISE_3' (the name repeats: column 3)" in out.getvalue(), out.getvalue()
+    assert DataFile(corpus["repeated_fields"]).described()["renames"] == {"ISE (column 3)": "ISE_2"}
+    indexed = DataFile(corpus["pandas_index_tz"])
+    assert indexed.index_timestamp() == "index"
+    assert indexed.described()["renames"] == {"__index_level_0__": "index"}
+    frame = _frame(corpus, "pandas_index_tz")
+    assert list(frame["index"][:2]) == list(_seconds()[:2].tz_localize("Asia/Kolkata"))
+    ranged = DataFile(corpus["pandas_range_index"])
+    assert ranged.schema.names == ["ts", "count", "load", "host", "ok"] and ranged.index_timestamp() is None
 
 
 def test_a_files_advice_is_a_flag_of_the_harness(tmp_path):

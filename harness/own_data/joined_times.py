@@ -10,7 +10,8 @@ are not sent apart.
   ``24:00`` is the next midnight; a whole number is an hour (``0`` to ``24``).
 - Parts are whole numbers (or text of one); the hour may be 24 (the next midnight).
 
-The wall time so joined is UTC, or local time in ``--tz``, as a single column's is.
+The wall time so joined is UTC, or local time in ``--tz``, as a single column's is. A text part's ``NA``, ``null``,
+``NaN`` ... are nulls, as a single timestamp column's are (``harness.own_data.placeholders.as_nulls``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.errors import named
+from harness.own_data.placeholders import as_nulls
 from harness.own_data.timestamps import BadValue, TimeParser
 
 # A time of day (Arrow's regular expressions: RE2): hours, minutes, seconds and a fraction, a 12-hour clock's half.
@@ -128,11 +130,12 @@ class JoinedTime:
         return pa.RecordBatch.from_arrays(arrays, names=names)
 
     def parse(self, array: pa.Array, bad_rows: str = "fail") -> tuple[pa.Array, np.ndarray | None]:
-        """The struct of the parts as timestamps of ``type``, as ``TimeParser.parse``; a value that does not parse
-        is given as the parts' text joined by spaces."""
+        """The struct of the parts as timestamps of ``type``, as ``TimeParser.parse`` (a text part's placeholders
+        nulls); a value that does not parse is given as the parts' text joined by spaces."""
         if isinstance(array, pa.ChunkedArray):
             array = array.combine_chunks()
-        columns = array.flatten()
+        columns = [as_nulls(column) if pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+                   else column for column in array.flatten()]
         if self.date is None:
             wall, bad = self._of_parts(columns)
         else:

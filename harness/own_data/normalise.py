@@ -13,6 +13,9 @@ Types, as pyarrow's readers give them, and what is sent instead:
 - a column with no values at all (``null``): text, every value NULL.
 - ``halffloat``: ``float``; ``string_view``: ``string``; a ``struct`` (JSON's nested objects): a column per
   field, named ``parent.field`` before the name rule makes it ``parent_field``.
+- a text file's column of numbers with placeholders for missing values (``-``, ``?``, ``NA``): int64 or double,
+  the placeholders nulls, counted (``harness.own_data.placeholders``: the rule); a text column parsed as
+  timestamps (or joined into one) has ``NA``, ``null``, ``NaN`` ... (``ARROW_NULLS``) as nulls.
 
 Integer and boolean columns holding nulls anywhere in the file become pandas' nullable ``Int64`` and
 ``boolean`` in every piece (pandas would give a piece with nulls ``float64`` or ``object``, a piece without
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.own_data import placeholders as placeholder_rule
 from harness.own_data.joined_times import JoinedTime
 from harness.own_data.names import column_names, refusal
 from harness.own_data.timestamps import BadValue, TimeParser
@@ -88,14 +92,16 @@ def flatten_schema(schema: pa.Schema) -> pa.Schema:
 @dataclass
 class Normalisation:
     """The plan for every batch of one file: ``parsers`` (by the file's column name), the columns joined into one
-    timestamp (``join``: their struct, by the joined name, is parsed as a column is), the type conversions, the
-    final names (of the columns as joined: ``joined_schema``); ``schema``: what each batch becomes."""
+    timestamp (``join``: their struct, by the joined name, is parsed as a column is), text columns of numbers with
+    placeholders (``placeholders``, by the file's name), the type conversions, the final names (of the columns as
+    joined: ``joined_schema``); ``schema``: what each batch becomes."""
 
     raw_schema: pa.Schema  # flattened
     parsers: dict[str, TimeParser | JoinedTime]
     names: list[str]
     bad_rows: str = "fail"
     join: JoinedTime | None = None
+    placeholders: dict[str, placeholder_rule.Placeholders] = field(default_factory=dict)
     joined_schema: pa.Schema = field(init=False)
     schema: pa.Schema = field(init=False)
 
@@ -108,6 +114,9 @@ class Normalisation:
             parser = self.parsers.get(item.name)
             if parser is not None:
                 fields.append(pa.field(name, parser.type))
+                continue
+            if (numbers := self.placeholders.get(item.name)) is not None:
+                fields.append(pa.field(name, numbers.type))
                 continue
             target = target_type(item.type)
             if target is not None:
@@ -126,6 +135,8 @@ class Normalisation:
                 found.append(Conversion(self.join.spec, source, str(parser.type), parser.describe()))
             elif parser is not None:
                 found.append(Conversion(item.name, _source(item.type), str(parser.type), parser.describe()))
+            elif (numbers := self.placeholders.get(item.name)) is not None:
+                found.append(Conversion(item.name, "text", str(numbers.type), numbers.describe()))
             elif (target := target_type(item.type)) is not None:
                 found.append(Conversion(item.name, str(item.type), str(target[0]), target[1]))
         return found
@@ -155,16 +166,26 @@ class Normalisation:
     def raw_name(self, final: str) -> str:
         return self.joined_schema.names[self.names.index(final)]
 
-    def apply(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
+    def apply(self, batch: pa.RecordBatch, tally: dict[str, dict[str, int]] | None = None
+              ) -> tuple[pa.RecordBatch, int]:
         """``batch`` as sent, and the rows it lost to values that did not parse (``bad_rows='skip'``); with
-        ``'fail'`` the first such value raises BadRow. ``batch`` may hold a subset of the columns."""
+        ``'fail'`` the first such value raises BadRow. ``batch`` may hold a subset of the columns. ``tally``:
+        each placeholder column's placeholders counted into it (by the file's name)."""
         batch = flattened(batch)
         if self.join is not None:
             batch = self.join.merged(batch)
         arrays, names, bad = [], [], None
         for name, column in zip(batch.schema.names, batch.columns):
             parser = self.parsers.get(name)
-            if parser is not None:
+            if (numbers := self.placeholders.get(name)) is not None:
+                column, counts = numbers.convert(column)
+                if tally is not None:
+                    found = tally.setdefault(name, {})
+                    for token, count in counts.items():
+                        found[token] = found.get(token, 0) + count
+            elif parser is not None:
+                if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+                    column = placeholder_rule.as_nulls(column)
                 try:
                     column, column_bad = parser.parse(column, self.bad_rows)
                 except BadValue as exc:
@@ -209,12 +230,13 @@ def _cast(column: pa.Array, arrow_type: pa.DataType) -> pa.Array:
 
 
 def decide(raw_schema: pa.Schema, parsers: dict[str, TimeParser], join: JoinedTime | None, renames, bad_rows: str,
-           source: str) -> Normalisation:
+           source: str, placeholders: dict[str, placeholder_rule.Placeholders] | None = None) -> Normalisation:
     """The plan of a file whose (flattened) schema is ``raw_schema``: ``parsers`` make timestamps of the columns
-    they name, ``join`` one of several (``harness.own_data.time_columns`` decides both); ``renames``: the user's
-    ``rename`` pairs."""
+    they name, ``join`` one of several (``harness.own_data.time_columns`` decides both, a text column's
+    placeholders nulls); ``renames``: the user's ``rename`` pairs; ``placeholders``: the text columns read as
+    numbers."""
     names = column_names(joined_schema(raw_schema, join).names, renames, source)
-    return Normalisation(raw_schema, parsers, names, bad_rows, join)
+    return Normalisation(raw_schema, parsers, names, bad_rows, join, placeholders or {})
 
 
 def joined_schema(raw_schema: pa.Schema, join: JoinedTime | None) -> pa.Schema:

@@ -17,8 +17,9 @@ class Reading:
     text or numbers are read (``at_format``, ``at_unit``, ``tz``; ``at_dates_only``: dates alone are meant, even
     beside a column of times of day), other columns read as timestamps (``parse_dates``), what a value that does
     not parse does (``on_bad_timestamp``: fail or skip its row), the symbol columns (a text file's read as text: a
-    rack number stays the text ``042``), a CSV's dialect where not sniffed, the encoding, and the user's column
-    names (``renames``: ``old=new,...``)."""
+    rack number stays the text ``042``), a CSV's dialect where not sniffed, the encoding, the user's column names
+    (``renames``: ``old=new,...``), the tokens that mark a missing number (``na_values``, besides those the
+    placeholder rule finds: ``harness.own_data.placeholders``) and the columns kept as text (``keep_text``)."""
 
     at: str | None = None
     at_format: str | None = None
@@ -32,6 +33,8 @@ class Reading:
     encoding: str | None = None
     renames: str | None = None
     at_dates_only: bool = False
+    na_values: tuple[str, ...] = ()
+    keep_text: tuple[str, ...] = ()
 
     def check(self) -> None:
         if self.on_bad_timestamp not in tuple(OnBadTimestamp):

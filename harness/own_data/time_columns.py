@@ -5,7 +5,9 @@ text column whose first values are timestamps. Without ``--at``, a column of dat
 first) a column of times of day is joined with it, and where nothing else holds timestamps, columns named year,
 month, day (and hour, minute, second) are (``harness.own_data.joined_times``). ``--at`` naming dates alone beside
 a time of day is refused in one line unless ``--at-dates-only`` says dates alone are meant (which also leaves a
-date found beside a time unjoined)."""
+date found beside a time unjoined). A text column's ``NA``, ``null``, ``NaN`` ... are nulls to every decision
+here (``harness.own_data.placeholders.as_nulls``), as they are when its values are parsed; a column kept as text
+(``--keep-text``) is never found as timestamps."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pyarrow as pa
 from harness.errors import ParameterError, UsageError, named
 from harness.own_data.joined_times import PARTS, JoinedTime, clock_nanos, looks_like_clock
 from harness.own_data.normalise import Normalisation
+from harness.own_data.placeholders import as_nulls
 from harness.own_data.reading import Reading
 from harness.own_data.schemas import read_as_time
 from harness.own_data.time_formats import HEAD_VALUES, looks_like_times
@@ -66,8 +69,8 @@ def decide(flat: pa.Schema, head: pa.Table | None, reading: Reading, text_read: 
                                     at_unit=reading.at_unit)
         elif name in reading.parse_dates:
             parsers[name] = _parser(name, head, tz=reading.tz, parameter="parse_dates")
-        elif _is_text(item.type) and text_read and (read_as_time(inferred.get(name, pa.string())) or
-                                                    _holds_times(head, name)):
+        elif _is_text(item.type) and text_read and name not in reading.keep_text and (
+                read_as_time(inferred.get(name, pa.string())) or _holds_times(head, name)):
             parsers[name] = _parser(name, head, tz=reading.tz, parameter=None)
     if parts is not None:
         return parsers, _named_join(flat, head, reading, parts)
@@ -96,10 +99,16 @@ def stated(normalisation: Normalisation) -> list[str]:
 
 
 def _parser(name: str, head: pa.Table | None, **how) -> TimeParser:
-    values = head.column(name) if head is not None and name in head.column_names else pa.array([], pa.string())
+    """``name``'s parser, decided on its first values in ``head`` (a text column's placeholders nulls)."""
+    return TimeParser.decide(name, _head_array(head, name), **how)
+
+
+def _head_array(head: pa.Table | None, column: str) -> pa.Array:
+    """``column``'s first values in ``head`` as one array, text's placeholders (``NA``, ``null`` ...) nulls."""
+    values = head.column(column) if head is not None and column in head.column_names else pa.array([], pa.string())
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks() if values.num_chunks else pa.array([], values.type)
-    return TimeParser.decide(name, values, **how)
+    return as_nulls(values) if _is_text(values.type) else values
 
 
 def _named_join(flat: pa.Schema, head: pa.Table | None, reading: Reading, parts: tuple[str, ...]) -> JoinedTime:
@@ -184,9 +193,10 @@ def _clock_beside(flat: pa.Schema, head: pa.Table | None, column: str) -> str | 
 
 
 def _head_values(head: pa.Table | None, column: str) -> list:
+    """``column``'s first present values in ``head`` (``HEAD_VALUES`` of them), placeholders left out."""
     if head is None or column not in head.column_names:
         return []
-    return head.column(column).drop_null()[:HEAD_VALUES].to_pylist()
+    return _head_array(head, column).drop_null()[:HEAD_VALUES].to_pylist()
 
 
 def _holds_times(head: pa.Table | None, column: str) -> bool:
