@@ -2,10 +2,17 @@
 kind needs) and read back exact: its rows counted on the server, every value compared by ``read --check-against``
 with the same flags. The corpus (``SHAPES``, made here, small): every timestamp form (ISO 8601 with ``T`` or a space,
 without seconds, with fractions to the nanosecond, ``Z`` and offsets, dates alone; other formats inferred or given;
-epoch numbers in each unit; local times in a zone across both DST changes), nulls in every type QuestDB keeps
-nulls of, quoted numbers, an unnamed index column, names QuestDB refuses, each compression, JSON lines, a
-partitioned folder, Latin-1, a BOM with CRLF line ends. Then what the reader and ``inspect`` say of them, without
-a server."""
+epoch numbers in each unit; local times in a zone across both DST changes; a date beside a time of day, a
+timestamp's parts in columns of their own, quarters and months, a day and month that read either way until a value
+past the first 10,000 rows tells), nulls in every type QuestDB keeps nulls of, quoted numbers, an unnamed index
+column, names QuestDB refuses, each compression (a one-file .zip too), JSON lines, a partitioned folder, Latin-1, a
+BOM with CRLF line ends, placeholders for missing numbers (``-``, ``?``) beside a text column whose ``NA`` is a
+label, repeated names (in a CSV's header and a Parquet file's fields), Parquet files pandas wrote with its index (an
+unnamed DatetimeIndex, naive and tz-aware; a RangeIndex). A shape whose timestamps the reader makes of more than one
+column, or decides late, or finds in pandas' index, names the first and last instants the file means, checked
+against the table (``read --check-against`` reads the file as the run did, so it cannot tell a wrong reading). Then
+what the reader and ``inspect`` say of them, without a server, and the timestamps refused: each in one line, exit 2,
+no table left."""
 
 from __future__ import annotations
 
@@ -13,9 +20,11 @@ import bz2
 import gzip
 import io
 import json
+import lzma
 import re
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,8 +46,8 @@ ROWS = 120
 START = pd.Timestamp("2024-03-01 06:00:00")
 
 
-def _seconds(rows: int = ROWS, start: pd.Timestamp = START) -> pd.DatetimeIndex:
-    return pd.date_range(start, periods=rows, freq="s")
+def _seconds(rows: int = ROWS, start: pd.Timestamp = START, freq: str = "s") -> pd.DatetimeIndex:
+    return pd.date_range(start, periods=rows, freq=freq)
 
 
 def _values(rows: int = ROWS, nulls: bool = False) -> dict[str, list]:
@@ -81,13 +90,17 @@ def _texts(stamps, form: str) -> list[str]:
 @dataclass
 class Shape:
     """A file of the corpus: its name (the file's or folder's), how it is made, the flags its kind needs, the rows
-    that land and what the table's columns must be (a subset, by name)."""
+    that land (and those left out, ``skipped``) and what the table's columns must be (a subset, by name); where
+    given, the first and last instants of its designated timestamp (UTC)."""
 
     name: str
     make: callable
     flags: dict = field(default_factory=dict)
     rows: int = ROWS
+    skipped: int = 0
     types: dict = field(default_factory=dict)
+    first: str | None = None
+    last: str | None = None
 
 
 def _write(path: Path, text: str | bytes, encoding: str = "utf-8") -> Path:
@@ -232,6 +245,96 @@ def _skipped(folder: Path) -> Path:
     return _write(folder / "skipped.csv", _csv({"ts": texts, **_values()}))
 
 
+def _date_beside_time(name: str, stamps, date_form: str, time_form: str, delimiter: str = ",") -> callable:
+    """A date in one column, its time of day in the next, as spreadsheets and loggers export them."""
+    def make(folder: Path) -> Path:
+        columns = {"Date": _texts(stamps, date_form), "Time": _texts(stamps, time_form),
+                   "load": [float(index) / 8 for index in range(len(stamps))]}
+        return _write(folder / name, _csv(columns, delimiter=delimiter))
+    return make
+
+
+def _hour_ending(stamp: pd.Timestamp) -> str:
+    """A meter's hour ending: 01:00 ... 24:00, the day's last reading at the next midnight written 24:00."""
+    return "24:00" if stamp.hour == 0 else stamp.strftime("%H:%M")
+
+
+def _meter_date(stamp: pd.Timestamp) -> str:
+    return (stamp - pd.Timedelta(hours=1) if stamp.hour == 0 else stamp).strftime("%Y-%m-%d")
+
+
+def _parts(name: str, names: tuple[str, ...], stamps) -> callable:
+    """A timestamp's parts in columns of their own (year, month, day, hour, minute), as whole numbers."""
+    def make(folder: Path) -> Path:
+        columns = {column: [getattr(stamp, part) for stamp in stamps]
+                   for column, part in zip(names, ("year", "month", "day", "hour", "minute"))}
+        return _write(folder / name, _csv({**columns, "load": [float(index) for index in range(len(stamps))]}))
+    return make
+
+
+YEAR_2015 = pd.date_range("2015-01-01", "2015-12-31 23:00", freq="h")
+POWER = pd.date_range("2006-12-16 17:24", periods=5_000, freq="min")
+METER = pd.date_range("2020-01-01 01:00", periods=ROWS, freq="h")
+# Day first, every value reading either way until 13 January: the first that tells is row 17,281, past the first
+# 10,000 rows the reading is decided on before the file is read whole.
+LATE_DAY = pd.date_range("2015-01-01", periods=20_000, freq="min")
+
+
+def _one_file_zip(data: bytes) -> bytes:
+    sink = io.BytesIO()
+    with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("readings.csv", data)
+    return sink.getvalue()
+
+
+def _placeholders(folder: Path) -> Path:
+    """Prices and measures as public files publish them: ``-`` and ``?`` where a value is missing, beside a region
+    column whose ``NA`` (North America) is a label."""
+    values = _values()
+    prices = ["-" if index % 7 == 3 else "?" if index % 11 == 5 else str(value)
+              for index, value in enumerate(values["count"])]
+    measures = ["-" if index % 5 == 1 else repr(value) for index, value in enumerate(values["load"])]
+    columns = {"ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), "price": prices, "measure": measures,
+               "region": ["EU", "NA", "APAC"] * (ROWS // 3)}
+    return _write(folder / "placeholders.csv", _csv(columns))
+
+
+def _jsonl_placeholders(folder: Path) -> Path:
+    lines = [json.dumps({"ts": stamp, "v": "-" if index % 4 == 0 else str(index / 4), "label": ["EU", "NA"][index % 2]})
+             for index, stamp in enumerate(_texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"))]
+    return _write(folder / "placeholders.jsonl", "\n".join(lines) + "\n")
+
+
+def _repeated_names(folder: Path) -> Path:
+    """Two columns named ISE, as a public file's header had them (and ISE_2 already taken by a third)."""
+    header = "ts,ISE,ISE,ISE_2\n"
+    values = _values()
+    rows = [f"{stamp},{count},{load!r},{host}" for stamp, count, load, host in
+            zip(_texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), values["count"], values["load"], values["host"])]
+    return _write(folder / "repeated.csv", header + "\n".join(rows) + "\n")
+
+
+def _repeated_fields(folder: Path) -> Path:
+    values = _values()
+    table = pa.table([pa.array(_seconds().to_numpy()), pa.array(values["count"]), pa.array(values["host"])],
+                     names=["ts", "ISE", "ISE"])
+    pq.write_table(table, folder / "repeated.parquet")
+    return folder / "repeated.parquet"
+
+
+def _pandas_index(tz: str | None = None, index=None) -> callable:
+    """A frame written by ``df.to_parquet()``: its DatetimeIndex unnamed (the usual habit), naive or in a zone, or
+    (``index``) another index."""
+    def make(folder: Path) -> Path:
+        stamps = _seconds() if tz is None else _seconds().tz_localize(tz)
+        frame = pd.DataFrame(_values(), index=stamps if index is None else index)
+        if index is not None:
+            frame.insert(0, "ts", _seconds())
+        frame.to_parquet(folder / "frame.parquet")
+        return folder / "frame.parquet"
+    return make
+
+
 SHAPES = [
     Shape("iso_z", _text_file("iso_z.csv", _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ")), types={"ts": "TIMESTAMP"}),
     Shape("iso_space", _text_file("iso_space.csv", _texts(_seconds(), "%Y-%m-%d %H:%M:%S"))),
@@ -270,8 +373,8 @@ SHAPES = [
           flags={"at": "ts", "at_unit": "ns"}, types={"ts": "TIMESTAMP_NS"}),
     Shape("local_dst", _text_file("local_dst.csv", _dst_paris()), flags={"tz": "Europe/Paris"}),
     Shape("parse_dates", lambda folder: _write(folder / "parse_dates.csv", _csv({
-        "ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), "shipped": _texts(_seconds() + pd.Timedelta("3D"),
-                                                                           "%d/%m/%Y %H:%M")})),
+        "ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), "shipped": _texts(pd.date_range(
+            START + pd.Timedelta("3D"), periods=ROWS, freq="7h"), "%d/%m/%Y %H:%M")})),
           flags={"at": "ts", "parse_dates": "shipped"}, types={"shipped": "TIMESTAMP"}),
     Shape("nulls", lambda folder: _write(folder / "nulls.csv", _csv({
         "ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), **_values(nulls=True),
@@ -310,7 +413,7 @@ SHAPES = [
     Shape("twelve_hour_clock", _text_file("twelve_hour.csv", [f"{stamp.month}/{stamp.day}/{stamp.year} "
                                                               f"{stamp.strftime('%I:%M:%S %p').lstrip('0')}"
                                                               for stamp in pd.date_range(START, periods=ROWS,
-                                                                                         freq="37min")],
+                                                                                         freq="7h")],
                                         column="Time"), flags={"at": "Time"}),
     Shape("zone_names", _text_file("zone_names.csv", _texts(_seconds(), "%Y-%m-%d %H:%M:%S UTC"), column="Time"),
           flags={"at": "Time"}),
@@ -319,7 +422,47 @@ SHAPES = [
           flags={"at": "day", "at_format": "%Y%m%d"}),
     Shape("parquet_folder_widened", _widened, flags={"at": "pickup"}, types={"airport_fee": "DOUBLE",
                                                                               "fare": "DOUBLE"}),
-    Shape("skip_bad_timestamps", _skipped, flags={"on_bad_timestamp": "skip"}, rows=ROWS - 2),
+    Shape("skip_bad_timestamps", _skipped, flags={"on_bad_timestamp": "skip"}, rows=ROWS - 2,
+          skipped=2),
+    # Found without --at: a date beside a time of day, joined.
+    Shape("date_beside_twelve_hour_time", _date_beside_time("hourly_2015.csv", YEAR_2015, "%b %-d, %Y", "%I:%M %p"),
+          rows=len(YEAR_2015), types={"Date_Time": "TIMESTAMP"}, first="2015-01-01T00:00", last="2015-12-31T23:00"),
+    Shape("household_power", _date_beside_time("household_power.csv", POWER, "%d/%m/%Y", "%H:%M:%S", delimiter=";"),
+          rows=len(POWER), first="2006-12-16T17:24", last=str(POWER[-1])),
+    # Named: --at DATE+TIME, a meter's hours ending at 24:00 (the next midnight).
+    Shape("date_beside_hour_ending", lambda folder: _write(folder / "meter.csv", _csv({
+        "day": [_meter_date(stamp) for stamp in METER], "hour_ending": [_hour_ending(stamp) for stamp in METER],
+        "kwh": [float(index) for index in range(ROWS)]})),
+          flags={"at": "day+hour_ending"}, types={"day_hour_ending": "TIMESTAMP"}, first="2020-01-01T01:00",
+          last="2020-01-06T00:00"),
+    Shape("parts_found", _parts("parts.csv", ("year", "month", "day", "hour"), METER), first="2020-01-01T01:00",
+          last="2020-01-06T00:00", types={"year_month_day_hour": "TIMESTAMP"}),
+    Shape("parts_named", _parts("parts_named.csv", ("yr", "mo", "dy", "hr", "mi"), _seconds(freq="7min")),
+          flags={"at": "yr+mo+dy+hr+mi"}, first=str(START), last=str(START + pd.Timedelta(minutes=7 * (ROWS - 1)))),
+    Shape("quarters", _text_file("quarters.csv", [f"{1974 + index // 4}Q{index % 4 + 1}" for index in range(ROWS)],
+                                 column="period"), first="1974-01-01", last="2003-10-01"),
+    Shape("months_named", _text_file("months_named.csv", _texts(pd.date_range("1977-01-01", periods=ROWS, freq="MS"),
+                                                                "%Y-%b"), column="month"),
+          first="1977-01-01", last="1986-12-01"),
+    Shape("months_numbered", _text_file("months_numbered.csv", _texts(pd.date_range("2020-03-01", periods=ROWS,
+                                                                                    freq="MS"), "%Y-%m"),
+                                        column="month"), first="2020-03-01", last="2030-02-01"),
+    Shape("day_first_told_late", lambda folder: _write(folder / "late_day.csv", _csv({
+        "Datum": _texts(LATE_DAY, "%d.%m.%Y %H:%M"), "v": list(range(len(LATE_DAY)))})), rows=len(LATE_DAY),
+          first="2015-01-01T00:00", last=str(LATE_DAY[-1])),
+    Shape("xz", _compressed("xz.csv.xz", lzma.compress)),
+    Shape("zip", _compressed("readings.zip", _one_file_zip)),
+    Shape("placeholders", _placeholders, types={"price": "LONG", "measure": "DOUBLE", "region": "VARCHAR"}),
+    Shape("jsonl_placeholders", _jsonl_placeholders, types={"v": "DOUBLE", "label": "VARCHAR"}),
+    Shape("repeated_names", _repeated_names, types={"ISE": "LONG", "ISE_3": "DOUBLE", "ISE_2": "VARCHAR"}),
+    Shape("repeated_fields", _repeated_fields, types={"ISE": "LONG", "ISE_2": "VARCHAR"}),
+    Shape("pandas_index", _pandas_index(), types={"index": "TIMESTAMP", "count": "LONG"}, first=str(START),
+          last=str(_seconds()[-1])),
+    Shape("pandas_index_tz", _pandas_index("Asia/Kolkata"), types={"index": "TIMESTAMP"},
+          first=str(START - pd.Timedelta(hours=5, minutes=30)),
+          last=str(_seconds()[-1] - pd.Timedelta(hours=5, minutes=30))),
+    Shape("pandas_range_index", _pandas_index(index=pd.RangeIndex(1_000, 1_000 + ROWS)),
+          types={"ts": "TIMESTAMP", "count": "LONG"}),
 ]
 
 
@@ -343,7 +486,7 @@ def _server(questdb) -> dict:
                 server_metrics_port=questdb.min_port)
 
 
-@pytest.mark.slow  # one of 44 cases that together take half a minute
+@pytest.mark.slow  # one of the 62 cases of SHAPES
 @pytest.mark.parametrize("shape", SHAPES, ids=[shape.name for shape in SHAPES])
 def test_each_shape_lands_exact(questdb_server, corpus, tmp_path, shape):
     table = f"as_they_come_{shape.name}"
@@ -361,10 +504,15 @@ def test_each_shape_lands_exact(questdb_server, corpus, tmp_path, shape):
         for name, questdb_type in shape.types.items():
             assert columns.get(name) == questdb_type, (name, columns)
         reading = record.parameters["reading"]
-        assert reading["skipped_rows"] == ROWS - shape.rows
+        assert reading["skipped_rows"] == shape.skipped
         read, printed = _read(questdb_server, tmp_path, path, table, shape.flags)
         assert read.status == "ok", printed
         assert f"every value of {shape.rows} rows equal" in printed
+        if shape.first is not None:
+            _, rows = questdb_server.client.query(f"select min({record.parameters['at']}), "
+                                                  f"max({record.parameters['at']}) from {table}")
+            assert [pd.Timestamp(value) for value in rows[0]] == [pd.Timestamp(shape.first, tz="UTC"),
+                                                                  pd.Timestamp(shape.last, tz="UTC")], rows
     finally:
         questdb_server.client.drop_table(table)
 
@@ -407,7 +555,7 @@ def test_epoch_numbers_and_dates_land_on_the_right_instant(corpus):
     assert _frame(corpus, "date_only").day[1] == pd.Timestamp("2001-01-02")
     assert _frame(corpus, "iso_nanos").ts[0] == START + pd.Timedelta("123456789ns")
     # Formats pandas cannot guess from one value: a 12-hour clock, month first; a zone's name; digits.
-    assert list(_frame(corpus, "twelve_hour_clock", at="Time").Time[:2]) == [START, START + pd.Timedelta("37min")]
+    assert list(_frame(corpus, "twelve_hour_clock", at="Time").Time[:2]) == [START, START + pd.Timedelta("7h")]
     assert _frame(corpus, "zone_names", at="Time").Time[1] == (START + pd.Timedelta("1s")).tz_localize("UTC")
     assert _frame(corpus, "digits_date", at="day", at_format="%Y%m%d").day[31] == pd.Timestamp("2000-02-01")
 
@@ -429,6 +577,119 @@ def test_inspect_names_every_conversion_and_every_new_name(corpus):
     out = io.StringIO()
     run_inspect(InspectOptions(data=str(corpus["month_names"]), at="Date"), out)
     assert "format '%b %d %Y' (inferred from its first values)" in out.getvalue()
+
+
+def test_a_date_beside_a_time_is_joined_and_said_with_the_flags_that_pin_it(corpus, tmp_path):
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(corpus["household_power"])), out)
+    printed = out.getvalue()
+    assert "designated timestamp Date_Time" in printed, printed
+    assert ("joined Date + Time into one timestamp column, Date_Time (found: a date beside a time of day; pin it: "
+            "--at Date+Time --at-format '%d/%m/%Y')") in printed, printed
+    frame = _frame(corpus, "date_beside_twelve_hour_time")
+    assert list(frame.columns) == ["Date_Time", "load"] and frame.Date_Time.is_unique
+    assert frame.Date_Time.iloc[12] == pd.Timestamp("2015-01-01 12:00")  # 12:00 PM is noon, 12:00 AM midnight
+    # --at-dates-only: the dates alone, as meant; the time of day stays a column of its own.
+    alone = _frame(corpus, "date_beside_twelve_hour_time", at="Date", at_dates_only=True)
+    assert alone.Date.iloc[-1] == pd.Timestamp("2015-12-31") and "Time" in alone.columns
+    # A real column named with a +: the name wins over the joined form.
+    both = DataFile(_write(tmp_path / "plus.csv", _csv({
+        "a+b": _texts(_seconds(), "%Y-%m-%d %H:%M:%S"), "a": ["2024-01-01"] * ROWS, "b": ["10:00"] * ROWS})),
+        reading=Reading(at="a+b"))
+    assert both.normalisation.join is None and both.sent_name("a+b") == "a_b"
+
+
+def test_a_date_beside_a_time_and_placeholders_in_one_file_are_both_read(tmp_path):
+    """The household power file as published: a date and a time of day joined, its measures' missing values ``?``
+    read as nulls; a time of day written ``NA`` is a null, as a single timestamp column's is, not a value that does
+    not parse."""
+    rows = 2_000
+    stamps = POWER[:rows]
+    clocks = list(_texts(stamps, "%H:%M:%S"))
+    clocks[5] = "NA"
+    power = ["?" if index % 50 == 7 else f"{index / 100:.3f}" for index in range(rows)]
+    path = _write(tmp_path / "power.csv", _csv({"Date": _texts(stamps, "%d/%m/%Y"), "Time": clocks,
+                                                "Global_active_power": power}, delimiter=";"))
+    data = DataFile(path)
+    frame = pd.concat(list(data.frames(1_000)), ignore_index=True)
+    assert list(frame.columns) == ["Date_Time", "Global_active_power"]
+    assert frame.Date_Time.isna().tolist() == [index == 5 for index in range(rows)]
+    assert list(frame.Date_Time.drop(5)) == list(stamps.delete(5))
+    assert str(frame.Global_active_power.dtype) == "float64"
+    assert frame.Global_active_power.isna().sum() == rows // 50
+    lines = "\n".join(data.reading_lines())
+    assert "joined Date + Time into one timestamp column, Date_Time" in lines, lines
+    assert f"missing values read as nulls: Global_active_power '?' {rows // 50} times" in lines, lines
+
+
+def test_a_day_first_column_decided_past_the_first_pieces_is_read_day_first_throughout(tmp_path, monkeypatch):
+    """Read in small blocks, the value that tells (13.01.2015) is met in a later piece than the first: every piece,
+    the first ones too, is read day first, decided by the read before anything is sent."""
+    from harness.own_data.readers import text
+
+    monkeypatch.setattr(text, "INFER_BLOCK_BYTES", 4096)
+    monkeypatch.setattr(text, "READ_BLOCK_BYTES", 4096)
+    path = _write(tmp_path / "late.csv", _csv({"Datum": _texts(LATE_DAY, "%d.%m.%Y %H:%M"),
+                                               "v": list(range(len(LATE_DAY)))}))
+    data = DataFile(path)
+    assert data.normalisation.undecided()  # the first 10,000 rows do not tell
+    frame = pd.concat(list(data.frames(5_000)), ignore_index=True)
+    assert list(frame.Datum) == list(LATE_DAY)
+    assert "day first as '13.01.2015 00:00' tells" in "\n".join(data.reading_lines())
+
+
+def test_placeholders_are_missing_numbers_and_a_label_na_stays_text(corpus):
+    frame = _frame(corpus, "placeholders")
+    dashes, questions = sum(index % 7 == 3 for index in range(ROWS)), sum(
+        index % 11 == 5 and index % 7 != 3 for index in range(ROWS))
+    assert str(frame.price.dtype) == "Int64" and frame.price.isna().sum() == dashes + questions
+    assert str(frame.measure.dtype) == "float64" and frame.measure.isna().sum() == ROWS // 5
+    assert list(frame.region[:3]) == ["EU", "NA", "APAC"] and frame.region.notna().all()
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(corpus["placeholders"])), out)
+    printed = out.getvalue()
+    assert "converted price: text -> int64 (numbers, '-', '?' read as missing)" in printed, printed
+    assert (f"missing values read as nulls: price '-' {dashes} times, '?' {questions} times; measure '-' {ROWS // 5} "
+            f"times") in printed, printed
+    kept = _frame(corpus, "placeholders", keep_text=("price",))
+    assert kept.price[3] == "-" and kept.price[0] == str(_values()["count"][0])
+
+
+def test_a_column_of_numbers_mostly_that_stays_text_is_said(tmp_path):
+    numbers = [str(index) if index % 3 else ["x", "y", "z", "w"][index % 4] for index in range(ROWS)]
+    path = _write(tmp_path / "mostly.csv", _csv({"ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), "v": numbers}))
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(path)), out)
+    assert "kept as text v: numbers but for 4 other values" in out.getvalue(), out.getvalue()
+    assert str(_frame({"mostly": path}, "mostly", na_values=("x", "y", "z", "w")).v.dtype) == "Int64"
+
+
+def test_a_later_placeholder_the_first_rows_did_not_hold_is_refused_in_one_line(tmp_path):
+    """The placeholders are decided on the first rows: one seen only further on ends the read before anything is
+    sent, naming its line and the flags that say what it is; with --na-values it is read as missing."""
+    rows = 12_000
+    values = ["-" if index % 9 == 0 else str(index) for index in range(rows)]
+    values[11_000] = "?"
+    path = _write(tmp_path / "late.csv", _csv({"ts": _texts(_seconds(rows), "%Y-%m-%dT%H:%M:%SZ"), "v": values}))
+    result = run_cli("inspect", "--data", str(path))
+    assert_one_line_error(result, 2, "line 11002, column 'v': '?' is neither a number nor a placeholder",
+                          "--na-values -,?", "--keep-text v")
+    data = DataFile(path, reading=Reading(na_values=("?",)))
+    assert data.rows() == rows and data.described()["missing_values"] == {"v": {"-": 1334, "?": 1}}
+
+
+def test_repeated_names_and_pandas_index_are_said_as_renames(corpus):
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(corpus["repeated_names"])), out)
+    assert "renamed 'ISE' -> 'ISE_3' (the name repeats: column 3)" in out.getvalue(), out.getvalue()
+    assert DataFile(corpus["repeated_fields"]).described()["renames"] == {"ISE (column 3)": "ISE_2"}
+    indexed = DataFile(corpus["pandas_index_tz"])
+    assert indexed.index_timestamp() == "index"
+    assert indexed.described()["renames"] == {"__index_level_0__": "index"}
+    frame = _frame(corpus, "pandas_index_tz")
+    assert list(frame["index"][:2]) == list(_seconds()[:2].tz_localize("Asia/Kolkata"))
+    ranged = DataFile(corpus["pandas_range_index"])
+    assert ranged.schema.names == ["ts", "count", "load", "host", "ok"] and ranged.index_timestamp() is None
 
 
 def test_a_files_advice_is_a_flag_of_the_harness(tmp_path):
@@ -533,3 +794,40 @@ def test_a_column_whose_later_values_need_a_wider_type_is_widened_before_sending
         assert read.status == "ok" and f"every value of {rows} rows equal" in printed, printed
     finally:
         questdb_server.client.drop_table(table)
+
+
+# --- timestamps refused: one line, exit 2, nothing sent, no table left ----------------------------------------
+
+
+def _refused_timestamps(folder: Path) -> dict[str, tuple[Path, list[str], tuple[str, ...]]]:
+    """name -> (file, flags, fragments of the one error line)."""
+    beside = _date_beside_time("beside.csv", POWER[:ROWS], "%d/%m/%Y", "%H:%M:%S")(folder)
+    either_way = _write(folder / "either_way.csv", _csv({"Datum": _texts(pd.date_range("2015-01-01", periods=ROWS,
+                                                                                       freq="h"), "%d.%m.%Y %H:%M"),
+                                                         "v": list(range(ROWS))}))
+    return {
+        "dates alone beside a time of day": (beside, ["--at", "Date"], (
+            "--at Date: the column beside it, 'Time', holds times of day ('17:24:00')", "--at Date+Time",
+            "--at-dates-only")),
+        "a day and month nothing tells": (either_way, [], (
+            "column Datum: its day and month read either way in every value",
+            "'02.01.2015 00:00' is 2015-02-01 month first, 2015-01-02 day first",
+            "--at Datum --at-format '%d.%m.%Y %H:%M' (day first) or '%m.%d.%Y %H:%M' (month first)")),
+        "a joined column the file lacks": (beside, ["--at", "Date+Hour"], ("--at", "no column 'Hour'",
+                                                                           "columns: Date, Time, load")),
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["dates alone beside a time of day", "a day and month nothing tells",
+                                  "a joined column the file lacks"])
+def test_a_timestamp_that_would_land_wrong_is_refused_in_one_line(questdb_server, tmp_path, case):
+    path, flags, fragments = _refused_timestamps(tmp_path)[case]
+    table = "as_they_come_refused"
+    questdb_server.client.drop_table(table)
+    result = run_cli("bench", "--send", "--data", str(path), "--table", table, *flags, "--host", questdb_server.host,
+                     "--http-port", str(questdb_server.http_port), "--ilp-port", str(questdb_server.ilp_port),
+                     "--results", str(tmp_path / "r.json"))
+    assert_one_line_error(result, 2, *fragments)
+    _, rows = questdb_server.client.query("select table_name from tables()")
+    assert table not in {str(row[0]) for row in rows}

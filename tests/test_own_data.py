@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -231,6 +232,16 @@ def _bad_files_as_they_come(tmp_path) -> dict[str, tuple[str, list[str], tuple[s
                                                                                       "no column 'lode'"))
     cases["a name still invalid after --rename"] = (good, ["--rename", "load=load (%)"],
                                                     ("--rename load=load (%)", "QuestDB refuses the column name"))
+    dashes = tmp_path / "dashes.csv"
+    dashes.write_text("ts,v,w\n" + "".join(f"2024-01-01T00:00:{second:02d}Z,-,{second}\n" for second in range(50)))
+    cases["--na-values that empties a column"] = (str(dashes), ["--na-values", "-"],
+                                                  ("--na-values -", "every value of column 'v'", "--keep-text v"))
+    two = tmp_path / ".zips" / "two.zip"  # a hidden folder: the case of a folder of files of two formats reads past it
+    two.parent.mkdir()
+    with zipfile.ZipFile(two, "w") as archive:
+        archive.writestr("a.csv", "ts,v\n" + rows)
+        archive.writestr("b.csv", "ts,v\n" + rows)
+    cases["a .zip of two files"] = (str(two), [], ("two.zip", "a .zip holding 2 files (a.csv, b.csv)"))
     return cases
 
 
@@ -255,7 +266,8 @@ def test_every_bad_input_is_refused_and_nothing_is_touched(fresh, tmp_path, devn
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["ragged csv", "a dtype the client refuses", "TSBS data-set flag"])
+@pytest.mark.parametrize("case", ["ragged csv", "a dtype the client refuses", "TSBS data-set flag",
+                                  "--na-values that empties a column", "a .zip of two files"])
 def test_bad_input_on_the_command_line_is_one_line_and_exit_2(fresh, tmp_path, case):
     path, flags, fragments = _bad_files(tmp_path)[case]
     result = run_cli("bench", "--send", "--data", path, *flags, *server_args(fresh),

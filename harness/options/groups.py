@@ -351,11 +351,18 @@ class FileReadingOptions:
     """How the user's file is read (``harness.own_data.reading.Reading``): by a run (--data) and by the check that
     compares a table with it (--check-against), alike."""
 
-    at: str | None = option(None, "The designated timestamp column. Default: the data's one timestamp column. Text "
-                                  "is parsed (ISO 8601, or the format inferred from its first value, or "
-                                  "--at-format); numbers are epoch time in --at-unit.")
+    at: str | None = option(None, "The designated timestamp column. Default: the data's one timestamp column (a "
+                                  "date beside a time of day joined; columns named year, month, day [hour, minute, "
+                                  "second] joined). Text is parsed (ISO 8601, or the format inferred from its first "
+                                  "values, or --at-format); numbers are epoch time in --at-unit. DATE+TIME joins a "
+                                  "date and a time of day, YEAR+MONTH+DAY[+HOUR...] a timestamp's parts (a column "
+                                  "of that exact name wins).")
     at_format: str | None = option(None, "The designated timestamp's text format (strftime, e.g. '%d/%m/%Y %H:%M'), "
-                                         "instead of ISO 8601 or the format inferred from its first value.")
+                                         "instead of ISO 8601 or the format inferred from its first values; with "
+                                         "--at DATE+TIME, the date's.")
+    at_dates_only: bool = option(False, "The designated timestamp is meant as dates alone, even beside a column of "
+                                        "times of day (which --at DATE alone is refused without, and which is "
+                                        "otherwise joined with it).", flags=("--at-dates-only",))
     at_unit: EpochUnit | None = option(None, "The designated timestamp's numbers are epoch time in this unit: s, "
                                              "ms, us or ns.")
     tz: str | None = option(None, "Naive text timestamps are local time in this IANA zone (e.g. Europe/Paris), "
@@ -378,6 +385,12 @@ class FileReadingOptions:
     rename: str | None = option(None, "Column names of your choice, OLD=NEW,OLD=NEW...; a name QuestDB refuses and "
                                       "not renamed gets its refused characters replaced by _ (`harness inspect` "
                                       "lists them).")
+    na_values: str | None = option(None, "Text that marks a missing number in a CSV's or JSON lines file, TOK,TOK..., "
+                                         "besides what is found: a text column of numbers but for at most 3 "
+                                         "placeholders (- ? NA null ...) is read as numbers, the placeholders "
+                                         "missing (docs/own-data.md).")
+    keep_text: str | None = option(None, "Columns of a CSV or JSON lines file read as text, COL,COL..., whatever "
+                                         "their values: numbers with placeholders too.")
 
     def symbol_choice(self) -> str | tuple[str, ...] | None:
         """--symbols as the data source takes it: None, "auto" or the columns named."""
@@ -389,11 +402,15 @@ class FileReadingOptions:
         """These flags as the reader takes them."""
         from harness.own_data.reading import Reading
 
+        from harness.own_data.placeholders import parse_tokens
+
         parse_dates = tuple(name.strip() for name in (self.parse_dates or "").split(",") if name.strip())
         symbols = self.symbol_choice()
         return Reading(self.at, self.at_format, self.at_unit and str(self.at_unit), self.tz, parse_dates,
                        str(self.on_bad_timestamp), symbols if isinstance(symbols, tuple) else (),
-                       self.csv_delimiter, self.csv_no_header, self.encoding, self.rename)
+                       self.csv_delimiter, self.csv_no_header, self.encoding, self.rename,
+                       at_dates_only=self.at_dates_only, na_values=parse_tokens(self.na_values),
+                       keep_text=parse_tokens(self.keep_text))
 
     def reading_flags(self) -> list[str]:
         """The reading flags given (not at their defaults), by their flag names."""

@@ -97,9 +97,11 @@ def _reading_kind(data: DataFrames, frame: FrameKind) -> ReadingCode:
 def _read_by_the_harness(data) -> bool:
     """Whether the code reads the file with the harness's own reader: a format whose types are inferred from text
     or that pyarrow alone reads no other way, a dataset, or a file whose reading converts a type or a name
-    (pyarrow's readers alone would hand the client other dtypes, or text timestamps it refuses)."""
+    (pyarrow's readers alone would hand the client other dtypes, or text timestamps it refuses; pandas' index as the
+    frame's index, not a column; a repeated name twice)."""
     return data.reader.infers_types or data.reader.script_batches is None or data.dataset or \
-        bool(data.normalisation.conversions) or bool(data.normalisation.renames)
+        bool(data.normalisation.conversions) or bool(data.described()["renames"]) or \
+        data.index_timestamp() is not None
 
 
 def _reading_call(data, converted: bool) -> str:

@@ -1,14 +1,15 @@
 """The user's data files: a file, or a folder (or glob) of them read as one dataset (``own_data.formats``), as
 pieces of pandas DataFrames in bounded memory (``own_data.frames``). Each file is read by its format's reader
 (``own_data.readers``); here is what is the dataset's: its parts located, their schemas unified (``own_data.schemas``),
-each batch made what the client takes (``own_data.normalise``: timestamps parsed, types normalised, names made
-QuestDB's), a CSV's column widened where a later value needs it, the readers' errors in one line that names the file
-(a value that does not parse named by its line or row), and what can be known before anything is sent: its columns,
-rows, timestamp columns, the nulls of one and its first time before 1970."""
+which columns become timestamps (``own_data.time_columns``) and which text columns numbers with placeholders
+(``own_data.placeholders``), each batch made what the client takes (``own_data.normalise``: timestamps parsed or
+joined, types normalised, names made QuestDB's), a CSV's column widened where a later value needs it, and what can
+be known before anything is sent: its columns, rows, timestamp columns, the nulls of one and its first time before
+1970. Its errors in one line naming the file (``own_data.part_errors``) and how it was read, said
+(``own_data.reading_said``), are parts of ``DataFile`` of their own."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import os
 from collections.abc import Iterator
@@ -20,27 +21,20 @@ import pyarrow.compute as pc
 
 from harness.errors import ParameterError, UsageError, named
 from harness.frames.kinds import FrameKind
-from harness.own_data import normalise, schemas
+from harness.own_data import normalise, placeholders, schemas, time_columns
 from harness.own_data.formats import DataPart, locate, partition_schema, with_partitions
 from harness.own_data.frames import HEAD_ROWS, DataFrames, FramesInMemory, frame_of, recut
 from harness.own_data.names import parse_renames
-from harness.own_data.readers.base import PartError, WrongValue
+from harness.own_data.part_errors import PartErrors, WrongType
+from harness.own_data.read_names import ReadNames
 from harness.own_data.readers.registry import READERS
 from harness.own_data.reading import Reading
-from harness.own_data.timestamps import looks_like_times
+from harness.own_data.reading_said import ReadingSaid
 
 __all__ = ["DataFile", "Reading", "WrongType", "open_data"]
 
 
-class WrongType(UsageError):
-    """A value of a CSV's column that the column's type, inferred from the file's first lines, cannot take."""
-
-    def __init__(self, message: str, column: str, value: str):
-        super().__init__(message)
-        self.column, self.value = column, value
-
-
-class DataFile(DataFrames):
+class DataFile(PartErrors, ReadingSaid, DataFrames):
     """A file, or a folder or glob of files read as one dataset, its format told by its suffix. Opening it
     reads its schema (a CSV's or JSON lines file's from its first block, every file's of a dataset) and first
     rows, and decides how each batch is made what the client takes (``normalisation``); a missing, unreadable,
@@ -70,6 +64,9 @@ class DataFile(DataFrames):
         self._read_types: pa.Schema | None = None  # a text format's columns as read (its text columns)
         self._inferred: dict[str, pa.DataType] = {}  # and as its reader inferred them
         self._own_names: dict[Path, dict[str, str]] = {}  # a dataset file's names where their case differs
+        self._read_names: dict[Path, ReadNames] = {}  # a file's names where repeats and pandas' index change them
+        self.missing_counts: dict[str, dict[str, int]] = {}  # each placeholder column's placeholders, counted
+        self.kept_as_text: list[str] = []  # why a column of numbers, mostly, stays text
         self.raw_schema = self._unified_schema()
         if not len(self.raw_schema):
             raise UsageError(f"{self._named(self.name)}: the file has no columns")
@@ -77,48 +74,15 @@ class DataFile(DataFrames):
         self.schema = self.normalisation.schema
 
     def sent_name(self, column: str) -> str:
-        if column in self.normalisation.raw_schema.names:
+        join = self.normalisation.join
+        if join is not None and column == join.spec and column not in self.normalisation.joined_schema.names:
+            column = join.name  # the joined column, as --at named it
+        if column in self.normalisation.joined_schema.names:
             return self.normalisation.final_name(column)
         return column
 
     def is_file(self) -> bool:
         return True
-
-    # --- errors --------------------------------------------------------------------------------------------------
-
-    def _named(self, where: str) -> str:
-        """The data at ``where`` (a file of it, or the data as the user named it) as a message names it: after the
-        parameter that named the data."""
-        return f"{named(self.parameter)} {where}"
-
-    def _where(self, part: DataPart) -> str:
-        return str(part.path) if self.dataset else self.name
-
-    @contextlib.contextmanager
-    def _errors(self, part: DataPart, first_row: int = 0):
-        """The block's errors in reading ``part`` in one line naming it: a problem its reader found, a value that
-        does not parse (named by its place: ``first_row`` is the part's row the batch starts at), a value not of
-        its column's type (``WrongType``), and pyarrow's errors (corrupt footer, a truncated stream)."""
-        try:
-            yield
-            return
-        except PartError as found:
-            problem = str(found)
-        except normalise.BadRow as bad:
-            advice = f" ({named('on_bad_timestamp')} skip skips such rows)" \
-                if self.reading.on_bad_timestamp == "fail" else ""
-            problem = f"{self.reader.place(first_row + bad.position)}, column {bad.column!r}: {bad.value!r} is " \
-                      f"{bad.why}{advice}"
-        except WrongValue as wrong:
-            column = self._read_types.names[wrong.position] if self._read_types is not None else "?"
-            raise WrongType(f"{self._named(self._where(part))}: {wrong.where}, column {column!r}: {wrong.value!r} is "
-                            f"not {wrong.type}, the column's type as its first lines gave it", column,
-                            wrong.value) from None
-        except UsageError:
-            raise
-        except (pa.ArrowException, OSError, ValueError, EOFError) as exc:
-            problem = str(self.reader.unreadable(" ".join(str(exc).split())))
-        raise UsageError(f"{self._named(self._where(part))}: {problem}")
 
     # --- opening ------------------------------------------------------------------------------------------------
 
@@ -128,7 +92,10 @@ class DataFile(DataFrames):
         found = []
         for part in self.parts:
             with self._errors(part):
-                found.append((part, self.reader.schema(part.path)))
+                schema = self.reader.schema(part.path)
+            if (read := ReadNames.of(schema)) is not None:
+                self._read_names[part.path], schema = read, read.schema(schema)
+            found.append((part, schema))
         unified, self._own_names = schemas.unified(found, self._named(self.name))
         if self.reader.infers_types:
             self._inferred = {item.name: item.type for item in unified}
@@ -136,33 +103,33 @@ class DataFile(DataFrames):
         return partition_schema(unified, self.parts, self.parameter, self.name)
 
     def _decide(self) -> normalise.Normalisation:
+        """Which columns become timestamps and how (``time_columns.decide``, on the first rows of the columns it
+        reads), which text columns are numbers with placeholders (``_numbers_read``), the types and the names."""
         flat = normalise.flatten_schema(self.raw_schema)
-        named_times = self.reading.named_times()
-        for name in named_times:
+        for name in self.reading.keep_text:
             if name not in flat.names:
-                raise ParameterError("at" if name == self.reading.at else "parse_dates",
-                                     f"{self.name} has no column {name!r} (columns: {', '.join(flat.names)})")
-        texts = [item.name for item in flat if pa.types.is_string(item.type) or pa.types.is_large_string(item.type)]
-        numbers = [item.name for item in flat if pa.types.is_integer(item.type) or pa.types.is_floating(item.type)]
-        # A text format's column its reader would make timestamps or dates of, or whose first values are all
-        # timestamps (ISO 8601, or of one inferred format): parsed here (a later value that is not one is then
-        # named by its line).
+                raise ParameterError("keep_text", f"{self.name} has no column {name!r} (columns: "
+                                                  f"{', '.join(flat.names)})")
         text_read = self._read_types is not None
-        wanted = [name for name in texts + numbers if name in named_times or (text_read and name in texts)]
+        wanted = time_columns.head_columns(flat, self.reading, text_read)
         with self._errors(self.parts[0]):
             head = self._head_raw(wanted) if wanted else None
-        parsed = {}
-        for name in texts + numbers:
-            if name == self.reading.at:
-                parsed[name] = dict(at_format=self.reading.at_format, at_unit=self.reading.at_unit,
-                                    tz=self.reading.tz, parameter="at")
-            elif name in named_times:
-                parsed[name] = dict(tz=self.reading.tz, parameter="parse_dates")
-            elif name in texts and text_read and (
-                    schemas.read_as_time(self._inferred.get(name, pa.string())) or _holds_times(head, name)):
-                parsed[name] = dict(tz=self.reading.tz, parameter=None)
-        return normalise.decide(flat, head, parsed, parse_renames(self.reading.renames),
-                                self.reading.on_bad_timestamp, self.name)
+        parsers, join = time_columns.decide(flat, head, self.reading, text_read, self._inferred, self.name)
+        timed = {*parsers, *(join.parts if join is not None else ())}
+        return normalise.decide(flat, parsers, join, parse_renames(self.reading.renames),
+                                self.reading.on_bad_timestamp, self.name, self._numbers_read(flat, head, timed))
+
+    def _numbers_read(self, flat: pa.Schema, head: pa.Table | None, timed: set[str]) -> dict:
+        """A text format's text columns the placeholder rule reads as numbers, by name (why a column of numbers,
+        mostly, stays text kept in ``kept_as_text``): not those read as timestamps or joined into one (``timed``),
+        symbols or columns kept as text."""
+        if self._read_types is None or head is None:
+            return {}
+        left = timed | set(self.reading.symbols) | set(self.reading.keep_text)
+        texts = [item.name for item in flat if (pa.types.is_string(item.type) or pa.types.is_large_string(item.type))
+                 and item.name not in left]
+        found, self.kept_as_text = placeholders.read_as_numbers(head, texts, self.reading.na_values)
+        return found
 
     def _head_raw(self, columns: list[str]) -> pa.Table | None:
         """The first HEAD_ROWS rows of ``columns`` (flattened names) as the reader gives them."""
@@ -189,7 +156,12 @@ class DataFile(DataFrames):
              if item.name not in partition_names])
         wanted = self.raw_schema if columns is None else pa.schema([self.raw_schema.field(name) for name in columns])
         file_wanted = pa.schema([item for item in wanted if item.name not in partition_names])
+        read = self._read_names.get(part.path)  # a text format reads under the names given with its types
+        if read is not None and file_columns is not None and not self.reader.infers_types:
+            file_columns = [read.file_name(name) for name in file_columns] if read.by_name else None
         for batch in self.reader.batches(part.path, file_columns, types):
+            if read is not None:
+                batch = read.batch(batch)
             if batch.schema.remove_metadata() != file_wanted:  # another file's widened types, or names' case
                 batch = pa.RecordBatch.from_arrays(
                     [batch.column(own.get(item.name, item.name)).cast(item.type) for item in file_wanted],
@@ -198,17 +170,19 @@ class DataFile(DataFrames):
                 batch = with_partitions(batch, part, wanted)
             yield batch
 
-    def _normalised(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+    def _normalised(self, columns: list[str] | None = None, tally: dict | None = None) -> Iterator[pa.RecordBatch]:
         """Every part's batches made what the client takes (``columns``: only those, by the file's names); rows
-        lost to values that did not parse (``on_bad_timestamp`` skip) counted in ``skipped_rows``."""
-        read = columns if columns is None or set(columns) <= set(self.raw_schema.names) else None  # a struct's field
+        lost to values that did not parse (``on_bad_timestamp`` skip) counted in ``skipped_rows``, placeholders
+        in ``tally`` (``Normalisation.apply``)."""
+        file_columns = self.normalisation.file_columns(columns)  # a joined column read as its parts
+        read = file_columns if columns is None or set(file_columns) <= set(self.raw_schema.names) else None
         kept = None if columns is None else [self.normalisation.final_name(name) for name in columns]
         skipped = 0
         for part in self.parts:
             start = 0  # the part's row the batch starts at
             for batch in self._guarded(part, self._raw_batches(part, read)):
                 with self._errors(part, start):
-                    result, lost = self.normalisation.apply(batch)
+                    result, lost = self.normalisation.apply(batch, tally)
                 start += batch.num_rows
                 skipped += lost
                 yield result if read is not None or kept is None else result.select(kept)
@@ -229,9 +203,10 @@ class DataFile(DataFrames):
         return self._normalised()
 
     def _scanned(self) -> None:
-        """A format read front to back read once before anything else reads it: its rows and nulls are known only
-        then, and a text format's types are final only then (``_widen``)."""
-        if self._rows is None and self.reader.streamed:
+        """A format read front to back, or a column whose day and month its first rows did not tell, read once before
+        anything else reads it: its rows and nulls are known only then, a text format's types are final only then
+        (``_widen``), and the day and month are decided only then."""
+        if self._rows is None and (self.reader.streamed or self.normalisation.undecided()):
             self._scan()
 
     # --- what can be known before sending -----------------------------------------------------------------------
@@ -270,51 +245,60 @@ class DataFile(DataFrames):
     def _scan(self) -> None:
         """Read the data once before sending, keeping nothing: its rows, and the columns whose every value must be
         known first (``_scanned_columns``), their nulls counted; on the way, the first ragged CSV row (named by
-        its line), value one of them cannot take, or timestamp that does not parse. A text format's other
-        columns are tokenised, not converted (a third of the cost of reading them all)."""
+        its line), value one of them cannot take, or timestamp that does not parse; a column's day and month decided
+        by its first value that tells, or, none telling in the whole column, refused. A text format's other columns
+        are tokenised, not converted (a third of the cost of reading them all)."""
         for _ in range(2 * len(self.raw_schema) + 1):
             try:
-                return self._count(self._scanned_columns())
+                self._count(self._scanned_columns())
+                break
             except WrongType as wrong:
                 if not self._widen(wrong.column, wrong.value):
                     raise
+        if undecided := self.normalisation.undecided():  # the whole column read, no value told
+            self._rows = None
+            raise UsageError(f"{self._named(self.name)}: {undecided[0].ambiguity()}")
 
     def _widen(self, column: str, value: str) -> bool:
-        """A text file's integer or boolean column whose later value its type cannot take, given the type that
-        takes it (an integer column with a decimal: double; otherwise text), the change named; False for any
-        other."""
+        """A text file's column whose later value its type cannot take read as the type that takes it
+        (``schemas.widening``), the change named; False where none does."""
         if self._read_types is None or column not in self._read_types.names:
             return False
         index = self._read_types.get_field_index(column)
-        before = self._read_types.field(index).type
-        if (after := schemas.widened(before, value)) is None:
+        numbers = dict(self.normalisation.placeholders)
+        change = schemas.widening(column, self._read_types.field(index).type, numbers.pop(column, None), value,
+                                  self.reading.na_values)
+        if change is None:
             return False
-        self._read_types = self._read_types.set(index, pa.field(column, after))
+        read, made, before, after, how = change
+        numbers.update({column: made} if made is not None else {})
+        self._read_types = self._read_types.set(index, pa.field(column, read))
         self.raw_schema = partition_schema(self._read_types, self.parts, self.parameter, self.name)
         previous = self.normalisation
         self.normalisation = normalise.Normalisation(normalise.flatten_schema(self.raw_schema), previous.parsers,
-                                                     previous.names, previous.bad_rows)
+                                                     previous.names, previous.bad_rows, previous.join, numbers)
         self.schema = self.normalisation.schema
-        self._nulls, self._early = {}, {}
-        self.widened.append(normalise.Conversion(column, str(before), str(after),
-                                                 f"a later value, {value!r}, is not {before}: the column's type "
-                                                 f"as its first 16 MiB gave it, widened"))
+        self._nulls, self._early, self.missing_counts = {}, {}, {}
+        self.widened.append(normalise.Conversion(column, before, after, how))
         return True
 
     def _scanned_columns(self) -> list[str]:
-        """The file's columns a scan reads: those parsed as timestamps and, in a format read front to back,
-        integers and booleans (a null anywhere makes every piece's dtype nullable); at least one, to count the
-        rows."""
-        columns = list(self.normalisation.parsers)
+        """The file's columns a scan reads: those parsed as timestamps, text read as numbers with placeholders (a
+        later value that is neither ends the run before anything is sent) and, in a format read front to back,
+        integers and booleans (a null anywhere makes every piece's dtype nullable), and with ``--na-values`` every
+        number column (one of them further on makes its column numbers with placeholders); at least one, to count
+        the rows."""
+        columns = [*self.normalisation.parsers, *self.normalisation.placeholders]
         if self.reader.streamed:
-            columns += [item.name for item in self.normalisation.raw_schema
-                        if normalise.nullable(item.type) and item.name not in columns]
-        return columns or self.normalisation.raw_schema.names[:1]
+            columns += [item.name for item in self.normalisation.joined_schema if item.name not in columns and (
+                normalise.nullable(item.type) or (self.reading.na_values and pa.types.is_floating(item.type)))]
+        return columns or self.normalisation.joined_schema.names[:1]
 
     def _count(self, columns: list[str]) -> None:
         rows, nulls = 0, dict.fromkeys((self.normalisation.final_name(name) for name in columns), 0)
         early = {name: None for name in nulls if pa.types.is_timestamp(self.schema.field(name).type)}
-        for batch in self._normalised(columns):
+        tally = {name: {} for name in columns if name in self.normalisation.placeholders}
+        for batch in self._normalised(columns, tally):
             for name, column in zip(batch.schema.names, batch.columns):
                 nulls[name] += column.null_count
                 if name in early and early[name] is None and (at := _arrow_before_epoch(column)) is not None:
@@ -324,6 +308,7 @@ class DataFile(DataFrames):
             self._rows = rows
         self._nulls.update(nulls)
         self._early.update(early)
+        self.missing_counts.update(tally)
 
     def first_before_epoch(self, column: str) -> tuple[int, object] | None:
         self._scanned()
@@ -403,33 +388,6 @@ class DataFile(DataFrames):
         native = copy.copy(self)  # the same file, already opened and counted
         native.object_strings = False
         return native, True
-
-    def described(self) -> dict:
-        """How the data was read, for messages and the record: format, files, dialect, conversions, names."""
-        described = {"format": self.kind.describe(), "files": len(self.parts)}
-        if self.dialect is not None:
-            described["dialect"] = self.dialect.describe()
-        described["conversions"] = [conversion.stored() for conversion in
-                                    self.widened + self.normalisation.conversions]
-        described["renames"] = self.normalisation.renames
-        described["skipped_rows"] = self.skipped_rows
-        return described
-
-    def reading_lines(self) -> list[str]:
-        files = f" ({len(self.parts)} files)" if self.dataset else ""
-        dialect = f", {self.dialect.describe()}" if self.dialect is not None else ""
-        lines = [f"Read as {self.kind.describe()}{files}{dialect}"]
-        lines += [f"  converted {conversion.line()}" for conversion in self.widened + self.normalisation.conversions]
-        lines += [f"  renamed {line}" for line in self.normalisation.rename_lines()]
-        if self.skipped_rows:
-            lines.append(f"  skipped {self.skipped_rows} rows whose timestamp did not parse "
-                         f"({named('on_bad_timestamp')} skip)")
-        return lines
-
-
-def _holds_times(head: pa.Table | None, column: str) -> bool:
-    """Whether a text ``column``'s first values in ``head`` are timestamps (``timestamps.looks_like_times``)."""
-    return head is not None and looks_like_times(head.column(column).drop_null()[:1_000].to_pylist())
 
 
 def _arrow_before_epoch(column: pa.Array) -> int | None:

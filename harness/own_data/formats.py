@@ -5,7 +5,8 @@ Formats: Parquet (``.parquet``, ``.pq``), Arrow IPC (``.arrow``, ``.feather``, `
 CSV (``.csv``; ``.tsv``: tab-separated) and JSON lines (``.jsonl``, ``.ndjson``; ``.json`` when it holds JSON lines: one
 that holds a JSON array is refused, the command that makes JSON lines of it named). A format read front to back (CSV,
 JSON lines, an Arrow stream: its reader's ``streamed``, ``harness.own_data.readers``) may be compressed, told by a
-further suffix: ``.gz``, ``.bz2``, ``.zst``, ``.lz4`` (the lz4 frame format). A dataset's files are every file of a
+further suffix: ``.gz``, ``.bz2``, ``.zst``, ``.lz4`` (the lz4 frame format), ``.xz``, or ``.zip`` holding one file
+(``harness.own_data.compression``; ``data.zip``: its format its one file's). A dataset's files are every file of a
 known format below the folder (or matching the glob), those whose names start with ``.`` or ``_`` (``_SUCCESS``,
 ``.crc``) left out, read in the order of their paths; they must share one format.
 """
@@ -20,22 +21,28 @@ from pathlib import Path
 import pyarrow as pa
 
 from harness.errors import UsageError, named
+from harness.own_data.compression import COMPRESSIONS, NotOneFile, zip_member
 from harness.own_data.readers.base import FileKind
 from harness.own_data.readers.registry import READERS
 
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
            ".arrows": "arrow stream", ".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json"}
-COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
 KNOWN = ("Parquet: .parquet/.pq, Arrow IPC: .arrow/.feather/.ipc, Arrow stream: .arrows, CSV: .csv/.tsv, JSON lines: "
-         ".jsonl/.ndjson/.json; compressed CSV, JSON lines or Arrow stream: + .gz/.bz2/.zst/.lz4; or a folder of them")
+         ".jsonl/.ndjson/.json; compressed CSV, JSON lines or Arrow stream: + .gz/.bz2/.zst/.lz4/.xz/.zip; or a folder "
+         "of them")
 
 
 def kind_of(path: Path) -> FileKind | None:
-    """The kind ``path``'s suffixes name, or None when they name none of the formats."""
+    """The kind ``path``'s suffixes name (a ``.zip`` whose name names no format: its one file's), or None when
+    they name none of the formats; a ``.zip`` that does not hold one file raises NotOneFile."""
     suffixes = [suffix.lower() for suffix in path.suffixes]
     compression = COMPRESSIONS.get(suffixes[-1]) if suffixes else None
     if compression is not None:
         suffixes = suffixes[:-1]
+    if compression == "zip":
+        member = zip_member(path)
+        if not suffixes or suffixes[-1] not in FORMATS:
+            suffixes = [suffix.lower() for suffix in Path(member).suffixes]
     form = FORMATS.get(suffixes[-1]) if suffixes else None
     if form is None or (compression is not None and not READERS[form].streamed):
         return None
@@ -61,7 +68,10 @@ def locate(path: str | os.PathLike, parameter: str) -> tuple[list[DataPart], Fil
     text = str(path)
     prefix = f"{named(parameter)} {text}"
     if os.path.isfile(text):
-        kind = kind_of(Path(text))
+        try:
+            kind = kind_of(Path(text))
+        except NotOneFile as problem:
+            raise UsageError(f"{prefix}: {problem}") from None
         if kind is None:
             suffix = "".join(Path(text).suffixes[-2:]) or "(no suffix)"
             raise UsageError(f"{prefix}: unknown file type {suffix!r} ({KNOWN})")
@@ -78,7 +88,12 @@ def locate(path: str | os.PathLike, parameter: str) -> tuple[list[DataPart], Fil
         raise UsageError(f"{prefix}: no such file or folder")
     else:
         raise UsageError(f"{prefix}: not a file or a folder")
-    parts = [(candidate, kind_of(candidate)) for candidate in found]
+    parts = []
+    for candidate in found:
+        try:
+            parts.append((candidate, kind_of(candidate)))
+        except NotOneFile as problem:
+            raise UsageError(f"{prefix}: {candidate}: {problem}") from None
     known = [(candidate, kind) for candidate, kind in parts if kind is not None]
     if not known:
         what = "no files" if not parts else f"no file of a known type (the first: {parts[0][0].name})"

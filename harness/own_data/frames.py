@@ -78,6 +78,11 @@ class DataFrames:
         """Whether the data is read from files (its fixes are then flags, not pandas code)."""
         return False
 
+    def index_timestamp(self) -> str | None:
+        """The timestamp column that was a DataFrame's index (a file pandas wrote), the designated timestamp where
+        none is named; None where there is none."""
+        return None
+
     def described(self) -> dict:
         """How the data was read, for the record (nothing for frames in memory)."""
         return {}

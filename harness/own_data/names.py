@@ -8,6 +8,10 @@ refuses the same ones. A refused name gets each refused character replaced by ``
 CSV header cell left empty, as ``DataFrame.to_csv`` writes the index's) becomes ``column<i>``, its position from
 0, the name a file without a header gives every column. QuestDB's names are case-insensitive: a name that
 equals an earlier one but for case gets ``_2``, ``_3`` ... appended.
+
+A file may repeat a name (a CSV's header, a Parquet or Arrow file's fields): each repeat is read under the first
+free name of ``NAME_2``, ``NAME_3`` ... that no column of the file takes, its case aside (``unique_names``), the
+change named as a rename.
 """
 
 from __future__ import annotations
@@ -25,6 +29,24 @@ MAX_NAME_BYTES = 127
 def positional_name(position: int) -> str:
     """The name of a column that has none (a file without a header, an empty header cell)."""
     return f"column{position}"
+
+
+def unique_names(names: Sequence[str]) -> list[str]:
+    """``names`` with every repeat of an earlier name given the first free suffix (``ISE``, ``ISE_2``; ``ISE_3``
+    where a column is already named ``ISE_2`` or ``ise_2``)."""
+    taken = {name.lower() for name in names}
+    seen: set[str] = set()
+    result = []
+    for name in names:
+        if name in seen:
+            number = 2
+            while f"{name}_{number}".lower() in taken:
+                number += 1
+            name = f"{name}_{number}"
+            taken.add(name.lower())
+        seen.add(name)
+        result.append(name)
+    return result
 
 
 def refusal(name: str) -> str | None:

@@ -1,7 +1,8 @@
 """What a file's reader gives, made what the client takes, before the dtype audit sees it: each record batch's
-timestamps parsed (``harness.own_data.timestamps``), its types normalised, its column names made QuestDB's
-(``harness.own_data.names``). Decided once from the file's schema and first rows; every conversion named, so that
-``inspect`` shows it, ``bench --data`` prints it and the record keeps it.
+timestamps parsed (``harness.own_data.timestamps``; columns joined into one, ``harness.own_data.joined_times``),
+its types normalised, its column names made QuestDB's (``harness.own_data.names``). Decided once from the file's
+schema and first rows (a day and month that read either way: by the read before sending); every conversion named,
+so that ``inspect`` shows it, ``bench --data`` prints it and the record keeps it.
 
 Types, as pyarrow's readers give them, and what is sent instead:
 
@@ -12,6 +13,9 @@ Types, as pyarrow's readers give them, and what is sent instead:
 - a column with no values at all (``null``): text, every value NULL.
 - ``halffloat``: ``float``; ``string_view``: ``string``; a ``struct`` (JSON's nested objects): a column per
   field, named ``parent.field`` before the name rule makes it ``parent_field``.
+- a text file's column of numbers with placeholders for missing values (``-``, ``?``, ``NA``): int64 or double,
+  the placeholders nulls, counted (``harness.own_data.placeholders``: the rule); a text column parsed as
+  timestamps (or joined into one) has ``NA``, ``null``, ``NaN`` ... (``ARROW_NULLS``) as nulls.
 
 Integer and boolean columns holding nulls anywhere in the file become pandas' nullable ``Int64`` and
 ``boolean`` in every piece (pandas would give a piece with nulls ``float64`` or ``object``, a piece without
@@ -25,6 +29,8 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.own_data import placeholders as placeholder_rule
+from harness.own_data.joined_times import JoinedTime
 from harness.own_data.names import column_names, refusal
 from harness.own_data.timestamps import BadValue, TimeParser
 
@@ -85,58 +91,101 @@ def flatten_schema(schema: pa.Schema) -> pa.Schema:
 
 @dataclass
 class Normalisation:
-    """The plan for every batch of one file: ``parsers`` (by the file's column name), the type conversions,
-    the final names; ``schema``: what each batch becomes."""
+    """The plan for every batch of one file: ``parsers`` (by the file's column name), the columns joined into one
+    timestamp (``join``: their struct, by the joined name, is parsed as a column is), text columns of numbers with
+    placeholders (``placeholders``, by the file's name), the type conversions, the final names (of the columns as
+    joined: ``joined_schema``); ``schema``: what each batch becomes."""
 
     raw_schema: pa.Schema  # flattened
-    parsers: dict[str, TimeParser]
+    parsers: dict[str, TimeParser | JoinedTime]
     names: list[str]
     bad_rows: str = "fail"
-    conversions: list[Conversion] = field(init=False)
+    join: JoinedTime | None = None
+    placeholders: dict[str, placeholder_rule.Placeholders] = field(default_factory=dict)
+    joined_schema: pa.Schema = field(init=False)
     schema: pa.Schema = field(init=False)
 
     def __post_init__(self) -> None:
-        self.conversions, fields, self._casts = [], [], {}
-        for item, name in zip(self.raw_schema, self.names):
+        self.joined_schema = joined_schema(self.raw_schema, self.join)
+        if self.join is not None:
+            self.parsers = {**self.parsers, self.join.name: self.join}
+        fields, self._casts = [], {}
+        for item, name in zip(self.joined_schema, self.names):
             parser = self.parsers.get(item.name)
             if parser is not None:
-                source = "text" if pa.types.is_string(item.type) or pa.types.is_large_string(item.type) \
-                    else str(item.type)
-                self.conversions.append(Conversion(item.name, source, str(parser.type), parser.describe()))
                 fields.append(pa.field(name, parser.type))
+                continue
+            if (numbers := self.placeholders.get(item.name)) is not None:
+                fields.append(pa.field(name, numbers.type))
                 continue
             target = target_type(item.type)
             if target is not None:
                 self._casts[item.name] = target[0]
-                self.conversions.append(Conversion(item.name, str(item.type), str(target[0]), target[1]))
-                fields.append(pa.field(name, target[0]))
-            else:
-                fields.append(pa.field(name, item.type))
+            fields.append(pa.field(name, item.type if target is None else target[0]))
         self.schema = pa.schema(fields)
+
+    @property
+    def conversions(self) -> list[Conversion]:
+        """Each column's conversion, as decided so far (a day and month decided while reading said so)."""
+        found = []
+        for item in self.joined_schema:
+            parser = self.parsers.get(item.name)
+            if self.join is not None and parser is self.join:
+                source = " + ".join(_source(self.raw_schema.field(part).type) for part in self.join.parts)
+                found.append(Conversion(self.join.spec, source, str(parser.type), parser.describe()))
+            elif parser is not None:
+                found.append(Conversion(item.name, _source(item.type), str(parser.type), parser.describe()))
+            elif (numbers := self.placeholders.get(item.name)) is not None:
+                found.append(Conversion(item.name, "text", str(numbers.type), numbers.describe()))
+            elif (target := target_type(item.type)) is not None:
+                found.append(Conversion(item.name, str(item.type), str(target[0]), target[1]))
+        return found
+
+    def undecided(self) -> list[TimeParser | JoinedTime]:
+        """The parsers whose day and month no value has told yet."""
+        return [parser for parser in self.parsers.values() if parser.undecided]
+
+    def file_columns(self, columns: list[str] | None) -> list[str] | None:
+        """``columns`` (as joined) as the file's: a joined column its parts."""
+        if columns is None or self.join is None:
+            return columns
+        return [part for name in columns for part in (self.join.parts if name == self.join.name else (name,))]
 
     @property
     def renames(self) -> dict[str, str]:
         """The file's names that change, each to its new one."""
-        return {old: new for old, new in zip(self.raw_schema.names, self.names) if old != new}
+        return {old: new for old, new in zip(self.joined_schema.names, self.names) if old != new}
 
     def rename_lines(self) -> list[str]:
         return [f"{old!r} -> {new!r}" + (f" (QuestDB refuses it: {why})" if (why := refusal(old)) else "")
                 for old, new in self.renames.items()]
 
     def final_name(self, raw: str) -> str:
-        return self.names[self.raw_schema.names.index(raw)]
+        return self.names[self.joined_schema.names.index(raw)]
 
     def raw_name(self, final: str) -> str:
-        return self.raw_schema.names[self.names.index(final)]
+        return self.joined_schema.names[self.names.index(final)]
 
-    def apply(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
+    def apply(self, batch: pa.RecordBatch, tally: dict[str, dict[str, int]] | None = None
+              ) -> tuple[pa.RecordBatch, int]:
         """``batch`` as sent, and the rows it lost to values that did not parse (``bad_rows='skip'``); with
-        ``'fail'`` the first such value raises BadRow. ``batch`` may hold a subset of the columns."""
+        ``'fail'`` the first such value raises BadRow. ``batch`` may hold a subset of the columns. ``tally``:
+        each placeholder column's placeholders counted into it (by the file's name)."""
         batch = flattened(batch)
+        if self.join is not None:
+            batch = self.join.merged(batch)
         arrays, names, bad = [], [], None
         for name, column in zip(batch.schema.names, batch.columns):
             parser = self.parsers.get(name)
-            if parser is not None:
+            if (numbers := self.placeholders.get(name)) is not None:
+                column, counts = numbers.convert(column)
+                if tally is not None:
+                    found = tally.setdefault(name, {})
+                    for token, count in counts.items():
+                        found[token] = found.get(token, 0) + count
+            elif parser is not None:
+                if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+                    column = placeholder_rule.as_nulls(column)
                 try:
                     column, column_bad = parser.parse(column, self.bad_rows)
                 except BadValue as exc:
@@ -180,20 +229,32 @@ def _cast(column: pa.Array, arrow_type: pa.DataType) -> pa.Array:
     return column.cast(arrow_type)
 
 
-def decide(raw_schema: pa.Schema, head: pa.Table | None, parsed: dict[str, dict], renames, bad_rows: str,
-           source: str) -> Normalisation:
-    """The plan of a file whose (flattened) schema is ``raw_schema``: ``parsed`` names each column to make
-    timestamps of, with how (``TimeParser.decide``'s ``at_format``, ``at_unit``, ``tz``, ``parameter``), decided
-    on the column's first values in ``head``; ``renames``: the user's ``rename`` pairs."""
-    parsers = {}
-    for column, how in parsed.items():
-        values = head.column(column) if head is not None and column in head.column_names else \
-            pa.array([], raw_schema.field(column).type)
-        if isinstance(values, pa.ChunkedArray):
-            values = values.combine_chunks() if values.num_chunks else pa.array([], values.type)
-        parsers[column] = TimeParser.decide(column, values, **how)
-    names = column_names(raw_schema.names, renames, source)
-    return Normalisation(raw_schema, parsers, names, bad_rows)
+def decide(raw_schema: pa.Schema, parsers: dict[str, TimeParser], join: JoinedTime | None, renames, bad_rows: str,
+           source: str, placeholders: dict[str, placeholder_rule.Placeholders] | None = None) -> Normalisation:
+    """The plan of a file whose (flattened) schema is ``raw_schema``: ``parsers`` make timestamps of the columns
+    they name, ``join`` one of several (``harness.own_data.time_columns`` decides both, a text column's
+    placeholders nulls); ``renames``: the user's ``rename`` pairs; ``placeholders``: the text columns read as
+    numbers."""
+    names = column_names(joined_schema(raw_schema, join).names, renames, source)
+    return Normalisation(raw_schema, parsers, names, bad_rows, join, placeholders or {})
+
+
+def joined_schema(raw_schema: pa.Schema, join: JoinedTime | None) -> pa.Schema:
+    """``raw_schema`` with ``join``'s parts one text column, its name, in the first part's place."""
+    if join is None:
+        return raw_schema
+    first = min(raw_schema.get_field_index(part) for part in join.parts)
+    fields = []
+    for index, item in enumerate(raw_schema):
+        if index == first:
+            fields.append(pa.field(join.name, pa.string()))
+        if item.name not in join.parts:
+            fields.append(item)
+    return pa.schema(fields)
+
+
+def _source(arrow_type: pa.DataType) -> str:
+    return "text" if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) else str(arrow_type)
 
 
 def nullable(arrow_type: pa.DataType) -> bool:

@@ -13,11 +13,13 @@ from harness.own_data.timestamps import check_zone
 
 @dataclass(frozen=True)
 class Reading:
-    """How a file is read: the designated timestamp ``at`` and how its text or numbers are read (``at_format``,
-    ``at_unit``, ``tz``), other columns read as timestamps (``parse_dates``), what a value that does not parse
-    does (``on_bad_timestamp``: fail or skip its row), the symbol columns (a text file's read as text: a rack
-    number stays the text ``042``), a CSV's dialect where not sniffed, the encoding, and the user's column names
-    (``renames``: ``old=new,...``)."""
+    """How a file is read: the designated timestamp ``at`` (a column, or columns joined: ``Date+Time``) and how its
+    text or numbers are read (``at_format``, ``at_unit``, ``tz``; ``at_dates_only``: dates alone are meant, even
+    beside a column of times of day), other columns read as timestamps (``parse_dates``), what a value that does
+    not parse does (``on_bad_timestamp``: fail or skip its row), the symbol columns (a text file's read as text: a
+    rack number stays the text ``042``), a CSV's dialect where not sniffed, the encoding, the user's column names
+    (``renames``: ``old=new,...``), the tokens that mark a missing number (``na_values``, besides those the
+    placeholder rule finds: ``harness.own_data.placeholders``) and the columns kept as text (``keep_text``)."""
 
     at: str | None = None
     at_format: str | None = None
@@ -30,6 +32,9 @@ class Reading:
     csv_no_header: bool = False
     encoding: str | None = None
     renames: str | None = None
+    at_dates_only: bool = False
+    na_values: tuple[str, ...] = ()
+    keep_text: tuple[str, ...] = ()
 
     def check(self) -> None:
         if self.on_bad_timestamp not in tuple(OnBadTimestamp):
@@ -44,5 +49,6 @@ class Reading:
         check_zone(self.tz)
 
     def named_times(self) -> set[str]:
-        """The columns the user named timestamps: the designated one and those of ``parse_dates``."""
+        """The columns the user named timestamps: the designated one (as named: ``Date+Time`` where it joins
+        columns) and those of ``parse_dates``."""
         return {name for name in (self.at, *self.parse_dates) if name}

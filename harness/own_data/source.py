@@ -177,6 +177,8 @@ class DataSource:
         found = self.data.timestamp_columns()
         if len(found) == 1:
             return found[0]
+        if (index := self.data.index_timestamp()) in found:
+            return index
         if not found:
             raise UsageError(f"{self.data.name}: no timestamp column to be the designated timestamp: name it with "
                              f"{named('at')} COLUMN (columns: {', '.join(columns)})")

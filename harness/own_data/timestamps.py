@@ -6,6 +6,11 @@ first values and the user's flags (``--at-format``, ``--at-unit``, ``--tz``), th
 - Other text: the format is inferred from the first values (pandas' ``guess_datetime_format`` of the first
   one, month first and day first, and common forms it misses: the one that parses the most of the first 1,000),
   and stated; or it is given (``--at-format``, strftime; integers too, such as ``%Y%m%d``).
+- Periods: quarters (``1974Q1``) and months (``1977-Jan``, ``2020-03``) are read as their first instant
+  (``harness.own_data.periods``).
+- Day and month that read either way (``05.01.2015``) are decided over the whole column, by the first value that
+  tells (a part above 12): in the first values where one does, else while the file is read before sending
+  (``undecided`` until then); a column where none does is refused (``ambiguity``), both readings shown.
 - Numbers are epoch time in the unit ``--at-unit`` names (s, ms, us, ns); numbers without it are refused, the
   unit their size suggests named.
 - Text with an offset is converted to UTC. Naive text is UTC, or local time in ``--tz`` (an IANA zone): a
@@ -20,7 +25,6 @@ finer than the column's unit is refused rather than cut. A value that does not p
 from __future__ import annotations
 
 import re
-import warnings
 import zoneinfo
 from dataclasses import dataclass, field
 
@@ -30,22 +34,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.errors import ParameterError, UsageError, named
+from harness.own_data.periods import is_month_format, is_quarter, quarter_starts
+from harness.own_data.time_formats import (
+    HEAD_VALUES,
+    day_month_order,
+    dates_only_format,
+    inferred_format,
+    is_date_only,
+    is_iso,
+    swapped,
+)
 
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
-# ISO 8601's shape: a date (year-month-day), then optionally T or a space and a time.
-_ISO = re.compile(r"^\s*[+-]?\d{4}-\d{2}-\d{2}([T ]\d{2}(:?\d{2}(:?\d{2}([.,]\d+)?)?)?)?"
-                  r"\s*(Z|[+-]\d{2}(:?\d{2})?)?\s*$")
 _OFFSET = re.compile(r"(Z|[+-]\d{2}(:?\d{2})?)\s*$")
 _FRACTION = re.compile(r"[.,](\d+)")
 _DIGITS_DATE = re.compile(r"^(19|20|21)\d{2}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
-# Forms of text timestamps pandas' guess from one value misses (12-hour clocks, day-first dates it reads month
-# first), tried after its guesses; the one that parses the most first values wins.
-COMMON_FORMATS = ("%m/%d/%Y %I:%M:%S %p", "%m/%d/%Y %I:%M %p", "%d/%m/%Y %I:%M:%S %p", "%m/%d/%Y %H:%M:%S",
-                  "%d/%m/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%d/%m/%Y %H:%M", "%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y %H:%M:%S",
-                  "%d.%m.%Y %H:%M", "%d.%m.%Y", "%Y%m%d%H%M%S", "%Y%m%d %H:%M:%S", "%Y%m%d")
-# First values a format is judged by, and the share of them that must parse for a text column to hold timestamps.
-HEAD_VALUES = 1_000
-TIMES_SHARE = 0.9
 
 
 class BadValue(Exception):
@@ -65,56 +68,6 @@ def check_zone(tz: str | None) -> None:
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         raise ParameterError("tz", f"unknown time zone {tz!r} (an IANA name such as UTC, Europe/Paris or "
                                    f"America/New_York)") from None
-
-
-def _inferred_format(values: list[str]) -> str | None:
-    """The format of text timestamps, from their first values: of pandas' guesses from the first value (month
-    first, then day first) and the common forms pandas cannot guess (``COMMON_FORMATS``), the one that parses the
-    most of ``values`` (the first value among them; on a tie, the earlier)."""
-    first = values[0].strip()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pandas warns when a day-first guess is not day first
-        guesses = [pd.tseries.api.guess_datetime_format(first, dayfirst=dayfirst) for dayfirst in (False, True)]
-    candidates = list(dict.fromkeys(guess for guess in (*guesses, *COMMON_FORMATS) if guess))
-    sample = pd.Series(values[:HEAD_VALUES], dtype=object)
-    best, best_count = None, 0
-    for candidate in candidates:
-        try:
-            parsed = pd.to_datetime(sample, format=candidate, errors="coerce",
-                                    utc="%z" in candidate or "%Z" in candidate)
-        except (ValueError, TypeError):
-            continue
-        if pd.isna(parsed.iloc[0]):
-            continue
-        count = int(parsed.notna().sum())
-        if count > best_count:
-            best, best_count = candidate, count
-    return best
-
-
-def looks_like_times(values: list[str]) -> bool:
-    """Whether a text column whose first values are ``values`` holds timestamps: the first of the first 1,000 and
-    nine in ten of them are ISO 8601, or parse with the format inferred from them (``_inferred_format``); a bare
-    number never does. (A later value that does not parse is then named by its line, or skipped.)"""
-    values = [value for value in values[:HEAD_VALUES] if value is not None]
-    if not values:
-        return False
-    if is_iso(values[0]) and sum(map(is_iso, values)) >= TIMES_SHARE * len(values):
-        return True
-    first = values[0].strip()
-    if not re.search(r"\d", first) or re.fullmatch(r"[+-]?\d+([.,]\d+)?", first):
-        return False
-    fmt = _inferred_format(values)
-    if fmt is None:
-        return False
-    parsed = pd.to_datetime(pd.Series(values, dtype=object), format=fmt, errors="coerce",
-                            utc="%z" in fmt or "%Z" in fmt)
-    return bool(parsed.notna().mean() >= TIMES_SHARE)
-
-
-def is_iso(text: str) -> bool:
-    """Whether ``text`` is an ISO 8601 date or timestamp, in one of the forms parsed as such."""
-    return bool(_ISO.match(text))
 
 
 def _unit_hint(present: pa.Array) -> str:
@@ -148,8 +101,11 @@ def _has_offset(text: str) -> bool:
 
 @dataclass
 class TimeParser:
-    """How one column becomes timestamps. ``kind``: ``iso``, ``format`` (``format``, ``inferred`` or given) or
-    ``epoch`` (``epoch_unit``); ``aware``: the text carries offsets; ``unit``: the column's (us or ns)."""
+    """How one column becomes timestamps. ``kind``: ``iso``, ``format`` (``format``, ``inferred`` or given),
+    ``quarter`` or ``epoch`` (``epoch_unit``); ``aware``: the text carries offsets; ``unit``: the column's (us or
+    ns); ``parameter``: the one that named the column (None: found by its values). An inferred format whose day
+    and month read either way is ``undecided`` (month first, day first; ``format`` the first until a value
+    tells), ``example`` a value of it; ``told_by``: the value that decided it."""
 
     column: str
     kind: str
@@ -159,6 +115,10 @@ class TimeParser:
     epoch_unit: str | None = None
     aware: bool = False
     tz: str | None = None
+    parameter: str | None = "at"
+    undecided: tuple[str, str] | None = None
+    example: str | None = None
+    told_by: str | None = None
     # Where an overlap run stands at the end of the last piece: (in one, the latest wall time, went back).
     _overlap: tuple[bool, int, bool] = field(default=(False, 0, False), repr=False)
 
@@ -173,9 +133,15 @@ class TimeParser:
                    "ns": "epoch nanoseconds"}[self.epoch_unit]
         elif self.kind == "iso":
             how = "ISO 8601"
+        elif self.kind == "quarter":
+            how = "quarters (1974Q1), each read as its first instant"
         else:
             source = "inferred from its first values" if self.inferred else named("at_format")
             how = f"format {self.format!r} ({source})"
+            if self.told_by is not None:
+                how += f", {day_month_order(self.format)} as {self.told_by!r} tells"
+            if is_month_format(self.format):
+                how += ", months read as their first instant"
         if self.aware:
             how += ", offsets converted to UTC"
         elif self.tz:
@@ -214,16 +180,76 @@ class TimeParser:
             parser = cls(column, "format", format=at_format, aware="%z" in at_format or "%Z" in at_format, tz=tz)
         elif is_iso(first):
             parser = cls(column, "iso", aware=_has_offset(first), tz=tz)
+        elif is_quarter(first):
+            parser = cls(column, "quarter", tz=tz)
         else:
-            guessed = _inferred_format(values)
+            guessed = inferred_format(values)
             if guessed is None:
                 raise UsageError(f"{_said(parameter, column)}: cannot tell the timestamp format of its first value "
                                  f"{first!r}: give it with {named('at_format')} (strftime, e.g. '%d/%m/%Y %H:%M')")
             parser = cls(column, "format", format=guessed, inferred=True, aware="%z" in guessed or "%Z" in guessed,
                          tz=tz)
+            parser._day_or_month(values)
+        parser.parameter = parameter
         parser._refuse_zone_twice(parameter)
         parser._check_head(values, parameter)
         return parser
+
+    def _day_or_month(self, values: list[str]) -> None:
+        """An inferred format whose day and month read either way in the first values (as many parse both
+        ways) decided by the first of ``values`` that tells, or left ``undecided`` for the rest of the file."""
+        other = swapped(self.format)
+        if other == self.format:
+            return
+        sample = pd.Series(values, dtype=object)
+        one, two = (self._pandas(sample, fmt) for fmt in (self.format, other))
+        mine, theirs = one.notna().to_numpy(), two.notna().to_numpy()
+        if mine[:HEAD_VALUES].sum() != theirs[:HEAD_VALUES].sum():
+            return  # the first values tell: the format that parses the most of them
+        telling = np.flatnonzero(mine != theirs)
+        if len(telling):
+            self.format = self.format if mine[telling[0]] else other
+            self.told_by = values[telling[0]]
+        else:
+            self.undecided = tuple(sorted((self.format, other), key=lambda fmt: fmt.index("%d")))[::-1]
+            differ = np.flatnonzero((one != two).to_numpy() & mine)  # a value the two read as two days
+            self.format, self.example = self.undecided[0], values[differ[0] if len(differ) else 0]
+
+    def _decided_on(self, series: pd.Series) -> str:
+        """The format of a piece while the day and month are undecided: the first value of ``series`` that
+        parses one way only decides it for the column; until one does, the month-first reading."""
+        first, second = self.undecided
+        mine, theirs = (self._pandas(series, fmt).notna().to_numpy() for fmt in (first, second))
+        telling = np.flatnonzero(mine != theirs)
+        if len(telling):
+            self.format = first if mine[telling[0]] else second
+            self.told_by, self.undecided = series.iloc[telling[0]], None
+        return self.format
+
+    def ambiguity(self, pin: str | None = None) -> str:
+        """Why an ``undecided`` column is refused, in one line: both readings of one of its values, the flags that
+        say which (``pin``: what ``--at`` names to read it so; default: the column)."""
+        month_first, day_first = self.undecided
+        value = self.example.strip()
+        readings = [pd.to_datetime(value, format=fmt) for fmt in (month_first, day_first)]
+        shown = "%Y-%m-%d %H:%M:%S" if any(stamp != stamp.normalize() for stamp in readings) else "%Y-%m-%d"
+        if self.parameter == "at":
+            advice = f"give its format with {named('at_format')}"
+        else:
+            advice = "only the designated timestamp takes a format: " if self.parameter else "give its format with "
+            advice += f"{named('at')} {pin or self.column} {named('at_format')}"
+        return (f"{_said(self.parameter, self.column)}: its day and month read either way in every value, "
+                f"none above 12 tells which ({value!r} is {readings[0].strftime(shown)} month first, "
+                f"{readings[1].strftime(shown)} day first): {advice} '{day_first}' (day first) or "
+                f"'{month_first}' (month first)")
+
+    def dates_only(self) -> bool:
+        """Whether the column holds dates without a time of day (as its reading says)."""
+        if self.kind == "quarter":
+            return True
+        if self.kind == "iso":
+            return self.example is not None and is_date_only(self.example)
+        return self.kind == "format" and dates_only_format(self.format)
 
     @classmethod
     def _epoch_parser(cls, column: str, head: pa.Array, at_unit: str, at_format: str | None) -> TimeParser:
@@ -254,6 +280,7 @@ class TimeParser:
         if self.kind == "format" and "%f" not in (self.format or ""):
             fractions = []
         self.unit = "ns" if fractions and max(fractions) > 6 else "us"
+        self.example = self.example or values[0]
         try:
             self.parse(pa.array(values[:1], pa.string()))
         except BadValue as bad:
@@ -274,6 +301,9 @@ class TimeParser:
             array = array.combine_chunks()
         if self.kind == "epoch":
             result, bad = self._epoch(array), np.zeros(len(array), dtype=bool)
+        elif self.kind == "quarter":
+            starts, bad = quarter_starts(array)
+            result = self.finished(starts)
         else:
             result, bad = self._text(array)
         if not bad.any():
@@ -284,6 +314,8 @@ class TimeParser:
         return result, bad
 
     def _why(self) -> str:
+        if self.kind == "quarter":
+            return "not a quarter (1974Q1)"
         if self.kind == "format" and self.inferred:
             return (f"not of the format {self.format!r}, inferred from the column's first values: give the right one "
                     f"with {named('at_format')}")
@@ -305,13 +337,14 @@ class TimeParser:
         if self.kind == "iso":
             try:
                 parsed = pc.cast(pc.utf8_trim_whitespace(array), pa.timestamp("ns", "UTC" if self.aware else None))
-                return self._finish(parsed), np.zeros(len(array), dtype=bool)
+                return self.finished(parsed), np.zeros(len(array), dtype=bool)
             except pa.ArrowInvalid:
                 pass  # a form Arrow does not take, or a bad value: pandas decides
         series = pd.Series(array.to_numpy(zero_copy_only=False), dtype=object)
-        parsed = self._pandas(series, "ISO8601" if self.kind == "iso" else self.format)
+        fmt = "ISO8601" if self.kind == "iso" else self._decided_on(series) if self.undecided else self.format
+        parsed = self._pandas(series, fmt)
         bad = array.is_valid().to_numpy(zero_copy_only=False) & parsed.isna().to_numpy()
-        return self._finish(pa.array(parsed.dt.as_unit("ns"), from_pandas=True)), bad
+        return self.finished(pa.array(parsed.dt.as_unit("ns"), from_pandas=True)), bad
 
     def _pandas(self, series: pd.Series, fmt: str) -> pd.Series:
         """``series`` parsed by pandas, a value that does not parse (or is of another kind: naive among aware)
@@ -329,8 +362,8 @@ class TimeParser:
             return pd.Series([one(value) if value is not None else pd.NaT for value in series],
                              dtype=f"datetime64[ns{', UTC' if self.aware else ''}]")
 
-    def _finish(self, parsed: pa.Array) -> pa.Array:
-        """Nanoseconds to the column's unit (a finer value refused), naive local time to UTC."""
+    def finished(self, parsed: pa.Array) -> pa.Array:
+        """Parsed nanoseconds to the column's unit (a finer value refused), naive local time to UTC."""
         if self.tz and not self.aware:
             parsed = self._localised(parsed)
         if self.unit == "us":

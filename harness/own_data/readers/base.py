@@ -19,6 +19,7 @@ from typing import ClassVar
 import pyarrow as pa
 
 from harness.errors import UsageError
+from harness.own_data.compression import open_stream
 from harness.own_data.csv_dialect import Dialect
 from harness.own_data.reading import Reading
 
@@ -107,10 +108,5 @@ class FileReader:
         return None
 
     def stream(self, path: Path):
-        """The file's bytes, decompressed as its suffix says: gzip by ISA-L (``isal``, the ILP file reader's too),
-        which takes 0.4 of zlib's CPU; the others by Arrow's codecs."""
-        if self.kind.compression == "gzip":
-            from isal import igzip
-
-            return pa.PythonFile(igzip.open(str(path), "rb"), mode="r")
-        return pa.input_stream(str(path), compression=self.kind.compression)
+        """The file's bytes, decompressed as its suffix says (``harness.own_data.compression``)."""
+        return open_stream(path, self.kind.compression)

@@ -2,7 +2,9 @@
 so that its rows are numbered as the file's lines: the dialect sniffed from the data's first file
 (``harness.own_data.csv_dialect``), the types inferred from the first block, a row whose fields do not match the
 header named by its line (it ends the read), a value its column's type cannot take named by its line
-(``WrongValue``: the dataset may widen the column and read again)."""
+(``WrongValue``: the dataset may widen the column and read again). An empty field is a null, no other text is
+(placeholders such as ``-`` or ``NA``: ``harness.own_data.placeholders``); a header that repeats a name is read
+under the names made unique (``harness.own_data.read_names``), given with the types."""
 
 from __future__ import annotations
 
@@ -76,15 +78,20 @@ class CsvReader(text.TextReader):
             return "skip"
 
         dialect = self.dialect
-        names = None
+        names, skipped = None, 0
         if not dialect.header:
             names = [positional_name(position) for position in range(dialect.width)]
+        elif types is not None:  # the header skipped, its columns read under the names given (a repeat made unique)
+            names, skipped = types.names, 1
         # One thread: rows are numbered as the file's lines (a ragged row is named by its line).
         # The first block of a file whose types are still to infer is the inference's; every later read has them.
         block = text.INFER_BLOCK_BYTES if types is None else text.READ_BLOCK_BYTES
-        read = csv.ReadOptions(use_threads=False, block_size=block, encoding=dialect.encoding, column_names=names)
+        read = csv.ReadOptions(use_threads=False, block_size=block, encoding=dialect.encoding, column_names=names,
+                               skip_rows_after_names=skipped)
+        # An empty field is a null, and only it: other placeholders (NA, -, ?) are the placeholder rule's
+        # (harness.own_data.placeholders), so that a label NA in a text column stays NA.
         convert = csv.ConvertOptions(column_types=None if types is None else dict(zip(types.names, types.types)),
-                                     strings_can_be_null=True, include_columns=columns)
+                                     null_values=[""], strings_can_be_null=True, include_columns=columns)
         return csv.open_csv(stream, read_options=read, convert_options=convert,
                             parse_options=csv.ParseOptions(delimiter=dialect.delimiter, invalid_row_handler=on_invalid))
 
