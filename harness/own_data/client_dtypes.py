@@ -158,6 +158,13 @@ def _decimals(protocol_version: int) -> Take:
                     "column first", "decimal columns must be created manually", TO_FLOAT64)
 
 
+def of_strings(dtype: pd.CategoricalDtype) -> bool:
+    """Whether a category's categories are strings (or none at all): what both clients take as text."""
+    categories = dtype.categories
+    return pd.api.types.is_string_dtype(categories.dtype) and pd.api.types.infer_dtype(categories) in ("string",
+                                                                                                   "empty")
+
+
 def is_null_object(value) -> bool:
     """The client's null in an object column: None, pd.NA, pd.NaT or a float NaN."""
     return value is None or value is pd.NA or value is pd.NaT or (type(value) is float and value != value)
@@ -218,11 +225,9 @@ def _extension_take(series: pd.Series, protocol_version: int) -> Take:
             return Take(ARROW, "VARCHAR", string=True)
         return Take(OBJECTS, "VARCHAR", string=True, conversion=TO_ARROW_STRING)
     if isinstance(dtype, pd.CategoricalDtype):
-        categories = dtype.categories
-        if pd.api.types.is_string_dtype(categories.dtype) and pd.api.types.infer_dtype(categories) in ("string",
-                                                                                                       "empty"):
+        if of_strings(dtype):
             return Take(ARROW, "VARCHAR", string=True)
-        return _early(f"the questdb client takes categories of strings only, not of {categories.dtype}",
+        return _early(f"the questdb client takes categories of strings only, not of {dtype.categories.dtype}",
                       "Expected a category of strings", STRING_CATEGORIES)
     if isinstance(dtype, pd.ArrowDtype):
         return _arrow_take(series, protocol_version)

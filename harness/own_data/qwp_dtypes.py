@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.own_data.client_dtypes import INT64_MAX, SKIPPED
+from harness.own_data.client_dtypes import INT64_MAX, SKIPPED, of_strings
 from harness.own_data.dtype_conversions import (
     DATES_TO_TIMESTAMPS,
     NULLS_TO_FALSE,
@@ -294,11 +294,9 @@ def _planner_take(series: pd.Series) -> Take:
         return Take(NUMPY_PLANNER, "VARCHAR", symbol_conversion=TO_CATEGORY, at_conversion=TO_UTC_MICROS,
                     **PLANNER_STRINGS)
     if isinstance(dtype, pd.CategoricalDtype):
-        categories = dtype.categories
-        if pd.api.types.is_string_dtype(categories.dtype) and pd.api.types.infer_dtype(categories) in ("string",
-                                                                                                       "empty"):
+        if of_strings(dtype):
             return Take(NUMPY_PLANNER, "VARCHAR", symbol=True)
-        return refused(f"QWP takes categories of strings only, not of {categories.dtype}",
+        return refused(f"QWP takes categories of strings only, not of {dtype.categories.dtype}",
                         "Expected a category of strings", STRING_CATEGORIES, early=True)
     if isinstance(dtype, pd.ArrowDtype):
         return _arrow_take(_arrow_of(series), _PANDAS_FIXES, pandas=True, planner=True)
