@@ -7,7 +7,6 @@ profile of Python frames alone (``--profile`` without native frames) tells seria
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 
 import pandas as pd
@@ -18,6 +17,7 @@ from harness.frames.convert import as_pandas
 from harness.frames.kinds import FrameKind
 from harness.ingest.choices import ProtocolVersion, Transport
 from harness.ingest.ilp import client_symbols
+from harness.ingest.wire.client_errors import client_errors
 from harness.ingest.wire.interface import Delivery, WireTraits, WireVariant
 from harness.ingest.wire.settings import SenderSettings
 from harness.questdb.conf import redact_conf
@@ -40,15 +40,6 @@ def append_frame_to_sender(sender: Sender, frame: pd.DataFrame, table: str, symb
 def flush_sender(sender: Sender) -> None:
     """``sender.flush()``: the buffer sent (over HTTP: committed and answered)."""
     sender.flush()
-
-
-@contextlib.contextmanager
-def client_errors():
-    """The client's errors as ``RunError``s of one line."""
-    try:
-        yield
-    except QuestDBError as exc:
-        raise RunError(one_line(exc)) from None
 
 
 @dataclass(frozen=True)

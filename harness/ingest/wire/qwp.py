@@ -13,7 +13,6 @@ it from the harness's own work."""
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from dataclasses import dataclass, field
 
@@ -25,6 +24,7 @@ from harness.errors import RunError, UsageError, one_line
 from harness.frames.kinds import FrameKind
 from harness.ingest.choices import Transport
 from harness.ingest.ilp import client_symbols
+from harness.ingest.wire.client_errors import client_errors
 from harness.ingest.wire.interface import Delivery, PrefixInDoubt, WireTraits, WireVariant
 from harness.ingest.wire.settings import SenderSettings
 from harness.own_data.qwp_dtypes import whole_arrow_columns
@@ -181,7 +181,7 @@ class QwpConnection:
             raise RunError(one_line(exc)) from None
 
     def row(self, table: str, symbols: dict, columns: dict, at) -> None:
-        with _client_errors():
+        with client_errors():
             if self._lease is None:
                 self._lease = self._db.sender()
             self._lease.row(table, symbols=symbols, columns=columns, at=at)
@@ -194,7 +194,7 @@ class QwpConnection:
         committed as they were loaded. The bytes sent: the client does not tell."""
         if self._lease is None:
             return None
-        with _client_errors():
+        with client_errors():
             self._lease.flush(wait=True)
             rejected = self._lease.poll_error()
         if rejected is not None:
@@ -211,11 +211,3 @@ class QwpConnection:
             except QuestDBError:
                 pass  # the run's own error (if any) is the one worth reporting
         self._pool.give_back()
-
-
-@contextlib.contextmanager
-def _client_errors():
-    try:
-        yield
-    except QuestDBError as exc:
-        raise RunError(one_line(exc)) from None
