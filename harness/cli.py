@@ -9,10 +9,11 @@ exit code 1; an interrupted one in exit code 130. No traceback reaches the user.
 
 from __future__ import annotations
 
-import gc
+import atexit
 import os
 import signal
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 import typer
@@ -158,16 +159,47 @@ def main(argv: list[str] | None = None) -> None:
 
 def entry_point() -> None:
     """The process's own entry (`python -m harness`, the `harness` script): one BLAS thread, ``main``, then an
-    exit that does not scan what the command left behind."""
+    exit that ends the native threads instead of destroying them (``_end_process``)."""
     # numpy's OpenBLAS starts a thread per core when numpy is imported, and each spins about 0.1 s before it
     # sleeps: on a small machine a core taken from the server as a run begins (a 500-query run of lastpoint
     # ran at two thirds of the rate). Nothing the harness does multiplies matrices. A value the user set stands.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    main()
-    # The interpreter's exit runs full collections over every object still alive (numpy's, typer's, the
-    # harness's own modules): about 20 ms, a tenth of what replay spends outside its send. Frozen, those
-    # objects are skipped. Not in ``main`` itself: a process that calls it (a test, a notebook) goes on.
-    gc.freeze()
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = _exit_status(exc.code)
+    _end_process(code)
+
+
+def _exit_status(code: object) -> int:
+    """The status ``sys.exit(code)`` gives: None is 0, a number itself, anything else printed and 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _end_process(code: int) -> None:
+    """Exit with ``code`` as the interpreter would, less its last step. Threads that are not daemons are joined
+    and the exit handlers run (temporary files, logging), as at any exit; then the process ends without the
+    native libraries' static destructors. A native thread still inside pyarrow's or a client's code as a
+    refusal ends the run made one of them call std::terminate under load (``terminate called without an active
+    exception``, exit 134) after the error line was printed. Skipping the final collections also saves the
+    ~20 ms they spent over every object still alive."""
+    # threading's own exit step: it also tells idle thread pools to end, so that joining them cannot hang.
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away, a stream closed: nothing left to say there
+            pass
+    os._exit(code)
 
 
 def _die(message: str, code: int) -> None:
