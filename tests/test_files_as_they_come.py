@@ -766,6 +766,8 @@ def test_lines_refused_around_the_header_are_named_in_one_line(corpus, tmp_path)
     assert_one_line_error(result, 2, "ragged.csv: line 44 has 6 fields, the header 5")
     with pytest.raises(ParameterError, match="skip_rows: a number of lines, 0 or more, got -1"):
         DataFile(corpus["preamble_station"], reading=Reading(skip_rows=-1))
+    result = run_cli("inspect", "--data", str(corpus["jsonl"]), "--skip-rows", "2")
+    assert_one_line_error(result, 2, "--skip-rows: skips lines above a CSV's header", "events.jsonl is json")
 
 
 def test_inspect_prints_the_flags_that_pin_its_reading(corpus):
