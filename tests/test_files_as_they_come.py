@@ -1,18 +1,20 @@
 """Files as a data engineer holds them, each sent into a real QuestDB with ``bench --send --data`` (only the flags its
-kind needs) and read back exact: its rows counted on the server, every value compared by ``read --check-against``
-with the same flags. The corpus (``SHAPES``, made here, small): every timestamp form (ISO 8601 with ``T`` or a space,
-without seconds, with fractions to the nanosecond, ``Z`` and offsets, dates alone; other formats inferred or given;
-epoch numbers in each unit; local times in a zone across both DST changes; a date beside a time of day, a
-timestamp's parts in columns of their own, quarters and months, a day and month that read either way until a value
-past the first 10,000 rows tells), nulls in every type QuestDB keeps nulls of, quoted numbers, an unnamed index
-column, names QuestDB refuses, each compression (a one-file .zip too), JSON lines, a partitioned folder, Latin-1, a
-BOM with CRLF line ends, placeholders for missing numbers (``-``, ``?``) beside a text column whose ``NA`` is a
-label, repeated names (in a CSV's header and a Parquet file's fields), Parquet files pandas wrote with its index (an
-unnamed DatetimeIndex, naive and tz-aware; a RangeIndex). A shape whose timestamps the reader makes of more than one
-column, or decides late, or finds in pandas' index, names the first and last instants the file means, checked
-against the table (``read --check-against`` reads the file as the run did, so it cannot tell a wrong reading). Then
-what the reader and ``inspect`` say of them, without a server, and the timestamps refused: each in one line, exit 2,
-no table left."""
+kind needs) and read back exact: its rows counted on the server, every value compared by ``read --check-against`` with
+the same flags. The corpus (``SHAPES``, made here, small): every timestamp form (ISO 8601 with ``T`` or a space, without
+seconds, with fractions to the nanosecond, ``Z`` and offsets, dates alone; other formats inferred or given; epoch
+numbers in each unit; local times in a zone across both DST changes; a date beside a time of day, a timestamp's parts in
+columns of their own, quarters and months, a day and month that read either way until a value past the first 10,000 rows
+tells), nulls in every type QuestDB keeps nulls of, quoted numbers, an unnamed index column, names QuestDB refuses, each
+compression (a one-file .zip too), JSON lines, a partitioned folder, Latin-1, a BOM with CRLF line ends, lines above the
+header (a title; a station's lines of fewer fields, in a CSV, a gzip and each file of a folder; a TSV's title),
+placeholders for missing numbers (``-``, ``?``) beside a text column whose ``NA`` is a label, repeated names (in a CSV's
+header and a Parquet file's fields), Parquet files pandas wrote with its index (an unnamed DatetimeIndex, naive and
+tz-aware; a RangeIndex). A shape whose timestamps the reader makes of more than one column, or decides late, or finds in
+pandas' index, names the first and last instants the file means, checked against the table (``read --check-against``
+reads the file as the run did, so it cannot tell a wrong reading). Then what the reader and ``inspect`` say of them,
+without a server (the flags that pin a reading among them); the flags ``inspect`` prints pasted into ``bench`` landing
+the table the file lands without them; and the timestamps and lines refused (``--skip-rows`` past the file's end, a
+ragged line below the header named by its line): each in one line, exit 2, no table left."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import io
 import json
 import lzma
 import re
+import shlex
 import subprocess
 import sys
 import zipfile
@@ -37,6 +40,7 @@ import pytest
 from harness.commands.bench import run_bench
 from harness.commands.inspect import InspectOptions, run_inspect
 from harness.commands.read import ReadOptions, run_read
+from harness.errors import ParameterError
 from harness.own_data.files import DataFile, Reading
 from harness.run.bench_options import BenchOptions
 from harness.questdb.wal import wait_for_count
@@ -322,6 +326,36 @@ def _repeated_fields(folder: Path) -> Path:
     return folder / "repeated.parquet"
 
 
+ABOVE = ["Weather export", "Station,Zurich-Fluntern", "Units,degC,hPa"]  # a title and a station's lines: 1, 2, 3 fields
+
+
+def _preamble(name: str, above: list[str], delimiter: str = ",", compress=None) -> callable:
+    """A table below lines of fewer fields, as loggers and agencies export them: a title, a station's name, units."""
+    def make(folder: Path) -> Path:
+        text = "\n".join(above) + "\n" + _csv({"ts": _texts(_seconds(), "%Y-%m-%dT%H:%M:%SZ"), **_values()},
+                                              delimiter=delimiter)
+        return _write(folder / name, compress(text.encode()) if compress else text)
+    return make
+
+
+def _preamble_folder(folder: Path) -> Path:
+    """A station's daily files, each with the same lines above its header."""
+    root = folder / "station"
+    root.mkdir()
+    for index in range(3):
+        stamps = _seconds(40, START + pd.Timedelta(minutes=index))
+        columns = {"ts": _texts(stamps, "%Y-%m-%d %H:%M:%S"), **{key: value[:40] for key, value in _values(40).items()}}
+        _write(root / f"station-{index}.csv", "\n".join(ABOVE[:2]) + "\n" + _csv(columns))
+    return root
+
+
+def _ragged(folder: Path) -> Path:
+    """Two lines above the header, and a row of one field too many on the file's line 44."""
+    text = _preamble("ragged.csv", ABOVE[:2])(folder).read_text().splitlines()
+    text[43] += ",spare"
+    return _write(folder / "ragged.csv", "\n".join(text) + "\n")
+
+
 def _pandas_index(tz: str | None = None, index=None) -> callable:
     """A frame written by ``df.to_parquet()``: its DatetimeIndex unnamed (the usual habit), naive or in a zone, or
     (``index``) another index."""
@@ -463,6 +497,17 @@ SHAPES = [
           last=str(_seconds()[-1] - pd.Timedelta(hours=5, minutes=30))),
     Shape("pandas_range_index", _pandas_index(index=pd.RangeIndex(1_000, 1_000 + ROWS)),
           types={"ts": "TIMESTAMP", "count": "LONG"}),
+    # Lines above the header, skipped as DuckDB's sniffer finds them.
+    Shape("preamble_title", _preamble("titled.csv", ["Hourly readings, station 7"]), types={"count": "LONG"},
+          first=str(START), last=str(_seconds()[-1])),
+    Shape("preamble_station", _preamble("station.csv", ABOVE), types={"load": "DOUBLE", "ok": "BOOLEAN"},
+          first=str(START), last=str(_seconds()[-1])),
+    Shape("preamble_tsv", _preamble("titled.tsv", ["Exported from logger 7"], delimiter="\t"),
+          types={"host": "VARCHAR"}, first=str(START), last=str(_seconds()[-1])),
+    Shape("preamble_gzip", _preamble("station.csv.gz", ABOVE, compress=gzip.compress), first=str(START),
+          last=str(_seconds()[-1])),
+    Shape("preamble_folder", _preamble_folder, rows=120, first=str(START),
+          last=str(START + pd.Timedelta(minutes=2, seconds=39))),
 ]
 
 
@@ -486,7 +531,7 @@ def _server(questdb) -> dict:
                 server_metrics_port=questdb.min_port)
 
 
-@pytest.mark.slow  # one of the 62 cases of SHAPES
+@pytest.mark.slow  # one of the 67 cases of SHAPES
 @pytest.mark.parametrize("shape", SHAPES, ids=[shape.name for shape in SHAPES])
 def test_each_shape_lands_exact(questdb_server, corpus, tmp_path, shape):
     table = f"as_they_come_{shape.name}"
@@ -692,6 +737,56 @@ def test_repeated_names_and_pandas_index_are_said_as_renames(corpus):
     assert ranged.schema.names == ["ts", "count", "load", "host", "ok"] and ranged.index_timestamp() is None
 
 
+def test_lines_above_the_header_are_skipped_and_said(corpus, tmp_path):
+    """The lines DuckDB's sniffer finds above the header are skipped and said, long ones cut, with the flag that
+    pins them; a folder's files each skip the first file's; given, their number is taken as given."""
+    out = io.StringIO()
+    run_inspect(InspectOptions(data=str(corpus["preamble_station"])), out)
+    assert ("skipped 3 lines above the header: 'Weather export', 'Station,Zurich-Fluntern', 'Units,degC,hPa' "
+            "(found as DuckDB's sniffer finds them; pin it: --skip-rows 3)") in out.getvalue(), out.getvalue()
+    assert DataFile(corpus["preamble_tsv"]).described()["lines_above_header"] == {
+        "lines": 1, "first": ["Exported from logger 7"], "given": False}
+    folder = DataFile(corpus["preamble_folder"])
+    assert "skipped 2 lines above the header of each of 3 files (the first file's)" in folder.reading_lines()[1]
+    assert folder.rows() == 120
+    long = _preamble("long.csv", ["x" * 100])(tmp_path)
+    said = DataFile(long, reading=Reading(skip_rows=1)).reading_lines()[1]
+    assert said == f"  skipped 1 line above the header: '{'x' * 57}...' (\u27e8skip_rows\u27e9 1)", said
+    for name in ("iso_z", "tsv", "pipes_no_header", "household_power", "csv_folder"):  # no line above the header
+        assert not DataFile(corpus[name]).preamble, name
+
+
+def test_lines_refused_around_the_header_are_named_in_one_line(corpus, tmp_path):
+    result = run_cli("inspect", "--data", str(corpus["preamble_station"]), "--skip-rows", "500")
+    assert_one_line_error(result, 2, "--skip-rows 500 skips every line of the file (it has 124)")
+    # None skipped: the title is the header, and the station's line the first that does not fit it.
+    result = run_cli("inspect", "--data", str(corpus["preamble_station"]), "--skip-rows", "0")
+    assert_one_line_error(result, 2, "line 2 has 2 fields, the header 1: 'Station,Zurich-Fluntern'")
+    result = run_cli("inspect", "--data", str(_ragged(tmp_path)))
+    assert_one_line_error(result, 2, "ragged.csv: line 44 has 6 fields, the header 5")
+    with pytest.raises(ParameterError, match="skip_rows: a number of lines, 0 or more, got -1"):
+        DataFile(corpus["preamble_station"], reading=Reading(skip_rows=-1))
+    result = run_cli("inspect", "--data", str(corpus["jsonl"]), "--skip-rows", "2")
+    assert_one_line_error(result, 2, "--skip-rows: skips lines above a CSV's header", "events.jsonl is json")
+
+
+def test_inspect_prints_the_flags_that_pin_its_reading(corpus):
+    """One line of flags, quoted for a shell, and a comment for what no flag gives."""
+    def flags(name: str, **given) -> list[str]:
+        out = io.StringIO()
+        run_inspect(InspectOptions(data=str(corpus[name]), **given), out)
+        return [line for line in out.getvalue().splitlines() if line.startswith(("flags: ", "# "))]
+
+    assert flags("household_power") == ["flags: --at Date+Time --at-format %d/%m/%Y --csv-delimiter ';'"]
+    assert flags("placeholders") == ["flags: --at ts --na-values '-,?'"]
+    assert flags("preamble_station") == ["flags: --at ts --skip-rows 3"]
+    assert flags("day_first_told_late") == ["flags: --at Datum --at-format '%d.%m.%Y %H:%M'"]
+    assert flags("renamed", at="Time (UTC)", rename="Time (UTC)=ts,price (USD)=price_usd") == [
+        "flags: --at 'Time (UTC)' --rename 'Time (UTC)=ts,price (USD)=price_usd'"]
+    assert flags("repeated_names") == ["flags: --at ts", "# renamed 'ISE' -> 'ISE_3' (the name repeats: column 3): no "
+                                       "flag names it, every reading makes the same name"]
+
+
 def test_a_files_advice_is_a_flag_of_the_harness(tmp_path):
     path = tmp_path / "durations.parquet"
     pd.DataFrame({"ts": _seconds(), "took": pd.to_timedelta(np.arange(ROWS), unit="s")}).to_parquet(path)
@@ -831,3 +926,55 @@ def test_a_timestamp_that_would_land_wrong_is_refused_in_one_line(questdb_server
     assert_one_line_error(result, 2, *fragments)
     _, rows = questdb_server.client.query("select table_name from tables()")
     assert table not in {str(row[0]) for row in rows}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["--skip-rows past the file's end", "a ragged line below the header"])
+def test_lines_that_do_not_fit_are_refused_in_one_line_and_no_table_is_left(questdb_server, corpus, tmp_path, case):
+    path, flags, fragment = {
+        "--skip-rows past the file's end": (corpus["preamble_station"], ["--skip-rows", "124"],
+                                            "--skip-rows 124 skips every line of the file (it has 124)"),
+        "a ragged line below the header": (_ragged(tmp_path), [], "ragged.csv: line 44 has 6 fields, the header 5"),
+    }[case]
+    table = "as_they_come_lines_refused"
+    questdb_server.client.drop_table(table)
+    result = run_cli("bench", "--send", "--data", str(path), "--table", table, *flags, "--host", questdb_server.host,
+                     "--http-port", str(questdb_server.http_port), "--ilp-port", str(questdb_server.ilp_port),
+                     "--results", str(tmp_path / "r.json"))
+    assert_one_line_error(result, 2, fragment)
+    _, rows = questdb_server.client.query("select table_name from tables()")
+    assert table not in {str(row[0]) for row in rows}
+
+
+@pytest.mark.slow
+def test_inspects_flags_pasted_into_bench_land_the_same_table(questdb_server, tmp_path):
+    """A logger's file with every decision the reader makes on its own: lines above the header, a semicolon, a
+    date beside a time of day read day first, ``?`` for a missing value. The flags ``inspect`` prints, pasted into
+    ``bench --send --data``, are taken by the command line and land the table the file lands without them."""
+    stamps = POWER[:ROWS]
+    text = _csv({"Date": _texts(stamps, "%d/%m/%Y"), "Time": _texts(stamps, "%H:%M:%S"),
+                 "power": ["?" if index % 9 == 4 else f"{index / 8:.3f}" for index in range(ROWS)]}, delimiter=";")
+    path = _write(tmp_path / "logger.csv", "Logger 7 export\nSite;Zurich\n" + text)
+    printed = run_cli("inspect", "--data", str(path))
+    assert printed.returncode == 0, printed.stderr
+    line = next(line for line in printed.stdout.splitlines() if line.startswith("flags: "))
+    assert line == "flags: --at Date+Time --at-format %d/%m/%Y --csv-delimiter ';' --na-values '?' --skip-rows 2"
+    server = ["--host", questdb_server.host, "--http-port", str(questdb_server.http_port), "--ilp-port",
+              str(questdb_server.ilp_port), "--server-metrics-port", str(questdb_server.min_port)]
+    tables = {"as_they_come_unpinned": [], "as_they_come_pinned": shlex.split(line[len("flags: "):])}
+    landed = {}
+    try:
+        for table, flags in tables.items():
+            questdb_server.client.drop_table(table)
+            result = run_cli("bench", "--send", "--data", str(path), "--table", table, *flags, *server,
+                             "--results", str(tmp_path / f"{table}.json"))
+            assert result.returncode == 0, result.stderr
+            wait_for_count(questdb_server.client, table, ROWS, 60)
+            landed[table] = questdb_server.client.query(f"select * from {table} order by Date_Time")
+        assert landed["as_they_come_pinned"] == landed["as_they_come_unpinned"]
+        columns, rows = landed["as_they_come_pinned"]
+        missing = sum(index % 9 == 4 for index in range(ROWS))
+        assert len(rows) == ROWS and sum(row[columns.index("power")] is None for row in rows) == missing
+    finally:
+        for table in tables:
+            questdb_server.client.drop_table(table)

@@ -3,7 +3,8 @@ pandas gives it, how ILP's ``Sender.dataframe()`` takes it, the QuestDB type it 
 in parallel on it, and the conversion that makes it faster or accepted; beside it, the QuestDB type QWP's
 ``QuestDB.dataframe()`` makes of the column of the frame it is handed (--frame), or why it refuses it and the fix. A
 column the way in of --transport (ILP over tcp or http, or qwp) would refuse ends the command in one line naming it,
-its dtype and the fix (exit 2). ``run_inspect(InspectOptions(...))`` is what ``python -m harness inspect`` and
+its dtype and the fix (exit 2). Last, a file's reading as the flags that pin it, to paste into ``bench --data``
+(``harness.own_data.pinned``). ``run_inspect(InspectOptions(...))`` is what ``python -m harness inspect`` and
 ``harness.inspect()`` call.
 """
 
@@ -17,6 +18,8 @@ from harness.errors import UsageError
 from harness.options.declare import CommandOptions, command
 from harness.frames.kinds import FrameKind
 from harness.options.groups import OwnDataOptions, WayInOptions
+from harness.own_data.files import DataFile
+from harness.own_data.pinned import flags_lines, pinned
 from harness.own_data.source import DataSource, data_source
 
 
@@ -51,7 +54,10 @@ def run_inspect(options: InspectOptions, out: TextIO | None = None, source: Data
     --transport would refuse a column."""
     out = out or sys.stdout
     source = source or options.source()
-    for line in source.describe():
+    lines = list(source.describe())
+    if isinstance(source.data, DataFile):  # the reading's decisions as flags that pin them, to paste into bench
+        lines += flags_lines(pinned(source.data, source.at), source.data)
+    for line in lines:
         print(options.spelling().text(line), file=out, flush=True)
     if source.refusal is not None:
         raise UsageError(source.refusal)

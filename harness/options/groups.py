@@ -391,6 +391,9 @@ class FileReadingOptions:
                                          "missing (docs/own-data.md).")
     keep_text: str | None = option(None, "Columns of a CSV or JSON lines file read as text, COL,COL..., whatever "
                                          "their values: numbers with placeholders too.")
+    skip_rows: int | None = option(None, "Lines above a CSV's header to skip (a title, a station's name, units), in "
+                                         "every file of a folder. Default: as DuckDB's sniffer finds them in the "
+                                         "first file; 0: none.", min=0)
 
     def symbol_choice(self) -> str | tuple[str, ...] | None:
         """--symbols as the data source takes it: None, "auto" or the columns named."""
@@ -410,7 +413,7 @@ class FileReadingOptions:
                        str(self.on_bad_timestamp), symbols if isinstance(symbols, tuple) else (),
                        self.csv_delimiter, self.csv_no_header, self.encoding, self.rename,
                        at_dates_only=self.at_dates_only, na_values=parse_tokens(self.na_values),
-                       keep_text=parse_tokens(self.keep_text))
+                       keep_text=parse_tokens(self.keep_text), skip_rows=self.skip_rows)
 
     def reading_flags(self) -> list[str]:
         """The reading flags given (not at their defaults), by their flag names."""

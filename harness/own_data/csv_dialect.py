@@ -1,5 +1,7 @@
-"""A CSV file's dialect, found by sniffing its first lines as DuckDB's and Python's sniffers do, or set by the
-user: the delimiter, whether the first line is a header, and the encoding.
+"""A CSV file's dialect, found by sniffing its first lines (past those above its header,
+``harness.own_data.preamble``) as DuckDB's and Python's sniffers do, or set by the user: the delimiter, whether the
+first line is a header, and the encoding (the sample decoded, ``decoded``, before the lines above the header are
+found in it).
 
 - Delimiter: of ``,`` tab ``;`` ``|``, the one that splits the most of the first lines into the same number of
   fields, more than one (a ``.tsv`` file: tab, unless ``--csv-delimiter`` says otherwise).
@@ -64,7 +66,21 @@ def _kind(cell: str) -> str:
     return "text"
 
 
-def _decoded(sample: bytes, encoding: str, whole: bool) -> str:
+def checked_encoding(encoding: str | None, delimiter: str | None) -> str:
+    """The encoding a CSV file is read in (UTF-8 unless given), refused in one line where Python knows no such
+    encoding, as a delimiter that is not one character is."""
+    encoding = encoding or "utf-8"
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise ParameterError("encoding", f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252, "
+                                         f"utf-16)") from None
+    if delimiter is not None and len(delimiter) != 1:
+        raise ParameterError("csv_delimiter", f"one character, got {delimiter!r} (a tab: $'\\t')")
+    return encoding
+
+
+def decoded(sample: bytes, encoding: str, whole: bool) -> str:
     """The sample as text, cut at its last line end unless it is the whole file (a character cut in two
     at the sample's end is not the file's fault); a sample its encoding cannot decode is refused in one line
     (``NotText``)."""
@@ -78,19 +94,10 @@ def _decoded(sample: bytes, encoding: str, whole: bool) -> str:
                       f"encoding with {named('encoding')} (e.g. latin-1, cp1252)") from None
 
 
-def sniff(sample: bytes, whole: bool, delimiter: str | None = None, header: bool | None = None,
-          encoding: str | None = None, tabs: bool = False) -> Dialect:
-    """The dialect of a CSV file whose first bytes are ``sample`` (``whole``: the file entire); what the user
-    gave (``delimiter``, ``header``, ``encoding``) is taken as given."""
-    encoding = encoding or "utf-8"
-    try:
-        codecs.lookup(encoding)
-    except LookupError:
-        raise ParameterError("encoding", f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252, "
-                                         f"utf-16)") from None
-    if delimiter is not None and len(delimiter) != 1:
-        raise ParameterError("csv_delimiter", f"one character, got {delimiter!r} (a tab: $'\\t')")
-    text = _decoded(sample, encoding, whole)
+def sniff(text: str, delimiter: str | None = None, header: bool | None = None, encoding: str = "utf-8",
+          tabs: bool = False) -> Dialect:
+    """The dialect of a CSV file whose first lines (past those above its header) are ``text``; what the user gave
+    (``delimiter``, ``header``, ``encoding``) is taken as given."""
     lines = text.splitlines()[:SAMPLE_LINES]
     sniffed = []
     if delimiter is None:

@@ -55,7 +55,10 @@ class DataFile(PartErrors, ReadingSaid, DataFrames):
                 raise UsageError(f"{named(parameter)} {part.path}: not readable (permission denied)")
         with self._errors(self.parts[0]):
             self.reader = READERS[self.format](self.kind, self.reading, self.parts[0].path)
-        self.dialect = self.reader.dialect
+        self.dialect, self.preamble = self.reader.dialect, self.reader.preamble
+        if self.reading.skip_rows and self.preamble is None:
+            raise ParameterError("skip_rows", f"skips lines above a CSV's header: {self.name} is "
+                                              f"{self.kind.describe()}")
         self._rows: int | None = None
         self._nulls: dict[str, int] = {}  # by the name sent, for the columns counted so far
         self._early: dict[str, tuple[int, object] | None] = {}  # and their first time before 1970, if any

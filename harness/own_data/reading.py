@@ -19,7 +19,8 @@ class Reading:
     not parse does (``on_bad_timestamp``: fail or skip its row), the symbol columns (a text file's read as text: a
     rack number stays the text ``042``), a CSV's dialect where not sniffed, the encoding, the user's column names
     (``renames``: ``old=new,...``), the tokens that mark a missing number (``na_values``, besides those the
-    placeholder rule finds: ``harness.own_data.placeholders``) and the columns kept as text (``keep_text``)."""
+    placeholder rule finds: ``harness.own_data.placeholders``), the columns kept as text (``keep_text``) and the lines
+    above a CSV's header (``skip_rows``; None: as its sniffer finds them, ``harness.own_data.preamble``)."""
 
     at: str | None = None
     at_format: str | None = None
@@ -35,6 +36,7 @@ class Reading:
     at_dates_only: bool = False
     na_values: tuple[str, ...] = ()
     keep_text: tuple[str, ...] = ()
+    skip_rows: int | None = None
 
     def check(self) -> None:
         if self.on_bad_timestamp not in tuple(OnBadTimestamp):
@@ -45,6 +47,8 @@ class Reading:
             if value is not None and self.at is None:
                 raise UsageError(f"{named(parameter)} reads the designated timestamp: name its column with "
                                  f"{named('at')}")
+        if self.skip_rows is not None and (not isinstance(self.skip_rows, int) or self.skip_rows < 0):
+            raise ParameterError("skip_rows", f"a number of lines, 0 or more, got {self.skip_rows!r}")
         parse_renames(self.renames)
         check_zone(self.tz)
 

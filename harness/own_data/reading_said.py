@@ -1,8 +1,9 @@
 """What a data file (``harness.own_data.files.DataFile``) says of how it was read: the lines ``inspect`` and
 ``bench --data`` print (the decisions on the timestamp among them, ``harness.own_data.time_columns.stated``), the
-record's ``reading`` (format, dialect, conversions, renames: those of the file's names as read,
-``harness.own_data.read_names``, and QuestDB's, the placeholders of missing numbers counted, the columns of numbers,
-mostly, left text), and the column that was pandas' index, the designated timestamp where none is named."""
+record's ``reading`` (format, dialect, the lines skipped above a CSV's header, conversions, renames: those of the
+file's names as read, ``harness.own_data.read_names``, and QuestDB's, the placeholders of missing numbers counted,
+the columns of numbers, mostly, left text), and the column that was pandas' index, the designated timestamp where
+none is named."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ class ReadingSaid:
         described = {"format": self.kind.describe(), "files": len(self.parts)}
         if self.dialect is not None:
             described["dialect"] = self.dialect.describe()
+        if self.preamble:
+            described["lines_above_header"] = self.preamble.stored()
         described["conversions"] = [conversion.stored() for conversion in
                                     self.widened + self.normalisation.conversions]
         read = self._read_names.get(self.parts[0].path)
@@ -38,14 +41,20 @@ class ReadingSaid:
         described["skipped_rows"] = self.skipped_rows
         return described
 
+    def read_renames(self) -> list[str]:
+        """The file's names changed as read (a repeated name made unique, pandas' index named), a line each."""
+        read = self._read_names.get(self.parts[0].path)
+        return read.lines() if read is not None else []
+
     def reading_lines(self) -> list[str]:
         files = f" ({len(self.parts)} files)" if self.dataset else ""
         dialect = f", {self.dialect.describe()}" if self.dialect is not None else ""
         lines = [f"Read as {self.kind.describe()}{files}{dialect}"]
+        if self.preamble:
+            lines.append(f"  {self.preamble.said(len(self.parts))}")
         lines += time_columns.stated(self.normalisation)
         lines += [f"  converted {conversion.line()}" for conversion in self.widened + self.normalisation.conversions]
-        read = self._read_names.get(self.parts[0].path)
-        lines += [f"  renamed {line}" for line in (read.lines() if read is not None else [])]
+        lines += [f"  renamed {line}" for line in self.read_renames()]
         lines += [f"  renamed {line}" for line in self.normalisation.rename_lines()]
         if (index := self.index_timestamp()) is not None:
             lines.append(f"  pandas' index is column {index!r}: the designated timestamp unless {named('at')} names "

@@ -6,7 +6,7 @@ parameter that named the data, where it turns them into one line.
 
 The traits in which formats differ are the reader's: whether a value's place is a line or a row (``place``), whether
 its types are inferred from text (``infers_types``), whether it is read front to back (``streamed``: it may come
-compressed, and only reading it counts its rows), and a CSV's dialect.
+compressed, and only reading it counts its rows), and a CSV's dialect and the lines above its header.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pyarrow as pa
 from harness.errors import UsageError
 from harness.own_data.compression import open_stream
 from harness.own_data.csv_dialect import Dialect
+from harness.own_data.preamble import Preamble
 from harness.own_data.reading import Reading
 
 @dataclass(frozen=True)
@@ -71,7 +72,8 @@ class FileReader:
 
     Its traits: ``place`` names a row (counted from 0 in its file) as a message does, ``infers_types`` (types
     inferred from text, which the dataset reads as text where it parses them), ``streamed`` (read front to back,
-    compressed or not), ``dialect`` (a CSV's, else None), and how a user's script reads a file of it with pyarrow
+    compressed or not), ``dialect`` (a CSV's, else None), ``preamble`` (the lines a CSV's reader skips above its
+    header, else None), and how a user's script reads a file of it with pyarrow
     alone (``script_batches``, ``script_imports``: ``harness.own_data.code``)."""
 
     format: ClassVar[str]
@@ -82,6 +84,7 @@ class FileReader:
     script_batches: ClassVar[str | None] = None
     script_imports: ClassVar[tuple[str, ...]] = ()
     dialect: Dialect | None = None
+    preamble: Preamble | None = None
 
     def __init__(self, kind: FileKind, reading: Reading, first: Path):
         self.kind, self.reading = kind, reading
