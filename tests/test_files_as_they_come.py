@@ -2,8 +2,8 @@
 kind needs) and read back exact: its rows counted on the server, every value compared by ``read --check-against`` with
 the same flags. The corpus (``SHAPES``, made here, small): every timestamp form (ISO 8601 with ``T`` or a space, without
 seconds, with fractions to the nanosecond, ``Z`` and offsets, dates alone; other formats inferred or given; epoch
-numbers in each unit; local times in a zone across both DST changes; a date beside a time of day, a timestamp's parts in
-columns of their own, quarters and months, a day and month that read either way until a value past the first 10,000 rows
+numbers in each unit; local times in a zone across both DST changes; a date beside a time of day (text, or Parquet's typed date32
+and time64), a timestamp's parts in columns of their own, quarters and months, a day and month that read either way until a value past the first 10,000 rows
 tells), nulls in every type QuestDB keeps nulls of, quoted numbers, an unnamed index column, names QuestDB refuses, each
 compression (a one-file .zip too), JSON lines, a partitioned folder, Latin-1, a BOM with CRLF line ends, lines above the
 header (a title; a station's lines of fewer fields, in a CSV, a gzip and each file of a folder; a TSV's title),
@@ -356,6 +356,14 @@ def _ragged(folder: Path) -> Path:
     return _write(folder / "ragged.csv", "\n".join(text) + "\n")
 
 
+def _typed_date_and_time(folder: Path) -> Path:
+    """Parquet's typed columns: a ``date32`` beside a ``time64`` (the hours of five days)."""
+    stamps = pd.date_range("2024-02-27 00:00", periods=ROWS, freq="h")
+    pq.write_table(pa.table({"day": pa.array(stamps.date, pa.date32()), "clock": pa.array(stamps.time, pa.time64("us")),
+                             "v": list(range(ROWS))}), folder / "typed_day_clock.parquet")
+    return folder / "typed_day_clock.parquet"
+
+
 def _pandas_index(tz: str | None = None, index=None) -> callable:
     """A frame written by ``df.to_parquet()``: its DatetimeIndex unnamed (the usual habit), naive or in a zone, or
     (``index``) another index."""
@@ -461,6 +469,8 @@ SHAPES = [
     # Found without --at: a date beside a time of day, joined.
     Shape("date_beside_twelve_hour_time", _date_beside_time("hourly_2015.csv", YEAR_2015, "%b %-d, %Y", "%I:%M %p"),
           rows=len(YEAR_2015), types={"Date_Time": "TIMESTAMP"}, first="2015-01-01T00:00", last="2015-12-31T23:00"),
+    Shape("typed_date_beside_typed_time", _typed_date_and_time, types={"day_clock": "TIMESTAMP", "v": "LONG"},
+          first="2024-02-27T00:00", last="2024-03-02T23:00"),
     Shape("household_power", _date_beside_time("household_power.csv", POWER, "%d/%m/%Y", "%H:%M:%S", delimiter=";"),
           rows=len(POWER), first="2006-12-16T17:24", last=str(POWER[-1])),
     # Named: --at DATE+TIME, a meter's hours ending at 24:00 (the next midnight).
@@ -910,12 +920,15 @@ def _refused_timestamps(folder: Path) -> dict[str, tuple[Path, list[str], tuple[
             "--at Datum --at-format '%d.%m.%Y %H:%M' (day first) or '%m.%d.%Y %H:%M' (month first)")),
         "a joined column the file lacks": (beside, ["--at", "Date+Hour"], ("--at", "no column 'Hour'",
                                                                            "columns: Date, Time, load")),
+        "typed dates alone beside typed times of day": (_typed_date_and_time(folder), ["--at", "day"], (
+            "--at day: the column beside it, 'clock', holds times of day (time64[us])", "--at day+clock",
+            "--at-dates-only")),
     }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["dates alone beside a time of day", "a day and month nothing tells",
-                                  "a joined column the file lacks"])
+                                  "a joined column the file lacks", "typed dates alone beside typed times of day"])
 def test_a_timestamp_that_would_land_wrong_is_refused_in_one_line(questdb_server, tmp_path, case):
     path, flags, fragments = _refused_timestamps(tmp_path)[case]
     table = "as_they_come_refused"

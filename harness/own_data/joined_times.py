@@ -9,6 +9,8 @@ are not sent apart.
 - A time of day is ``H:MM``, ``HH:MM:SS``, with a fraction, or a 12-hour clock (``12:00 AM``, ``1:30 PM``);
   ``24:00`` is the next midnight; a whole number is an hour (``0`` to ``24``).
 - Parts are whole numbers (or text of one); the hour may be 24 (the next midnight).
+- A typed date (Arrow's ``date32``/``date64``, as Parquet and Arrow IPC hold them) beside a typed time of day
+  (``time32``/``time64``) is joined as its text would be.
 
 The wall time so joined is UTC, or local time in ``--tz``, as a single column's is. A text part's ``NA``, ``null``,
 ``NaN`` ... are nulls, as a single timestamp column's are (``harness.own_data.placeholders.as_nulls``).
@@ -90,6 +92,7 @@ class JoinedTime:
     date: TimeParser | None
     zone: TimeParser
     found: bool = False
+    typed: bool = False  # a typed date and a typed time of day (``date``: None)
 
     @property
     def type(self) -> pa.DataType:
@@ -104,6 +107,8 @@ class JoinedTime:
 
     def describe(self) -> str:
         zone = f"local time in {self.zone.tz} converted to UTC" if self.zone.tz else "read as UTC"
+        if self.typed:
+            return f"the date and the time of day (typed columns) joined, {zone}"
         if self.date is None:
             return f"{', '.join(PARTS[:len(self.parts)])} joined, {zone}"
         return f"the date ({self.date.describe().rsplit(', ', 1)[0]}) and the time of day joined, {zone}"
@@ -136,7 +141,9 @@ class JoinedTime:
             array = array.combine_chunks()
         columns = [as_nulls(column) if pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
                    else column for column in array.flatten()]
-        if self.date is None:
+        if self.typed:
+            wall, bad = _of_typed_date_and_time(columns[0], columns[1])
+        elif self.date is None:
             wall, bad = self._of_parts(columns)
         else:
             wall, bad = self._of_date_and_time(columns[0], columns[1])
@@ -147,7 +154,7 @@ class JoinedTime:
             position = int(np.flatnonzero(bad)[0])
             shown = " ".join("" if column[position].as_py() is None else str(column[position].as_py())
                              for column in columns)
-            raise BadValue(position, shown, f"not a {'date and a time of day' if self.date else 'timestamp'} as "
+            raise BadValue(position, shown, f"not a {'date and a time of day' if self.date or self.typed else 'timestamp'} as "
                                             f"the columns {' + '.join(self.parts)} were read")
         return result, bad
 
@@ -180,3 +187,13 @@ class JoinedTime:
             [given & series.isna().to_numpy() for given, series in zip(present, values.values())])
         wall = pa.array(stamps.dt.as_unit("ns"), from_pandas=True)
         return pc.if_else(pa.array(missing | bad), pa.nulls(len(wall), wall.type), wall), bad
+
+
+def _of_typed_date_and_time(dates: pa.Array, clocks: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """Wall times (nanoseconds) of a typed date and a typed time of day; a null in either is a null. Typed values
+    are all valid: none is bad."""
+    midnight = pc.fill_null(dates.cast(pa.timestamp("ns")).cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    nanos = pc.fill_null(clocks.cast(pa.time64("ns")).cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    missing = ~dates.is_valid().to_numpy(zero_copy_only=False) | ~clocks.is_valid().to_numpy(zero_copy_only=False)
+    wall = pa.array(midnight + nanos, pa.int64(), mask=missing).view(pa.timestamp("ns"))
+    return wall, np.zeros(len(dates), dtype=bool)

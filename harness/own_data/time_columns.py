@@ -5,7 +5,8 @@ text column whose first values are timestamps. Without ``--at``, a column of dat
 first) a column of times of day is joined with it, and where nothing else holds timestamps, columns named year,
 month, day (and hour, minute, second) are (``harness.own_data.joined_times``). ``--at`` naming dates alone beside
 a time of day is refused in one line unless ``--at-dates-only`` says dates alone are meant (which also leaves a
-date found beside a time unjoined). A text column's ``NA``, ``null``, ``NaN`` ... are nulls to every decision
+date found beside a time unjoined). A typed date beside a typed time of day (Parquet's, Arrow IPC's) is joined,
+found or named, and refused alone, as text is. A text column's ``NA``, ``null``, ``NaN`` ... are nulls to every decision
 here (``harness.own_data.placeholders.as_nulls``), as they are when its values are parsed; a column kept as text
 (``--keep-text``) is never found as timestamps."""
 
@@ -76,6 +77,8 @@ def decide(flat: pa.Schema, head: pa.Table | None, reading: Reading, text_read: 
         return parsers, _named_join(flat, head, reading, parts)
     if reading.at in parsers and not reading.at_dates_only:
         _refuse_dates_alone(flat, head, parsers[reading.at])
+    if reading.at in names and pa.types.is_date(flat.field(reading.at).type) and not reading.at_dates_only:
+        _refuse_typed_dates_alone(flat, reading.at)
     join = _found_join(flat, head, reading, parsers) if reading.at is None else None
     if join is not None:
         parsers = {name: parser for name, parser in parsers.items() if name not in join.parts}
@@ -87,7 +90,7 @@ def stated(normalisation: Normalisation) -> list[str]:
     the designated timestamp's reading where its format was inferred."""
     join = normalisation.join
     if join is not None:
-        how = "found: a date beside a time of day" if join.found and join.date is not None else \
+        how = "found: a date beside a time of day" if join.found and (join.date is not None or join.typed) else \
             "found: columns named as a timestamp's parts" if join.found else f"named by {named('at')}"
         return [f"  joined {' + '.join(join.parts)} into one timestamp column, {normalisation.final_name(join.name)} "
                 f"({how}; pin it: {join.pin()})"]
@@ -116,6 +119,11 @@ def _named_join(flat: pa.Schema, head: pa.Table | None, reading: Reading, parts:
     if reading.at_unit is not None:
         raise UsageError(f"{named('at_unit')} reads numbers as epoch time: {named('at')} {reading.at} joins columns "
                          f"of dates, times of day or a timestamp's parts")
+    if len(parts) == 2 and pa.types.is_date(flat.field(parts[0]).type):
+        if not pa.types.is_time(flat.field(parts[1]).type):
+            raise UsageError(f"{named('at')} {reading.at}: column {parts[0]!r} holds typed dates, and {parts[1]!r} "
+                             f"({flat.field(parts[1]).type}) no typed times of day to join them with")
+        return _typed_date_and_time(flat, reading, parts, found=False)
     if len(parts) == 2:
         return _date_and_time(head, reading, parts, found=False)
     if not 3 <= len(parts) <= len(PARTS):
@@ -142,6 +150,12 @@ def _date_and_time(head: pa.Table | None, reading: Reading, parts: tuple[str, ..
     return JoinedTime("+".join(parts), parts, "_".join(parts), date, zone, found)
 
 
+def _typed_date_and_time(flat: pa.Schema, reading: Reading, parts: tuple[str, ...], found: bool) -> JoinedTime:
+    fine = any(getattr(flat.field(part).type, "unit", None) == "ns" for part in parts)
+    zone = TimeParser("+".join(parts), "joined", unit="ns" if fine else "us", tz=reading.tz)
+    return JoinedTime("+".join(parts), parts, "_".join(parts), None, zone, found, typed=True)
+
+
 def _of_parts(flat: pa.Schema, reading: Reading, parts: tuple[str, ...], found: bool) -> JoinedTime:
     for part in parts:
         kind = flat.field(part).type
@@ -162,6 +176,9 @@ def _found_join(flat: pa.Schema, head: pa.Table | None, reading: Reading,
             break
         if parser.parameter is None and parser.dates_only() and (clock := _clock_beside(flat, head, name)):
             return _date_and_time(head, reading, (name, clock), found=True)
+    for item in flat if not reading.at_dates_only else ():
+        if pa.types.is_date(item.type) and (clock := _typed_clock_beside(flat, item.name)):
+            return _typed_date_and_time(flat, reading, (item.name, clock), found=True)
     if parsers or any(read_as_time(item.type) for item in flat):
         return None
     by_name = {name.lower(): name for name in flat.names}
@@ -180,6 +197,23 @@ def _refuse_dates_alone(flat: pa.Schema, head: pa.Table | None, parser: TimePars
     raise UsageError(f"{named('at')} {parser.column}: the column beside it, {clock!r}, holds times of day "
                      f"({_head_values(head, clock)[0]!r}): join them with {named('at')} {parser.column}+{clock}, or "
                      f"say that dates alone are meant with {named('at_dates_only')}")
+
+
+def _refuse_typed_dates_alone(flat: pa.Schema, column: str) -> None:
+    """``--at`` naming a typed date column alone beside a typed time of day: as ``_refuse_dates_alone``."""
+    if clock := _typed_clock_beside(flat, column):
+        raise UsageError(f"{named('at')} {column}: the column beside it, {clock!r}, holds times of day "
+                         f"({flat.field(clock).type}): join them with {named('at')} {column}+{clock}, or say that "
+                         f"dates alone are meant with {named('at_dates_only')}")
+
+
+def _typed_clock_beside(flat: pa.Schema, column: str) -> str | None:
+    """The typed time-of-day column right (else left) of ``column``, if any."""
+    position = flat.names.index(column)
+    for other in (position + 1, position - 1):
+        if 0 <= other < len(flat.names) and pa.types.is_time(flat.field(other).type):
+            return flat.names[other]
+    return None
 
 
 def _clock_beside(flat: pa.Schema, head: pa.Table | None, column: str) -> str | None:
