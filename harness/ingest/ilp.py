@@ -23,7 +23,7 @@ with warnings.catch_warnings():
 
 from harness.ingest.ordered_write import SerializeJob, write_in_order
 from harness.tsbs.schema import TIMESTAMP_COLUMN
-from harness.tsbs.use_case import Chunk
+from harness.tsbs.use_case import Chunk, chunk_rows
 
 TEXT_PROTOCOL = 1
 
@@ -47,10 +47,6 @@ def append_frame(buffer: Buffer, frame: pd.DataFrame, table: str, symbols: bool 
 def client_symbols(symbols: bool | str | tuple[str, ...]):
     # The client takes a bool, "auto" or a list of column names (not a tuple).
     return list(symbols) if isinstance(symbols, tuple) else symbols
-
-
-def chunk_rows(chunk: Chunk) -> int:
-    return sum(len(frame) for frame in chunk.values())
 
 
 def write_ilp(chunks: Iterable[Chunk], out: BinaryIO, protocol_version: int = TEXT_PROTOCOL,

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 
 from harness.errors import RunError, UsageError, one_line
-from harness.ingest.ilp import Chunk, chunk_rows
+from harness.tsbs.use_case import Chunk, chunk_rows
 from harness.ingest.send_schedule import SendSchedule
 from harness.telemetry.phase import PhaseProgress, PhaseRecord
 

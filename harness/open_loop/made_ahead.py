@@ -29,7 +29,7 @@ from enum import StrEnum
 import psutil
 
 from harness.errors import RunError, UsageError, one_line
-from harness.ingest.ilp import Chunk
+from harness.tsbs.use_case import Chunk
 from harness.ingest.phase_loop import stream_depth
 from harness.records.run_record import ChunksAheadFigures, OpenLoopFigures
 

@@ -19,6 +19,13 @@ if TYPE_CHECKING:
 # A chunk of what a run sends: each table it has rows of, mapped to its DataFrame of consecutive rows (a frame of
 # another kind where the run hands the client one: ``harness.frames.kinds``).
 Chunk = dict[str, "pd.DataFrame"]
+
+
+def chunk_rows(chunk: Chunk) -> int:
+    """The rows of a chunk, over its tables."""
+    return sum(len(frame) for frame in chunk.values())
+
+
 # A job printing one chunk of TSBS's text: returns (rows, [bytes]) (``ingest.ordered_write``).
 TextJob = Callable[[], tuple[int, list]]
 
