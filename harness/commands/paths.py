@@ -122,10 +122,12 @@ def run_paths(options: PathsOptions, out: TextIO | None = None) -> BenchmarkReco
     server = listening_process(options.http_port) if options.host in LOCAL_HOSTS else None
     say(f"Paths: {', '.join(paths)}; {rows} rows of {options.data or data.source.name} in batches of "
         f"{options.batch_rows}, into QuestDB {version} at {options.host}; {options.rounds} rounds after a warm-up")
+    partitioning = data.source.partitioning_record()  # one for every path's table
+    say(options.spelling().text(f"Every path's table {partitioning['why']}"))
     parameters = {"paths": [str(one) for one in paths], "rows": rows, "batch_rows": options.batch_rows,
                   "rounds": options.rounds, "source": data.source.name, "data": options.data,
                   "questdb_version": version, "server_cpu": server is not None, "skipped": skipped,
-                  "probe_rows": PROBE_ROWS}
+                  "probe_rows": PROBE_ROWS, "partitioning": options.spelling().values(partitioning)}
     with ComparisonRun("paths", options.recording(), parameters, out, options.spelling()) as comparison:
         record = comparison.record
         scratch = {path: schema.renamed(f"{SCRATCH_PREFIX}{comparison.run_id}_{path.name}") for path in paths}
@@ -320,7 +322,7 @@ def _check(options: PathsOptions, table: str) -> str:
         values = dict(host=options.host, http_port=options.http_port, pg_port=options.pg_port, table=table,
                       results=str(Path(folder) / "read.json"), reporting_period=0.0, sample_interval=0.0)
         if options.data is not None:
-            values.update(check_against=options.data)
+            values.update(check_against=options.data, partition_by=options.partition_by)
         else:
             values.update({field.name: getattr(options, field.name) for field in dataclasses.fields(DataSetRowsOptions)},
                           check=True)

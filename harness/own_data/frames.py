@@ -74,6 +74,15 @@ class DataFrames:
             rows += len(piece)
         return None
 
+    def time_span(self, column: str) -> tuple[object, object] | None:
+        """The least and greatest value of timestamp ``column`` (None: it holds none)."""
+        least = most = None
+        for piece in self.column_pieces(column):
+            if pd.api.types.is_datetime64_any_dtype(piece.dtype) and piece.notna().any():
+                least = piece.min() if least is None else min(least, piece.min())
+                most = piece.max() if most is None else max(most, piece.max())
+        return None if least is None else (least, most)
+
     def is_file(self) -> bool:
         """Whether the data is read from files (its fixes are then flags, not pandas code)."""
         return False
