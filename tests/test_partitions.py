@@ -8,6 +8,7 @@ partitioned as chosen and recorded so, and an existing table partitioned otherwi
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pandas as pd
@@ -210,3 +211,20 @@ def test_an_existing_table_partitioned_otherwise_is_refused_naming_the_flag(ques
         assert questdb_server.client.count(table) == 500
     finally:
         questdb_server.client.drop_table(table)
+
+
+@pytest.mark.slow
+def test_paths_make_every_paths_table_with_one_partitioning(questdb_server, tmp_path):
+    path = tmp_path / "three_years.csv"
+    pd.DataFrame({"day": pd.date_range("2021-01-01", periods=1096, freq="D").strftime("%Y-%m-%d"),
+                  "load": np.arange(1096) / 4}).to_csv(path, index=False)
+    result = run_cli("paths", "--data", str(path), "--path", "ilp-http", "--path", "http-imp", "--rounds", "1",
+                     "--host", questdb_server.host, "--http-port", str(questdb_server.http_port), "--pg-port",
+                     str(questdb_server.pg_port), "--ilp-port", str(questdb_server.ilp_port), "--results",
+                     str(tmp_path / "paths.json"), timeout=300)
+    assert result.returncode == 0, result.stderr
+    record = json.loads((tmp_path / "paths.json").read_text())
+    assert record["parameters"]["partitioning"]["by"] == "YEAR"
+    assert "Every path's table partitioned by YEAR: " in result.stdout
+    # Each path's table read back, its values and its partitioning checked (a table partitioned otherwise differs).
+    assert record["extra"]["checks"] == {"ilp-http": "exact", "http-imp": "exact"}

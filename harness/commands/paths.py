@@ -201,7 +201,7 @@ def _trial(options: PathsOptions, ingest: IngestPath, target: PathTarget, rows: 
         create_table(questdb, target.schema)
         figures = trial_in_process(options, ingest, target, rows, server.pid if server else None)
         if ingest not in checks:  # the first time (the warm-up): every value read back and compared
-            checks[ingest] = _check(options, target.table)
+            checks[ingest] = _check(options, target.table, target.schema.partition_by)
         say(f"  round {round_number or 'warm-up'}: {ingest:<12} {rows / figures.seconds:>12,.0f} rows/s")
         return figures
     return measure
@@ -313,16 +313,18 @@ def _cpu(process) -> float | None:
         return None
 
 
-def _check(options: PathsOptions, table: str) -> str:
+def _check(options: PathsOptions, table: str, partition_by: str) -> str:
     """Every value of ``table`` read back (PGWire, asyncpg) and compared with the source (the user's file, or the
-    TSBS data set its flags and seed name): ``exact``, or the one line that says where it differs."""
+    TSBS data set its flags and seed name; a file's table partitioned by ``partition_by``, as every path's is made):
+    ``exact``, or the one line that says where it differs."""
     from harness.commands.read import ReadOptions, run_read
 
     with tempfile.TemporaryDirectory(prefix="harness-paths-") as folder:
         values = dict(host=options.host, http_port=options.http_port, pg_port=options.pg_port, table=table,
                       results=str(Path(folder) / "read.json"), reporting_period=0.0, sample_interval=0.0)
         if options.data is not None:
-            values.update(check_against=options.data, partition_by=options.partition_by)
+            # The table partitioned as every path's is made, or the check says it differs.
+            values.update(check_against=options.data, partition_by=partition_by)
         else:
             values.update({field.name: getattr(options, field.name) for field in dataclasses.fields(DataSetRowsOptions)},
                           check=True)
