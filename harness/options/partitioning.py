@@ -7,7 +7,10 @@ from dataclasses import dataclass
 
 from harness.errors import UsageError
 from harness.options.declare import option
+from harness.own_data.choices import PARTITION_UNITS_SAID, partition_unit
+from harness.questdb.schema import TableWal
 from harness.telemetry.timeseries import LOCAL_HOSTS
+from harness.tsbs.schema import PARTITION_BY
 
 
 @dataclass
@@ -15,22 +18,19 @@ class PartitionOptions:
     """How the table a user's file fills is partitioned: what ``bench --data``, ``paths --data``, ``tune --data``,
     ``inspect`` and ``read --check-against`` (which makes no table but checks the one it reads) take alike."""
 
-    partition_by: str | None = option(None, "The table's PARTITION BY: NONE, HOUR, DAY, WEEK, MONTH or YEAR (any "
-                                            "case). Default: chosen from the data's time span, rows and columns, "
+    partition_by: str | None = option(None, f"The table's PARTITION BY: {PARTITION_UNITS_SAID} (any case). "
+                                            "Default: chosen from the data's time span, rows and columns, "
                                             "within the server's vm.max_map_count; the run says which and why "
-                                            "(docs/own-data.md). TSBS's tables are always DAY.")
+                                            f"(docs/own-data.md). TSBS's tables are always {PARTITION_BY}.")
 
     def check_values(self) -> None:
         super().check_values()
         if self.partition_by is None:
             return
-        from harness.own_data.partitioning import ALL_UNITS, NONE, parse_unit  # pandas: only where a unit is given
-
-        unit = parse_unit(self.partition_by)
+        unit = partition_unit(self.partition_by)
         if unit is None:
-            raise UsageError(f"--partition-by: {', '.join(ALL_UNITS[:-1])} or {ALL_UNITS[-1]}, got "
-                             f"{self.partition_by!r}")
-        if unit == NONE and str(getattr(self, "table_wal", "")) == "wal":
+            raise UsageError(f"--partition-by: {PARTITION_UNITS_SAID}, got {self.partition_by!r}")
+        if unit == "NONE" and getattr(self, "table_wal", None) == TableWal.wal:
             raise UsageError("--partition-by NONE: QuestDB's WAL tables need a partitioning (with --table-wal bypass "
                              "a table may have none)")
 

@@ -19,11 +19,11 @@ from pathlib import Path
 import pandas as pd
 
 from harness.errors import named
+from harness.own_data.choices import PARTITION_UNITS
 
-# The units of --partition-by, finest first; the default's candidates are all but NONE.
-UNITS = ("HOUR", "DAY", "WEEK", "MONTH", "YEAR")
+# The default's candidates, finest first: every unit but NONE.
 NONE = "NONE"
-ALL_UNITS = (NONE, *UNITS)
+UNITS = tuple(unit for unit in PARTITION_UNITS if unit != NONE)
 _PLURAL = {"HOUR": "hours", "DAY": "days", "WEEK": "weeks", "MONTH": "months", "YEAR": "years", NONE: "partitions"}
 _SINGULAR = {"HOUR": "an hour", "DAY": "a day", "WEEK": "a week", "MONTH": "a month", "YEAR": "a year",
              NONE: "in one partition"}
@@ -38,12 +38,6 @@ MAP_SHARE = 0.5
 TARGET_VALUES = 250_000
 # Column types of variable size: a file of data and one of offsets in each partition.
 _TWO_FILES = ("VARCHAR", "STRING", "BINARY")
-
-
-def parse_unit(value: str) -> str | None:
-    """``value`` as a unit of ``ALL_UNITS`` (any case), or None where it is none."""
-    unit = value.strip().upper()
-    return unit if unit in ALL_UNITS else None
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from harness.own_data.audit import (
     is_string_like,
     qwp_audit_frame,
 )
+from harness.own_data.choices import PARTITION_UNITS_SAID, partition_unit
 from harness.own_data.code import ReadingCode, reading_code
 from harness.own_data.files import Reading, open_data
 from harness.own_data.frames import HEAD_ROWS, DataFrames
@@ -43,7 +44,6 @@ from harness.own_data.partitioning import (
     choose,
     given,
     map_limit,
-    parse_unit,
     unspanned,
     utc,
 )
@@ -157,9 +157,9 @@ class DataSource:
 
     def _partitioning(self, rows: int) -> Partitioning:
         """The user's --partition-by, else the unit the data's span, rows and width choose."""
-        unit = None if self.partition_by is None else parse_unit(str(self.partition_by))
+        unit = None if self.partition_by is None else partition_unit(self.partition_by)
         if self.partition_by is not None and unit is None:
-            raise ParameterError("partition_by", f"NONE, HOUR, DAY, WEEK, MONTH or YEAR, got {self.partition_by!r}")
+            raise ParameterError("partition_by", f"{PARTITION_UNITS_SAID}, got {self.partition_by!r}")
         limit = self.map_limit or map_limit(local=True)
         found = self.data.time_span(self.at)
         if found is None:  # not timestamps (the audit refuses it; inspect shows it)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from harness.errors import UsageError, named
 from harness.own_data.frames import DataFrames
-from harness.own_data.partitioning import MapLimit, TimeSpan, choose, parse_unit, utc
+from harness.own_data.choices import partition_unit
+from harness.own_data.partitioning import MapLimit, TimeSpan, choose, utc
 from harness.questdb.http import QuestDBSql
 
 
@@ -17,7 +18,7 @@ def partitioning_said(questdb: QuestDBSql, table: str, data: DataFrames, at: str
     a UsageError where the table is not partitioned as ``partition_by`` names."""
     held = questdb.table_layout(table).get("partitionBy")
     if partition_by is not None:
-        unit = parse_unit(partition_by)
+        unit = partition_unit(partition_by)
         if held != unit:
             raise UsageError(f"{named('partition_by')} {unit}: table {table} is partitioned by {held}")
         return f"Table {table} partitioned by {held}, as {named('partition_by')} says"
