@@ -73,7 +73,8 @@ def _call(run, options_class, data, *, table: str | None = None, at: str | None 
         # Frames in memory go to the client as the kind they are, unless ``frame=`` says otherwise.
         values.setdefault("frame", frames.kind)
     options = options_class(**values)
-    source = data_source(frames, table, at, chosen, convert_dtypes, strict, path=options.send_path())
+    source = data_source(frames, table, at, chosen, convert_dtypes, strict, path=options.send_path(),
+                         partition_by=options.partition_by, limit=options.map_limit())
     return run(options, out, source=source)
 
 

@@ -61,6 +61,9 @@ class Source(Protocol):
     def schemas(self, fields: FieldType, table: str | None = None) -> list[TableSchema]:
         """Its tables' schemas, in ``tables()`` order."""
 
+    def partitioning_record(self) -> dict:
+        """How its tables are partitioned and why, as the record's plan keeps it."""
+
     def chunks(self, spec: DatasetSpec, chunk_rows: int, fields: FieldType, symbol_dtype: SymbolDtype,
                table: str | None = None, first_chunk_rows: int | None = None) -> Iterator[Chunk]:
         """Every row in chunks of ``chunk_rows`` rows of all tables together (the first of ``first_chunk_rows`` if

@@ -40,7 +40,7 @@ class InspectOptions(WayInOptions, OwnDataOptions, CommandOptions):
             raise UsageError("inspect audits the user's data: --data PATH")
         return data_source(self.data, at=self.at, symbols=self.symbol_choice(), convert_dtypes=self.convert_dtypes,
                            strict=False, object_strings=self.object_strings, path=self.send_path(),
-                           reading=self.reading())
+                           reading=self.reading(), partition_by=self.partition_by, limit=self.map_limit())
 
     def rehearse(self) -> None:
         """A --dry-run also reads the data as a run would."""

@@ -122,10 +122,12 @@ def run_paths(options: PathsOptions, out: TextIO | None = None) -> BenchmarkReco
     server = listening_process(options.http_port) if options.host in LOCAL_HOSTS else None
     say(f"Paths: {', '.join(paths)}; {rows} rows of {options.data or data.source.name} in batches of "
         f"{options.batch_rows}, into QuestDB {version} at {options.host}; {options.rounds} rounds after a warm-up")
+    partitioning = data.source.partitioning_record()  # one for every path's table
+    say(options.spelling().text(f"Every path's table {partitioning['why']}"))
     parameters = {"paths": [str(one) for one in paths], "rows": rows, "batch_rows": options.batch_rows,
                   "rounds": options.rounds, "source": data.source.name, "data": options.data,
                   "questdb_version": version, "server_cpu": server is not None, "skipped": skipped,
-                  "probe_rows": PROBE_ROWS}
+                  "probe_rows": PROBE_ROWS, "partitioning": options.spelling().values(partitioning)}
     with ComparisonRun("paths", options.recording(), parameters, out, options.spelling()) as comparison:
         record = comparison.record
         scratch = {path: schema.renamed(f"{SCRATCH_PREFIX}{comparison.run_id}_{path.name}") for path in paths}
@@ -199,7 +201,7 @@ def _trial(options: PathsOptions, ingest: IngestPath, target: PathTarget, rows: 
         create_table(questdb, target.schema)
         figures = trial_in_process(options, ingest, target, rows, server.pid if server else None)
         if ingest not in checks:  # the first time (the warm-up): every value read back and compared
-            checks[ingest] = _check(options, target.table)
+            checks[ingest] = _check(options, target.table, target.schema.partition_by)
         say(f"  round {round_number or 'warm-up'}: {ingest:<12} {rows / figures.seconds:>12,.0f} rows/s")
         return figures
     return measure
@@ -311,16 +313,18 @@ def _cpu(process) -> float | None:
         return None
 
 
-def _check(options: PathsOptions, table: str) -> str:
+def _check(options: PathsOptions, table: str, partition_by: str) -> str:
     """Every value of ``table`` read back (PGWire, asyncpg) and compared with the source (the user's file, or the
-    TSBS data set its flags and seed name): ``exact``, or the one line that says where it differs."""
+    TSBS data set its flags and seed name; a file's table partitioned by ``partition_by``, as every path's is made):
+    ``exact``, or the one line that says where it differs."""
     from harness.commands.read import ReadOptions, run_read
 
     with tempfile.TemporaryDirectory(prefix="harness-paths-") as folder:
         values = dict(host=options.host, http_port=options.http_port, pg_port=options.pg_port, table=table,
                       results=str(Path(folder) / "read.json"), reporting_period=0.0, sample_interval=0.0)
         if options.data is not None:
-            values.update(check_against=options.data)
+            # The table partitioned as every path's is made, or the check says it differs.
+            values.update(check_against=options.data, partition_by=partition_by)
         else:
             values.update({field.name: getattr(options, field.name) for field in dataclasses.fields(DataSetRowsOptions)},
                           check=True)

@@ -31,12 +31,14 @@ from harness.options.groups import (
     SamplingOptions,
 )
 from harness.own_data.files import DataFile
+from harness.own_data.partitioning import MapLimit
 from harness.own_data.source import default_table
 from harness.questdb.features import detect
 from harness.questdb.http import QuestDBSql
 from harness.questdb.tls import PgTls
 from harness.read.check import CheckFailed, DataSetCheck, OrderedCheck
 from harness.read.check_against import open_check
+from harness.read.partitioned import partitioning_said
 from harness.read.connection import Endpoint
 from harness.read.loop import read_frames
 from harness.read.protocols import PGWIRE_PROTOCOLS, ReadProtocol, frame_kinds, needed_features, prepare_reader
@@ -163,7 +165,7 @@ class ReadOptions(MetricsOptions, ProgressOptions, DataSetRowsOptions, RecordOpt
         endpoint = dataclasses.replace(self.endpoint(), pg_tls=self.pg_tls() if self.protocol in PGWIRE_PROTOCOLS
                                        else PgTls())
         return ReadPlan(self.protocol, self.frame, self.workers, self.chunk_rows, endpoint, self.sql, table, start, end,
-                        data_set, check_file, self.reporting_period,
+                        data_set, check_file, self.partition_by, self.map_limit(), self.reporting_period,
                         Lifecycle(self.recording(), self.spelling(), self.sampling(), self.profiling()),
                         Metrics(self.metrics_port, self.metrics_linger, self.metrics_host), self.mode,
                         dataclasses.asdict(self), self.seed)
@@ -211,6 +213,9 @@ class ReadPlan:
     end_ns: int | None
     data_set: DataSetToCheck | None
     check_file: DataFile | None
+    # The table's partitioning the check expects (--partition-by; None: the data's choice, within ``map_limit``).
+    partition_by: str | None
+    map_limit: MapLimit
     progress_seconds: float
     lifecycle: Lifecycle
     metrics: Metrics
@@ -224,7 +229,7 @@ class ReadPlan:
             return sql_slices(questdb, self.sql)
         return table_slices(questdb, self.table, self.start_ns, self.end_ns, self.workers)
 
-    def checker(self, slices: ReadSlices, say) -> DataSetCheck | OrderedCheck | None:
+    def checker(self, questdb: QuestDBSql, slices: ReadSlices, say) -> DataSetCheck | OrderedCheck | None:
         """The comparison the read makes as the frames arrive: with the data set, or with the user's file (its
         columns and rows checked before the read); None: no comparison."""
         if self.data_set is not None:
@@ -235,6 +240,8 @@ class ReadPlan:
         checker = open_check(self.check_file, slices, self.protocol, self.start_ns, self.end_ns, self.chunk_rows)
         for note in checker.notes:
             say(note)
+        say(partitioning_said(questdb, self.table, self.check_file, checker.pairings[0].column, self.partition_by,
+                              self.map_limit))
         return checker
 
 
@@ -261,7 +268,7 @@ def read_phase(plan: ReadPlan, run: Run, metrics: ReadRunMetrics) -> None:
         if lacking := detect(questdb).lacking(needed, f"{plan.endpoint.host}:{plan.endpoint.http_port}"):
             raise UsageError(lacking)
     slices = plan.slices(questdb)
-    checker = plan.checker(slices, run.say)
+    checker = plan.checker(questdb, slices, run.say)
     count = f" ({slices.expected_rows} rows)" if slices.expected_rows is not None else ""
     frames = "" if plan.frame == FrameKind.pandas else f" into {plan.frame} frames"
     run.say(f"Reading {slices.what}{count} over {plan.protocol}{frames} with {plan.workers} worker(s), chunks of "

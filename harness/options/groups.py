@@ -16,6 +16,7 @@ from harness.errors import UsageError
 from harness.frames.kinds import FrameKind
 from harness.ingest.choices import ProtocolVersion, Target, Transport
 from harness.options.declare import option
+from harness.options.partitioning import PartitionOptions
 from harness.own_data.choices import EpochUnit, OnBadTimestamp
 from harness.profiling.run_profile import DEFAULT_RATE_HZ, Profiling
 from harness.questdb.credentials import CLIENT_CONF_VARIABLE, HttpLogin, PgLogin, http_login, pg_login
@@ -347,9 +348,9 @@ class SendOptions(WayInOptions):
 
 
 @dataclass
-class FileReadingOptions:
-    """How the user's file is read (``harness.own_data.reading.Reading``): by a run (--data) and by the check that
-    compares a table with it (--check-against), alike."""
+class FileReadingOptions(PartitionOptions):
+    """How the user's file is read (``harness.own_data.reading.Reading``), and the table it fills partitioned: by a
+    run (--data) and by the check that compares a table with it (--check-against), alike."""
 
     at: str | None = option(None, "The designated timestamp column. Default: the data's one timestamp column (a "
                                   "date beside a time of day joined; columns named year, month, day [hour, minute, "

@@ -20,6 +20,7 @@ code would.
 - ``client_dtypes``: what ILP's ``Sender.dataframe()`` does with each dtype; ``qwp_dtypes``: what QWP's
   ``QuestDB.dataframe()`` does with each, per kind of frame; ``dtype_conversions``: the lines that fix one;
   ``audit``: the audit of a frame's columns, both ways side by side, and the way in that judges a run;
-  ``source``: the data as a run's source
+  ``source``: the data as a run's source; ``partitioning``: its table's PARTITION BY, named or chosen from its
+  time span, rows and width within the server's mappings
 - ``choices``: the reading choices' values
 """

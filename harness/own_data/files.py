@@ -62,6 +62,7 @@ class DataFile(PartErrors, ReadingSaid, DataFrames):
         self._rows: int | None = None
         self._nulls: dict[str, int] = {}  # by the name sent, for the columns counted so far
         self._early: dict[str, tuple[int, object] | None] = {}  # and their first time before 1970, if any
+        self._spans: dict[str, tuple[object, object] | None] = {}  # and a timestamp column's least and greatest
         self.skipped_rows = 0
         self.widened: list[normalise.Conversion] = []  # a CSV's columns whose type a later value widened
         self._read_types: pa.Schema | None = None  # a text format's columns as read (its text columns)
@@ -281,7 +282,7 @@ class DataFile(PartErrors, ReadingSaid, DataFrames):
         self.normalisation = normalise.Normalisation(normalise.flatten_schema(self.raw_schema), previous.parsers,
                                                      previous.names, previous.bad_rows, previous.join, numbers)
         self.schema = self.normalisation.schema
-        self._nulls, self._early, self.missing_counts = {}, {}, {}
+        self._nulls, self._early, self._spans, self.missing_counts = {}, {}, {}, {}
         self.widened.append(normalise.Conversion(column, before, after, how))
         return True
 
@@ -300,17 +301,21 @@ class DataFile(PartErrors, ReadingSaid, DataFrames):
     def _count(self, columns: list[str]) -> None:
         rows, nulls = 0, dict.fromkeys((self.normalisation.final_name(name) for name in columns), 0)
         early = {name: None for name in nulls if pa.types.is_timestamp(self.schema.field(name).type)}
+        spans: dict[str, tuple[object, object] | None] = dict.fromkeys(early)
         tally = {name: {} for name in columns if name in self.normalisation.placeholders}
         for batch in self._normalised(columns, tally):
             for name, column in zip(batch.schema.names, batch.columns):
                 nulls[name] += column.null_count
                 if name in early and early[name] is None and (at := _arrow_before_epoch(column)) is not None:
                     early[name] = (rows + at + 1, column[at].as_py())
+                if name in spans:
+                    spans[name] = _widest(spans[name], column)
             rows += batch.num_rows
         if set(self.normalisation.parsers) <= set(columns):  # the rows a bad timestamp skips are left out
             self._rows = rows
         self._nulls.update(nulls)
         self._early.update(early)
+        self._spans.update(spans)
         self.missing_counts.update(tally)
 
     def first_before_epoch(self, column: str) -> tuple[int, object] | None:
@@ -322,6 +327,11 @@ class DataFile(PartErrors, ReadingSaid, DataFrames):
                 block.least is not None and pd.Timestamp(block.least).value >= 0 for block in statistics):
             return None  # every block's statistics say so
         return super().first_before_epoch(column)
+
+    def time_span(self, column: str) -> tuple[object, object] | None:
+        # Counting the column's nulls reads it whole (once: ``_count``), its least and greatest values on the way.
+        self.nulls(column)
+        return self._spans.get(column)
 
     def nulls(self, column: str) -> int:
         self._scanned()
@@ -397,6 +407,15 @@ def _arrow_before_epoch(column: pa.Array) -> int | None:
     """The position of an Arrow timestamp column's first value before 1970, or None."""
     early = pc.fill_null(pc.less(column.cast(pa.int64()), 0), False)
     return int(pc.index(early, True).as_py()) if pc.any(early).as_py() else None
+
+
+def _widest(held: tuple[object, object] | None, column: pa.Array) -> tuple[object, object] | None:
+    """``held`` (the least and greatest value so far, or None) widened by ``column``'s."""
+    found = pc.min_max(column)
+    least, most = found["min"].as_py(), found["max"].as_py()
+    if least is None:
+        return held
+    return (least, most) if held is None else (min(held[0], least), max(held[1], most))
 
 
 def open_data(data, object_strings: bool = False, parameter: str = "data", reading: Reading | None = None

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from harness.errors import UsageError
 from harness.frames.convert import as_pandas, from_arrow, from_pandas, kind_of, sliced
@@ -73,6 +74,15 @@ class DataFrames:
                 return rows + found + 1, piece.iloc[found]
             rows += len(piece)
         return None
+
+    def time_span(self, column: str) -> tuple[object, object] | None:
+        """The least and greatest value of timestamp ``column`` (None: it holds none)."""
+        least = most = None
+        for piece in self.column_pieces(column):
+            if pd.api.types.is_datetime64_any_dtype(piece.dtype) and piece.notna().any():
+                least = piece.min() if least is None else min(least, piece.min())
+                most = piece.max() if most is None else max(most, piece.max())
+        return None if least is None else (least, most)
 
     def is_file(self) -> bool:
         """Whether the data is read from files (its fixes are then flags, not pandas code)."""
@@ -198,6 +208,23 @@ class FramesInMemory(DataFrames):
         if isinstance(frame, pd.DataFrame):
             return sum(int(each[column].isna().sum()) for each in self._frames)
         return int(frame.column(column).null_count if isinstance(frame, pa.Table) else frame[column].null_count())
+
+    def time_span(self, column: str) -> tuple[object, object] | None:
+        # Each frame's column as it is held: a Polars or Arrow frame is not converted to pandas for two values.
+        found = []
+        for frame in self._frames:
+            if isinstance(frame, pd.DataFrame):
+                if pd.api.types.is_datetime64_any_dtype(frame[column].dtype) and frame[column].notna().any():
+                    found.append((frame[column].min(), frame[column].max()))
+            elif isinstance(frame, pa.Table):
+                if pa.types.is_timestamp(frame.schema.field(column).type) and frame.column(column).null_count < len(frame):
+                    extremes = pc.min_max(frame.column(column))
+                    found.append((extremes["min"].as_py(), extremes["max"].as_py()))
+            elif str(frame[column].dtype).startswith("Datetime") and frame[column].null_count() < len(frame):
+                found.append((frame[column].min(), frame[column].max()))
+        if not found:
+            return None
+        return min(pd.Timestamp(least) for least, _ in found), max(pd.Timestamp(most) for _, most in found)
 
     def converted(self, convert) -> tuple[DataFrames, bool]:
         # Frames in memory are converted once, as the user would before sending them (the time it takes is

@@ -33,12 +33,23 @@ from harness.own_data.audit import (
     is_string_like,
     qwp_audit_frame,
 )
+from harness.own_data.choices import PARTITION_UNITS_SAID, partition_unit
 from harness.own_data.code import ReadingCode, reading_code
 from harness.own_data.files import Reading, open_data
 from harness.own_data.frames import HEAD_ROWS, DataFrames
+from harness.own_data.partitioning import (
+    MapLimit,
+    Partitioning,
+    TimeSpan,
+    choose,
+    given,
+    map_limit,
+    unspanned,
+    utc,
+)
 from harness.own_data.qwp_dtypes import is_arrow_backed
 from harness.tsbs.params import DATA_SET_PARAMETERS
-from harness.tsbs.schema import PARTITION_BY, TableSchema
+from harness.tsbs.schema import TableSchema
 
 NAME = "data"
 # --symbols auto takes a string column as a symbol when the first piece (HEAD_ROWS rows) holds at most one
@@ -73,6 +84,11 @@ class DataSource:
     path: SendPath = SendPath()
     # Whether a column the run's way in refuses is refused here (a run); without, ``refusal`` says it (the audit).
     strict: bool = True
+    # The table's partitioning as the user names it (None: chosen from the data, ``harness.own_data.partitioning``),
+    # and the server's limit on mappings that bounds it (None: this machine's).
+    partition_by: str | None = None
+    map_limit: MapLimit | None = None
+    partitioning: Partitioning = field(init=False)
     refusal: str | None = field(init=False, default=None)
     # ILP's audit of each column, QWP's beside it (``ColumnAudit.qwp``).
     audits: list[ColumnAudit] = field(init=False)
@@ -134,9 +150,23 @@ class DataSource:
             self.refusal = f"{data.name}: {refusal}"
             if self.strict:
                 raise UsageError(self.refusal)
+        self.partitioning = self._partitioning(rows)
         # The frames in flight: a chunk's row, as pandas holds it (strings as Python objects), with margin.
         self.bytes_per_held_row = max(64, int(head.memory_usage(deep=True, index=False).sum() / max(len(head), 1)))
         self.bytes_per_chunk_row = 2 * self.bytes_per_held_row
+
+    def _partitioning(self, rows: int) -> Partitioning:
+        """The user's --partition-by, else the unit the data's span, rows and width choose."""
+        unit = None if self.partition_by is None else partition_unit(self.partition_by)
+        if self.partition_by is not None and unit is None:
+            raise ParameterError("partition_by", f"{PARTITION_UNITS_SAID}, got {self.partition_by!r}")
+        limit = self.map_limit or map_limit(local=True)
+        found = self.data.time_span(self.at)
+        if found is None:  # not timestamps (the audit refuses it; inspect shows it)
+            return unspanned(unit, self.at, limit)
+        span = TimeSpan(utc(found[0]), utc(found[1]), rows, f"the least and greatest {self.at} of its {rows:,} rows")
+        types = [sql_type for _, sql_type in self._table(self.table_name, "NONE").columns]
+        return choose(span, types, limit) if unit is None else given(unit, span, types, limit)
 
     def _audit(self, frame: pd.DataFrame, data: DataFrames | None = None) -> list[ColumnAudit]:
         """ILP's audit of ``frame`` (a head of the data as pandas gives it), QWP's beside it: of the same head, or where
@@ -216,13 +246,19 @@ class DataSource:
     def schemas(self, fields=None, table: str | None = None) -> list[TableSchema]:
         """The table as the run's way in makes it of the data as sent; a column the client leaves out (every value
         null) is left out."""
+        return [self._table(table or self.table_name, self.partitioning.by)]
+
+    def _table(self, table: str, partition_by: str) -> TableSchema:
         sent = self.judged(self.sent_audits)
         by_name = {audit.column: audit for audit in sent}
-        return [TableSchema(table or self.table_name, tags=self.symbol_columns,
-                            fields=tuple((audit.column, audit.questdb_type) for audit in sent
-                                         if audit.role == "field" and audit.questdb_type is not None),
-                            series_tags=self.symbol_columns, timestamp=self.at,
-                            timestamp_type=by_name[self.at].questdb_type, partition_by=PARTITION_BY)]
+        return TableSchema(table, tags=self.symbol_columns,
+                           fields=tuple((audit.column, audit.questdb_type) for audit in sent
+                                        if audit.role == "field" and audit.questdb_type is not None),
+                           series_tags=self.symbol_columns, timestamp=self.at,
+                           timestamp_type=by_name[self.at].questdb_type, partition_by=partition_by)
+
+    def partitioning_record(self) -> dict:
+        return self.partitioning.described()
 
     def chunks(self, spec=None, chunk_rows: int = 10_000, fields=None, symbol_dtype=None, table: str | None = None,
                first_chunk_rows: int | None = None) -> Iterator[dict[str, pd.DataFrame]]:
@@ -275,7 +311,10 @@ class DataSource:
                  f"{self.at}; symbols: {', '.join(self.symbol_columns) or 'none'}; columns judged and the table typed "
                  f"by {self.path.described()}, {other.described()} beside", *self.data.reading_lines(),
                  audit_table(self.audits, self.data.is_file(), self.data.is_file()
-                             and self.path.frame == FrameKind.pandas)]
+                             and self.path.frame == FrameKind.pandas),
+                 f"Table {self.table_name} {self.partitioning.line}."]
+        if self.partitioning.warning:
+            lines.append(f"warning: {self.partitioning.warning}.")
         if self.conversion_seconds:
             lines.append(f"Converted the DataFrames' dtypes once, before sending: {self.conversion_seconds:.2f}s.")
         if self.path.qwp and self.path.frame == FrameKind.pandas and self._pieced_arrow_columns():
@@ -310,12 +349,14 @@ class DataSource:
 
 def data_source(data, table: str | None = None, at: str | None = None, symbols: str | tuple[str, ...] | None = None,
                 convert_dtypes: bool = False, strict: bool = True, object_strings: bool = False,
-                path: SendPath | None = None, reading: Reading | None = None) -> DataSource:
+                path: SendPath | None = None, reading: Reading | None = None, partition_by: str | None = None,
+                limit: MapLimit | None = None) -> DataSource:
     """The user's ``data`` as a source: a path (read as ``reading`` says: timestamps, dialect, names;
     ``object_strings``: its strings as Python objects, as pandas 2 reads them), a DataFrame or DataFrames (or the
     ``DataFrames`` already opened); its ``table``, designated timestamp ``at``, ``symbols``, and whether each piece
     is sent with the audit's dtype conversions. Without ``strict`` a column the run's way in refuses is left to the
     source's ``refusal`` rather than raised (the audit shows it); ``path``: how the run sends (default: ILP, protocol
-    version 2)."""
+    version 2); ``partition_by``: the table's unit (None: chosen from the data, bounded by the server's mappings,
+    ``limit``: default this machine's)."""
     return DataSource(open_data(data, object_strings, reading=reading), table, at, symbols, convert_dtypes,
-                      path=path or SendPath(), strict=strict)
+                      path=path or SendPath(), strict=strict, partition_by=partition_by, map_limit=limit)

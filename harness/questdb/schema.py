@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from harness.errors import UsageError
+from harness.errors import UsageError, named
 from harness.questdb.http import QuestDBSql, checked_table_name
 from harness.tsbs.schema import TableSchema
 
@@ -78,6 +78,11 @@ def check_schema(questdb: QuestDBSql, schema: TableSchema, dedup: bool = False) 
     timestamp = actual.get(schema.timestamp)
     if timestamp is not None and not timestamp.get("designated"):
         clashes.append(f"{schema.timestamp} is not the designated timestamp")
+    partitioned = questdb.table_layout(schema.table).get("partitionBy")
+    if partitioned and partitioned != schema.partition_by:
+        # Rows append to any partitioning, but the run would hold a table other than the one its record names.
+        clashes.append(f"it is partitioned by {partitioned}, this run's by {schema.partition_by} "
+                       f"({named('partition_by')} {partitioned} matches it)")
     if dedup and not questdb.deduplicates(schema.table):
         clashes.append("deduplication is off (--exactly-once needs DEDUP UPSERT KEYS)")
     if clashes:

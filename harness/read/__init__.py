@@ -6,5 +6,6 @@ One generic reader loop (``loop``) drives every protocol behind one small interf
 reader turns a query into DataFrames of about ``--chunk-rows`` rows (``frames`` holds the conversions they
 share). ``plan`` decides what is read (columns, the time slices of ``--workers``); ``check`` compares what
 arrives with the regenerated data set in bounded memory, and ``check_against``, through the same comparison,
-with the user's file. The command is ``harness.commands.read``.
+with the user's file (``partitioned``: and the table's partitioning with the one the file and flags choose). The
+command is ``harness.commands.read``.
 """

@@ -183,7 +183,8 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
         if self.data is None:
             own = [flag for flag, value in (("--convert-dtypes", self.convert_dtypes or None),
                                             ("--object-strings", self.object_strings or None)) if value is not None]
-            own = self.reading_flags() + own
+            # --partition-by may partition DataFrames handed in (the notebook's); a TSBS run refuses it (``plan``).
+            own = [flag for flag in self.reading_flags() if flag != "--partition-by"] + own
             if own:
                 raise UsageError(f"{own[0]} is for the user's data: it needs --data PATH")
             return
@@ -269,7 +270,8 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
         from harness.own_data.source import data_source  # pyarrow's readers: only for a run of the user's data
 
         return data_source(self.data, self.table, self.at, self.symbol_choice(), self.convert_dtypes,
-                           object_strings=self.object_strings, path=self.send_path(), reading=self.reading())
+                           object_strings=self.object_strings, path=self.send_path(), reading=self.reading(),
+                           partition_by=self.partition_by, limit=self.map_limit())
 
     def parameters(self, source: Source, spec: params.DatasetSpec, wire: Wire) -> dict:
         """The record's parameters: every flag, what the senders really used (a configuration string wins over
@@ -292,6 +294,9 @@ def _refuse_for_source(options: BenchOptions, source: Source, spec: params.Datas
     if options.op != Op.dataframe and not source.row_api:
         raise UsageError(f"--op {options.op} is cpu-only's row-by-row baseline; {source.name} sends with "
                          f"--op dataframe")
+    if options.partition_by is not None and source.known_schemas:
+        raise UsageError(f"--partition-by partitions the table of the user's data; {source.name}'s tables are "
+                         f"TSBS's, partitioned as its loader does")
     if options.exactly_once and not source.unique_keys:
         raise UsageError(f"--exactly-once deduplicates rows by their series and timestamp; {source.name}'s "
                          f"rows are not unique by them (TSBS clears some rows' tags)")

@@ -168,6 +168,7 @@ class BenchPlan:
                      **self.wire.settings.used()},
             "tables_policy": {"keep": self.tables.keep, "replace": self.tables.replace, "wal": str(self.tables.wal),
                               "dedup": self.tables.dedup},
+            "partitioning": self.lifecycle.spelling.values(self.source.partitioning_record()),
             "resend_for_seconds": self.resend_for, "open_loop": self.open_loop is not None,
             "barrier": self.barrier.name if self.barrier is not None else None,
         }

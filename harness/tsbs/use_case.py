@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from harness.tsbs.choices import FieldType, SymbolDtype
 from harness.tsbs.params import DatasetSpec
+from harness.tsbs.schema import PARTITION_BY
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,6 +69,9 @@ class TsbsSource:
 
     def rows(self, spec: DatasetSpec) -> int:
         return spec.row_count
+
+    def partitioning_record(self) -> dict:
+        return {"by": PARTITION_BY, "chosen": False, "why": f"partitioned by {PARTITION_BY}, as TSBS's QuestDB loader"}
 
     def memory_needed(self, spec: DatasetSpec, chunk_rows: int) -> int:
         return spec.scale * self.bytes_per_host + chunk_rows * self.bytes_per_chunk_row
