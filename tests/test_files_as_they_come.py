@@ -781,20 +781,23 @@ def test_lines_refused_around_the_header_are_named_in_one_line(corpus, tmp_path)
 
 
 def test_inspect_prints_the_flags_that_pin_its_reading(corpus):
-    """One line of flags, quoted for a shell, and a comment for what no flag gives."""
+    """One line of flags, quoted for a shell, the table's partitioning last, and a comment for what no flag gives."""
     def flags(name: str, **given) -> list[str]:
         out = io.StringIO()
         run_inspect(InspectOptions(data=str(corpus[name]), **given), out)
         return [line for line in out.getvalue().splitlines() if line.startswith(("flags: ", "# "))]
 
-    assert flags("household_power") == ["flags: --at Date+Time --at-format %d/%m/%Y --csv-delimiter ';'"]
-    assert flags("placeholders") == ["flags: --at ts --na-values '-,?'"]
-    assert flags("preamble_station") == ["flags: --at ts --skip-rows 3"]
-    assert flags("day_first_told_late") == ["flags: --at Datum --at-format '%d.%m.%Y %H:%M'"]
+    assert flags("household_power") == ["flags: --at Date+Time --at-format %d/%m/%Y --csv-delimiter ';' "
+                                         "--partition-by MONTH"]
+    assert flags("placeholders") == ["flags: --at ts --na-values '-,?' --partition-by HOUR"]
+    assert flags("preamble_station") == ["flags: --at ts --skip-rows 3 --partition-by HOUR"]
+    assert flags("day_first_told_late") == ["flags: --at Datum --at-format '%d.%m.%Y %H:%M' "
+                                             "--partition-by MONTH"]
     assert flags("renamed", at="Time (UTC)", rename="Time (UTC)=ts,price (USD)=price_usd") == [
-        "flags: --at 'Time (UTC)' --rename 'Time (UTC)=ts,price (USD)=price_usd'"]
-    assert flags("repeated_names") == ["flags: --at ts", "# renamed 'ISE' -> 'ISE_3' (the name repeats: column 3): no "
-                                       "flag names it, every reading makes the same name"]
+        "flags: --at 'Time (UTC)' --rename 'Time (UTC)=ts,price (USD)=price_usd' --partition-by HOUR"]
+    assert flags("repeated_names") == ["flags: --at ts --partition-by HOUR",
+                                       "# renamed 'ISE' -> 'ISE_3' (the name repeats: column 3): no flag names it, "
+                                       "every reading makes the same name"]
 
 
 def test_a_files_advice_is_a_flag_of_the_harness(tmp_path):
@@ -971,7 +974,8 @@ def test_inspects_flags_pasted_into_bench_land_the_same_table(questdb_server, tm
     printed = run_cli("inspect", "--data", str(path))
     assert printed.returncode == 0, printed.stderr
     line = next(line for line in printed.stdout.splitlines() if line.startswith("flags: "))
-    assert line == "flags: --at Date+Time --at-format %d/%m/%Y --csv-delimiter ';' --na-values '?' --skip-rows 2"
+    assert line == ("flags: --at Date+Time --at-format %d/%m/%Y --csv-delimiter ';' --na-values '?' --skip-rows 2 "
+                    "--partition-by DAY")
     server = ["--host", questdb_server.host, "--http-port", str(questdb_server.http_port), "--ilp-port",
               str(questdb_server.ilp_port), "--server-metrics-port", str(questdb_server.min_port)]
     tables = {"as_they_come_unpinned": [], "as_they_come_pinned": shlex.split(line[len("flags: "):])}

@@ -56,7 +56,7 @@ def run_inspect(options: InspectOptions, out: TextIO | None = None, source: Data
     source = source or options.source()
     lines = list(source.describe())
     if isinstance(source.data, DataFile):  # the reading's decisions as flags that pin them, to paste into bench
-        lines += flags_lines(pinned(source.data, source.at), source.data)
+        lines += flags_lines(pinned(source.data, source.at), source.data, source.partitioning.by)
     for line in lines:
         print(options.spelling().text(line), file=out, flush=True)
     if source.refusal is not None:

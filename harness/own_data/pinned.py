@@ -60,9 +60,10 @@ def _format(data: DataFile, raw: str | None) -> str | None:
     return parser.format
 
 
-def flags_lines(reading: Reading, data: DataFile) -> list[str]:
+def flags_lines(reading: Reading, data: DataFile, partition_by: str | None = None) -> list[str]:
     """``flags: ⟨at⟩ Date+Time ⟨at_format⟩ '%d/%m/%Y' ...``: every parameter of ``reading`` not at its default,
-    its value quoted for a shell; then a comment line for each rename no parameter gives."""
+    its value quoted for a shell, and the table's partitioning (``partition_by``, chosen or given); then a comment
+    line for each rename no parameter gives."""
     defaults, said = Reading(), []
     for item in dataclasses.fields(reading):
         value = getattr(reading, item.name)
@@ -70,6 +71,8 @@ def flags_lines(reading: Reading, data: DataFile) -> list[str]:
             continue
         parameter = named(_PARAMETERS.get(item.name, item.name))
         said.append(parameter if value is True else f"{parameter} {_quoted(value)}")
+    if partition_by is not None:
+        said.append(f"{named('partition_by')} {partition_by}")
     lines = ["flags: " + (" ".join(said) if said else "none: nothing to pin")]
     lines += [f"# renamed {line}: no flag names it, every reading makes the same name"
               for line in data.read_renames()]
