@@ -49,6 +49,7 @@ def _figures(**changes) -> Figures:
     ({"distinct": 24}, "distinct instants of `ts`: the run 1,000, DuckDB 24"),
     ({"v": ColumnFigures("VARCHAR", 3)}, "type of `v`: the run number (DOUBLE), DuckDB text (VARCHAR)"),
     ({"v": ColumnFigures("DOUBLE", 5)}, "nulls of `v`: the run 3, DuckDB 5"),
+    ({"unmatched": ("extra",)}, "DuckDB reads columns the run does not: `extra`"),
 ])
 def test_each_difference_of_two_readings_is_named_in_one_line(changes, named):
     differences, notes = compare(_figures(), _figures(**changes), Context(at="ts"))
@@ -74,7 +75,7 @@ def test_expected_differences_are_explained_not_counted():
     duck.columns["t"] = ColumnFigures("TIME", 0)
     differences, _ = compare(run, duck, Context(at="Date", at_columns=("Date",), time_beside=("t",)))
     assert differences == ["DuckDB reads `t` as TIME beside `Date`; the run reads dates alone (⟨at⟩ Date+t joins "
-                           "them)"]
+                           "them; ⟨at_dates_only⟩ keeps dates alone)"]
     differences, notes = compare(run, duck, Context(at="Date", time_beside=("t",), dates_only=True))
     assert not differences and "dates alone, as ⟨at_dates_only⟩ says" in notes[0]
     differences, notes = compare(run, duck, Context(at="ts"))
@@ -104,7 +105,7 @@ def test_a_date_read_alone_is_named_by_inspect(tmp_path):
     path = _apart(tmp_path / "apart.csv")
     result = run_cli("inspect", "--data", str(path), "--cross-check")
     assert_one_line_error(result, 1, "DuckDB reads `Time` as TIME beside `Date`; the run reads dates alone "
-                                     "(--at Date+Time joins them)")
+                                     "(--at Date+Time joins them; --at-dates-only keeps dates alone)")
     assert "  differs: DuckDB reads `Time` as TIME beside `Date`" in result.stdout
     joined = run_cli("inspect", "--data", str(path), "--cross-check", "--at", "Date+Time")
     assert joined.returncode == 0 and " agrees with the run's reading" in joined.stdout, joined.stderr
@@ -165,10 +166,11 @@ def test_read_check_against_fails_where_duckdb_reads_the_file_otherwise(questdb_
     table = "cross_checked_apart"
     questdb_server.client.drop_table(table)
     server = [f"--host={questdb_server.host}", f"--http-port={questdb_server.http_port}",
-              f"--ilp-port={questdb_server.ilp_port}", f"--server-metrics-port={questdb_server.min_port}"]
+              f"--server-metrics-port={questdb_server.min_port}"]
     try:
         sent = run_cli("bench", "--send", "--data", str(path), "--table", table, "--transport", "http",
-                       "--no-cross-check", "--results", str(tmp_path / "bench.json"), *server)
+                       "--no-cross-check", "--results", str(tmp_path / "bench.json"),
+                       f"--ilp-port={questdb_server.ilp_port}", *server)
         assert sent.returncode == 0, sent.stderr
         read = run_cli("read", "--check-against", str(path), "--table", table, f"--pg-port={questdb_server.pg_port}",
                        "--results", str(tmp_path / "read.json"), *server)

@@ -43,6 +43,7 @@ class CrossCheck:
     seconds: float = 0.0
     why_not: str | None = None
     columns: int = 0
+    cpu_seconds: float = 0.0  # the process's, DuckDB's threads among it
 
     @property
     def agrees(self) -> bool:
@@ -54,7 +55,7 @@ class CrossCheck:
         verdict = "agrees" if self.agrees else f"DISAGREES ({len(self.differences)})"
         lines = [f"Cross-check: {self.how} of {self.what} {verdict} with the run's reading (rows, the designated "
                  f"timestamp's first, last and distinct instants, {self.columns} columns' types and nulls; "
-                 f"{self.seconds:.2f}s)"]
+                 f"{self.seconds:.2f}s, {self.cpu_seconds:.2f}s of CPU)"]
         return lines + [f"  differs: {line}" for line in self.differences] + [f"  note: {line}" for line in self.notes]
 
     def refusal(self, name: str, unchecked: str | None = None) -> str:
@@ -66,6 +67,7 @@ class CrossCheck:
     def stored(self) -> dict:
         return {"ran": self.why_not is None, "what": self.what, "how": self.how, "agrees": self.agrees,
                 "differences": self.differences, "notes": self.notes, "seconds": round(self.seconds, 3),
+                "cpu_seconds": round(self.cpu_seconds, 3),
                 "why_not": self.why_not}
 
 
@@ -78,7 +80,7 @@ def cross_check(data, at: str) -> CrossCheck:
     run's name), compared."""
     with duck.scratch_folder() as scratch:
         scan = _scan_of(data, [part.path for part in data.parts], data.kind, scratch)
-        return compared(data, at, scan, data._normalised, "the whole file")
+        return compared(data, at, scan, data.batches, "the whole file")
 
 
 def _scan_of(data, paths: list[Path], kind, scratch: Path) -> duck.DuckScan:
@@ -92,7 +94,7 @@ def compared(data, at: str, scan: duck.DuckScan, batches: Callable[[], Iterator[
     of ``data``; a reading DuckDB cannot make is said as the check not made."""
     import duckdb
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with duck.scratch_folder() as spill:
         con = duck.connect(spill)
         try:
@@ -100,12 +102,13 @@ def compared(data, at: str, scan: duck.DuckScan, batches: Callable[[], Iterator[
             theirs, context = _duck_figures(con, data, at, scan, where)
         except duckdb.Error as exc:
             return CrossCheck(what, scan.how, why_not=f"DuckDB could not read it: {' '.join(str(exc).split())[:300]}",
-                              seconds=time.perf_counter() - started)
+                              seconds=time.perf_counter() - started, cpu_seconds=time.process_time() - cpu)
         finally:
             con.close()
     context.skipped_rows = skipped_rows
     differences, notes = compare(run, theirs, context)
-    return CrossCheck(what, scan.how, differences, notes, time.perf_counter() - started, columns=len(run.columns))
+    return CrossCheck(what, scan.how, differences, notes, time.perf_counter() - started, columns=len(run.columns),
+                      cpu_seconds=time.process_time() - cpu)
 
 
 def _run_figures(con, data, at: str, batches: Callable[[], Iterator[pa.RecordBatch]]) -> tuple[duck.Figures, int]:
@@ -152,8 +155,7 @@ def _duck_figures(con, data, at: str, scan: duck.DuckScan, where: str | None) ->
     instant, why = _duck_instant(data, at, file_sql, typed)
     context.instants_unread = why
     figures = duck.measure(con, scan.source, columns, instant, where, scan.arrow)
-    if len(theirs) != len(top):
-        figures.columns[f"({len(theirs)} columns; the run's file has {len(top)})"] = duck.ColumnFigures("", 0)
+    figures.unmatched = tuple(name for name, _ in theirs[len(top):])
     return figures, context
 
 

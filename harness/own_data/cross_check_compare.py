@@ -56,8 +56,9 @@ def compare(run: Figures, duck: Figures, context: Context) -> tuple[list[str], l
         theirs = duck.columns.get(name)
         if theirs is not None:
             _column(name, mine, theirs, context, differences, notes)
-    for name in duck.columns.keys() - run.columns.keys():
-        differences.append(f"DuckDB reads a column {_said(name, context)} the run does not send")
+    if duck.unmatched:
+        differences.append(f"DuckDB reads columns the run does not: "
+                           f"{', '.join(f'`{name}`' for name in duck.unmatched[:5])}")
     return differences, notes
 
 
@@ -130,7 +131,8 @@ def _type_explained(name: str, said: str, mine: ColumnFigures, theirs: ColumnFig
         if name in context.time_beside and not context.dates_only:
             date = context.at_columns[0] if context.at_columns else context.at
             differences.append(f"DuckDB reads {said} as TIME beside `{date}`; the run reads dates alone "
-                               f"({named('at')} {date}+{context.file_names.get(name, name)} joins them)")
+                               f"({named('at')} {date}+{context.file_names.get(name, name)} joins them; "
+                               f"{named('at_dates_only')} keeps dates alone)")
             return True
         why = f"dates alone, as {named('at_dates_only')} says" if name in context.time_beside else \
             "QuestDB has no time-of-day type"

@@ -87,13 +87,15 @@ class Figures:
 
     rows: int
     columns: dict[str, ColumnFigures] = field(default_factory=dict)
+    unmatched: tuple[str, ...] = ()  # columns this reading has that stand in no place of the other's
     first: int | None = None
     last: int | None = None
     distinct: int | None = None
 
 
 def connect(scratch: Path):
-    """A DuckDB connection (without ICU, as here, its TIMESTAMPTZ is UTC) whose memory is bounded, spilling into ``scratch``."""
+    """A DuckDB connection whose memory is bounded, spilling into ``scratch`` (without ICU, as here, its
+    TIMESTAMPTZ is UTC)."""
     import duckdb
 
     return duckdb.connect(config={"memory_limit": MEMORY_LIMIT, "temp_directory": str(scratch),
