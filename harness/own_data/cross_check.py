@@ -84,8 +84,10 @@ def cross_check(data, at: str) -> CrossCheck:
 
 
 def _scan_of(data, paths: list[Path], kind, scratch: Path) -> duck.DuckScan:
+    arrow = kind.format.startswith("arrow")
     return duck.duck_scan(kind, paths, data.dialect, any(part.partitions for part in data.parts), scratch,
-                          arrow_batches=data.reader.batches, arrow_schema=data.reader.schema(paths[0]))
+                          arrow_batches=data.reader.batches if arrow else None,
+                          arrow_schema=data.reader.schema(paths[0]) if arrow else None)
 
 
 def compared(data, at: str, scan: duck.DuckScan, batches: Callable[[], Iterator[pa.RecordBatch]], what: str,

@@ -138,6 +138,10 @@ def _type_explained(name: str, said: str, mine: ColumnFigures, theirs: ColumnFig
             "QuestDB has no time-of-day type"
         notes.append(f"DuckDB reads {said} as TIME; the run sends it as text ({why})")
         return True
+    if theirs.duck_type.strip('"').upper() == "NULL":
+        notes.append(f"DuckDB types {said} NULL: no value in what it read (the run's type comes of the dataset's "
+                     f"other files)")
+        return True
     if mine.family == "number" and theirs.family == "text" and name in context.placeholders:
         shown = ", ".join(repr(token) for token in context.placeholders[name][:4])
         notes.append(f"DuckDB reads {said} as text: placeholders ({shown}) are no numbers to it; the run reads them as "

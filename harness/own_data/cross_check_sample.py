@@ -116,7 +116,8 @@ def _checked(data, at: str, piece: _Piece, scratch: Path) -> CrossCheck:
     view = _viewed(data, piece)
     arrow_batches = view.reader.batches if piece.kind.format.startswith("arrow") else None
     scan = duck.duck_scan(piece.kind, [piece.path], data.dialect, bool(piece.part.partitions), scratch,
-                          arrow_batches=arrow_batches, arrow_schema=data.reader.schema(piece.path))
+                          arrow_batches=arrow_batches,
+                          arrow_schema=view.reader.schema(piece.path) if arrow_batches else None)
     if piece.rows is not None and piece.kind.format == "parquet":
         start, stop = piece.rows
         inner = scan.source[:-1] + ", file_row_number=true)"
