@@ -108,8 +108,7 @@ def describe(con, source: str, arrow: Callable | None = None) -> list[tuple[str,
         return [(row[0], row[1]) for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
 
 
-def measure(con, source: str, columns: list[Measured], instant: str | None, where: str | None = None,
-            arrow: Callable | None = None) -> Figures:
+def measure(con, source: str, columns: list[Measured], instant: str | None, arrow: Callable | None = None) -> Figures:
     """``columns`` of ``source`` measured in one pass: count(*), count of each column (its nulls), the tokens in
     each, and min, max and count(distinct) of ``instant`` (SQL of a TIMESTAMP or TIMESTAMPTZ) as epoch
     microseconds."""
@@ -122,7 +121,7 @@ def measure(con, source: str, columns: list[Measured], instant: str | None, wher
     if instant is not None:
         micros = f"epoch_us({instant})"
         parts += [f"min({micros})", f"max({micros})", f"count(DISTINCT {micros})"]
-    query = f"SELECT {', '.join(parts)} FROM {source}" + (f" WHERE {where}" if where else "")
+    query = f"SELECT {', '.join(parts)} FROM {source}"
     with registered(con, arrow):
         values = list(con.execute(query).fetchall()[0])
     rows = values.pop(0)
