@@ -37,8 +37,14 @@ ARROW_SOURCE = "arrow_source"
 
 
 def family(duck_type: str) -> str:
-    """A DuckDB type's family as the cross-check compares them: number, text, time, bool, or the type itself."""
+    """A DuckDB type's family as the cross-check compares them: number, text, time, bool, or the type itself. An
+    ENUM (an Arrow dictionary of strings) is text; an INTERVAL (an Arrow duration, which Parquet stores as the
+    integers DuckDB reads) a number."""
     upper = duck_type.upper()
+    if upper.startswith("ENUM"):
+        return "text"
+    if upper == "INTERVAL":
+        return "number"
     if upper.startswith(("TIMESTAMP", "DATE", "TIME")):
         return "time"
     if upper in ("VARCHAR", "JSON") or upper.startswith("VARCHAR"):
