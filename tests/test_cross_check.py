@@ -9,6 +9,7 @@ A file larger than its sample is checked by its head and tail (a CSV's bytes, a 
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import socket
@@ -150,6 +151,13 @@ def test_a_large_csv_is_checked_by_its_head_and_tail(tmp_path):
     assert check.agrees, check.lines()
     assert check.what == "its first 4.0 MiB and its last 4.0 MiB"
     assert source.data.rows() == rows  # the whole file read as the run reads it, the sample apart
+    # Compressed, it is read front to back: its head alone is checked, and the check says so.
+    with open(tmp_path / "big.csv", "rb") as plain, gzip.open(tmp_path / "big.csv.gz", "wb", compresslevel=1) as packed:
+        packed.write(plain.read())
+    source = data_source(str(tmp_path / "big.csv.gz"))
+    check = sample_check(source.data, source.at)
+    assert check.agrees and check.what == "its first 4.0 MiB", check.lines()
+    assert any("only the head is checked" in note for note in check.notes)
 
 
 def test_a_large_parquet_file_is_checked_by_its_first_and_last_rows(tmp_path):

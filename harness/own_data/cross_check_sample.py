@@ -76,6 +76,10 @@ def _text_pieces(data, scratch: Path, notes: list[str]) -> Iterator[_Piece]:
         return
     with data.reader.stream(first.path) as stream:
         head = stream.read(SAMPLE_BYTES)
+    if len(head) < SAMPLE_BYTES and len(data.parts) == 1:  # a small compressed file: all of it, decompressed
+        (scratch / "whole").write_bytes(head)
+        yield _Piece("the whole file", scratch / "whole", first, kind)
+        return
     if len(head) == SAMPLE_BYTES and b"\n" in head:
         head = head[:head.rindex(b"\n") + 1]
     header = b"".join(head.splitlines(keepends=True)[:getattr(data.reader, "header_lines", 0)])
