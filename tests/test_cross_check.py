@@ -138,6 +138,12 @@ def test_bench_refuses_a_disagreeing_sample_before_sending_and_no_cross_check_is
     assert "Cross-check: not made: --no-cross-check: the file is sent as the run reads it" in sent.stdout
     recorded = json.loads(results.read_text())["plan"]["cross_check"]
     assert recorded["ran"] is False and "--no-cross-check" in recorded["why_not"]
+    joined = run_cli("bench", "--send", "--data", str(path), "--at", "Date+Time", "--target", "sink", "--ilp-port",
+                     port, "--results", str(results), "--reporting-period", "0")
+    assert joined.returncode == 0, joined.stderr
+    assert "Cross-check: DuckDB's read_csv, its own sniffer of the whole file agrees" in joined.stdout
+    recorded = json.loads(results.read_text())["plan"]["cross_check"]
+    assert recorded["ran"] and recorded["agrees"] and not recorded["differences"] and recorded["cpu_seconds"] > 0
 
 
 def test_a_large_csv_is_checked_by_its_head_and_tail(tmp_path):
