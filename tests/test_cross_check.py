@@ -176,6 +176,7 @@ def test_a_large_parquet_file_is_checked_by_its_first_and_last_rows(tmp_path):
     check = sample_check(source.data, source.at)
     assert check.agrees, check.lines()
     assert check.what.startswith("its first ") and " and its last " in check.what and "rows" in check.what
+    assert check.what.endswith(" and the whole file's first and last instants"), check.what
     whole = cross_check(source.data, source.at)
     assert whole.agrees and whole.what == "the whole file"
 

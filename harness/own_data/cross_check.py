@@ -91,17 +91,18 @@ def _scan_of(data, paths: list[Path], kind, scratch: Path) -> duck.DuckScan:
 
 
 def compared(data, at: str, scan: duck.DuckScan, batches: Callable[[], Iterator[pa.RecordBatch]],
-             what: str) -> CrossCheck:
-    """``scan`` (DuckDB's reading) against ``batches()`` (the run's reading of the same rows) of ``data``; a
-    reading DuckDB cannot make is said as the check not made."""
+             what: str, distinct: bool = True) -> CrossCheck:
+    """``scan`` (DuckDB's reading) against ``batches()`` (the run's reading of the same rows) of ``data``, the
+    distinct instants counted where ``distinct`` says; a reading DuckDB cannot make is said as the check not
+    made."""
     import duckdb
 
     started, cpu = time.perf_counter(), time.process_time()
     with duck.scratch_folder() as spill:
         con = duck.connect(spill)
         try:
-            run, skipped_rows = _run_figures(con, data, at, batches)
-            theirs, context = _duck_figures(con, data, at, scan)
+            run, skipped_rows = _run_figures(con, data, at, batches, distinct)
+            theirs, context = _duck_figures(con, data, at, scan, set(run.columns), distinct)
         except duckdb.Error as exc:
             return CrossCheck(what, scan.how, why_not=f"DuckDB could not read it: {' '.join(str(exc).split())[:300]}",
                               seconds=time.perf_counter() - started, cpu_seconds=time.process_time() - cpu)
@@ -113,7 +114,8 @@ def compared(data, at: str, scan: duck.DuckScan, batches: Callable[[], Iterator[
                       cpu_seconds=time.process_time() - cpu)
 
 
-def _run_figures(con, data, at: str, batches: Callable[[], Iterator[pa.RecordBatch]]) -> tuple[duck.Figures, int]:
+def _run_figures(con, data, at: str, batches: Callable[[], Iterator[pa.RecordBatch]],
+                 distinct: bool) -> tuple[duck.Figures, int]:
     """The run's reading measured as its batches stream past; and the rows it skipped."""
     stream = iter(batches())
     first = next(stream, None)
@@ -121,7 +123,7 @@ def _run_figures(con, data, at: str, batches: Callable[[], Iterator[pa.RecordBat
     types = dict(duck.describe(con, duck.ARROW_SOURCE, lambda: pa.RecordBatchReader.from_batches(schema, iter(()))))
     columns = [duck.Measured(name, duck.quoted(name), types[name]) for name in schema.names]
     figures = duck.measure(con, duck.ARROW_SOURCE, columns, duck.quoted(at), arrow=lambda: pa.RecordBatchReader.
-                           from_batches(schema, _chained(first, stream)))
+                           from_batches(schema, _chained(first, stream)), distinct=distinct)
     return figures, data.skipped_rows
 
 
@@ -132,8 +134,10 @@ def _chained(first: pa.RecordBatch | None, rest: Iterator[pa.RecordBatch]) -> It
         yield batch
 
 
-def _duck_figures(con, data, at: str, scan: duck.DuckScan) -> tuple[duck.Figures, Context]:
-    """DuckDB's reading measured: each run column mapped to DuckDB's column of the same place in the file."""
+def _duck_figures(con, data, at: str, scan: duck.DuckScan, measured: set[str],
+                  distinct: bool) -> tuple[duck.Figures, Context]:
+    """DuckDB's reading measured: each run column ``measured`` mapped to DuckDB's column of the same place in the
+    file."""
     theirs = duck.describe(con, scan.source, scan.arrow)
     normalisation = data.normalisation
     top = data.raw_schema.names
@@ -149,14 +153,14 @@ def _duck_figures(con, data, at: str, scan: duck.DuckScan) -> tuple[duck.Figures
     typed = _types(con, scan, {name: sql for name, (sql, _) in file_sql.items()})
     context = _context(data, at, typed, {name: shown for name, (_, shown) in file_sql.items()})
     columns = []
-    for name in data.schema.names:
+    for name in [name for name in data.schema.names if name in measured]:
         raw = normalisation.raw_name(name)
         if raw in file_sql:
             tokens = normalisation.placeholders[raw].tokens if raw in normalisation.placeholders else ()
             columns.append(duck.Measured(name, file_sql[raw][0], typed[raw], tokens))
     instant, why = _duck_instant(data, at, file_sql, typed)
     context.instants_unread = why
-    figures = duck.measure(con, scan.source, columns, instant, scan.arrow)
+    figures = duck.measure(con, scan.source, columns, instant, scan.arrow, distinct)
     figures.unmatched = tuple(name for name, _ in theirs[len(top):])
     return figures, context
 

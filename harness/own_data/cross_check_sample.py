@@ -8,7 +8,8 @@ before anything lands, at a cost that does not grow with the file.
   file is read front to back: its tail would cost decompressing all of it, so only its head is checked, said so.
   A file no larger than two samples is checked whole.
 - A Parquet file: as many rows from its start and from its end as ``SAMPLE_BYTES`` of it hold, by their row
-  numbers (DuckDB's ``file_row_number``; the run's reader the row groups that hold them).
+  numbers (DuckDB's ``file_row_number``; the run's reader the row groups that hold them); and the whole data's
+  first and last instants, its designated timestamp's columns alone read by both (Parquet reads a column alone).
 - An Arrow IPC file or stream: its first rows (DuckDB scans pyarrow's decoding of it).
 - A dataset: the head of its first file and the tail of its last.
 
@@ -42,11 +43,15 @@ def sample_check(data, at: str) -> CrossCheck:
     if data in _CHECKED:
         return _CHECKED[data]
     notes: list[str] = []
+    first = data.parts[0]
     with duck.scratch_folder() as scratch:
         if data.reader.infers_types:
             pieces = list(_text_pieces(data, scratch, notes))
         elif data.format == "parquet":
             pieces = list(_parquet_pieces(data))
+            if pieces[0].rows is not None:
+                pieces.append(_Piece("the whole file's first and last instants", first.path, first, data.kind,
+                                     columns=True))
         else:
             pieces = [_arrow_head(data)]
         checks = [_checked(data, at, piece, scratch) for piece in pieces]
@@ -59,13 +64,14 @@ def sample_check(data, at: str) -> CrossCheck:
 class _Piece:
     """A piece of the data to check: what it is, said; the file both read (``path``: a temporary one or the
     part's own), the part it comes from, the kind of file it is, and the rows of it (``rows``: a Parquet or Arrow
-    file's [start, stop); None: all)."""
+    file's [start, stop); None: all); ``columns``: the designated timestamp alone, of the whole data."""
 
     what: str
     path: Path
     part: DataPart
     kind: object
     rows: tuple[int, int] | None = None
+    columns: bool = False  # the designated timestamp's columns alone, of every part (a Parquet file's range)
 
 
 def _text_pieces(data, scratch: Path, notes: list[str]) -> Iterator[_Piece]:
@@ -117,6 +123,12 @@ def _arrow_head(data) -> _Piece:
 
 
 def _checked(data, at: str, piece: _Piece, scratch: Path) -> CrossCheck:
+    if piece.columns:  # DuckDB reads the column alone, a Parquet file's other columns left unread
+        scan = duck.duck_scan(data.kind, [part.path for part in data.parts], None,
+                              any(part.partitions for part in data.parts), scratch)
+        # Its first and last instants: distinct ones would cost a hash of every row.
+        return compared(data, at, scan, lambda: data._normalised([data.normalisation.raw_name(at)]), piece.what,
+                        distinct=False)
     view = _viewed(data, piece)
     arrow_batches = view.reader.batches if piece.kind.format.startswith("arrow") else None
     scan = duck.duck_scan(piece.kind, [piece.path], data.dialect, bool(piece.part.partitions), scratch,

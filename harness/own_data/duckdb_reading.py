@@ -114,10 +114,11 @@ def describe(con, source: str, arrow: Callable | None = None) -> list[tuple[str,
         return [(row[0], row[1]) for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
 
 
-def measure(con, source: str, columns: list[Measured], instant: str | None, arrow: Callable | None = None) -> Figures:
+def measure(con, source: str, columns: list[Measured], instant: str | None, arrow: Callable | None = None,
+            distinct: bool = True) -> Figures:
     """``columns`` of ``source`` measured in one pass: count(*), count of each column (its nulls), the tokens in
-    each, and min, max and count(distinct) of ``instant`` (SQL of a TIMESTAMP or TIMESTAMPTZ) as epoch
-    microseconds."""
+    each, and min, max and (``distinct``) count(distinct) of ``instant`` (SQL of a TIMESTAMP or TIMESTAMPTZ) as
+    epoch microseconds."""
     parts = ["count(*)"]
     for column in columns:
         parts.append(f"count({column.sql})")
@@ -126,7 +127,7 @@ def measure(con, source: str, columns: list[Measured], instant: str | None, arro
             parts.append(f"count(*) FILTER (WHERE trim(trim(CAST({column.sql} AS VARCHAR)), '\"') IN ({listed}))")
     if instant is not None:
         micros = f"epoch_us({instant})"
-        parts += [f"min({micros})", f"max({micros})", f"count(DISTINCT {micros})"]
+        parts += [f"min({micros})", f"max({micros})", f"count(DISTINCT {micros})" if distinct else "NULL"]
     query = f"SELECT {', '.join(parts)} FROM {source}"
     with registered(con, arrow):
         values = list(con.execute(query).fetchall()[0])
