@@ -57,6 +57,8 @@ def run_plan(plan: BenchPlan, out: TextIO) -> RunRecord:
         else:
             for line in [*plan.source.describe(), *([plan.seed_said] if plan.seed_said else [])]:
                 run.say(plan.lifecycle.spelling.text(line))
+        for line in plan.cross_check.lines() if plan.cross_check is not None else ():
+            run.say(plan.lifecycle.spelling.text(line))
         bench_phases(plan, run, metrics)
     missed = missed_thresholds(run)
     if missed:  # the run ended well and is recorded so; its exit code says what it missed

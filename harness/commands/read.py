@@ -1,8 +1,9 @@
 """The ``read`` command: a QuestDB table (whole, ``--from``/``--to``, or ``--sql``) read into pandas (over QWP also
 into Arrow or Polars, ``--frame``) over one protocol, measured (rows/s, MiB/s received, client CPU, time to the
 first rows, peak RSS), optionally checked against its TSBS data set (``--check``) or the user's file that filled it
-(``--check-against``), and recorded. ``run_read(ReadOptions(...))`` is what ``python -m harness read`` calls and
-what tests and benchmarks call directly.
+(``--check-against``; the file is also read by DuckDB, whose reading must agree with the one compared:
+``harness.own_data.cross_check``), and recorded. ``run_read(ReadOptions(...))`` is what ``python -m harness read``
+calls and what tests and benchmarks call directly.
 
 The comparison of ``--check`` and ``--check-against`` runs in the consumer as the frames arrive, so its CPU is
 in the client's figures: measure without it.
@@ -269,12 +270,13 @@ def read_phase(plan: ReadPlan, run: Run, metrics: ReadRunMetrics) -> None:
             raise UsageError(lacking)
     slices = plan.slices(questdb)
     checker = plan.checker(questdb, slices, run.say)
+    cross_checked = _cross_check(plan, checker, run) if plan.check_file is not None else None
     count = f" ({slices.expected_rows} rows)" if slices.expected_rows is not None else ""
     frames = "" if plan.frame == FrameKind.pandas else f" into {plan.frame} frames"
     run.say(f"Reading {slices.what}{count} over {plan.protocol}{frames} with {plan.workers} worker(s), chunks of "
             f"{plan.chunk_rows} rows")
     prepare_reader(plan.protocol, plan.endpoint, plan.frame)  # its driver's import (and a check): not the read's time
-    figures = _read_frames(plan, slices, checker, run, metrics)
+    figures = _read_frames(plan, slices, checker, run, metrics, cross_checked)
     if slices.expected_rows is not None and figures.rows != slices.expected_rows:
         raise RunError(f"read {figures.rows} rows of {slices.what}; the server counted {slices.expected_rows} before "
                        f"the read")
@@ -285,7 +287,21 @@ def read_phase(plan: ReadPlan, run: Run, metrics: ReadRunMetrics) -> None:
         run.say(f"Checked: all {checker.checked} rows equal the data set.")
 
 
-def _read_frames(plan: ReadPlan, slices: ReadSlices, checker, run: Run, metrics: ReadRunMetrics) -> PhaseRecord:
+def _cross_check(plan: ReadPlan, checker, run: Run) -> dict:
+    """The file read by DuckDB too, its reading held against the one the check compares with
+    (``harness.own_data.cross_check``), said; a disagreement fails the run before the table is read."""
+    from harness.own_data.cross_check import cross_check
+
+    check = cross_check(plan.check_file, checker.pairings[0].column)
+    for line in check.lines():
+        run.say(plan.lifecycle.spelling.text(line))
+    if check.differences:
+        raise CheckFailed(check.refusal(plan.check_file.name))
+    return plan.lifecycle.spelling.values(check.stored())
+
+
+def _read_frames(plan: ReadPlan, slices: ReadSlices, checker, run: Run, metrics: ReadRunMetrics,
+                 cross_checked: dict | None = None) -> PhaseRecord:
     """Every DataFrame of the answer read, each compared as it arrives; the phase and the read's figures recorded
     however it ends, and said when it ended well."""
     progress = metrics.new_phase("read", plan.workers)
@@ -318,7 +334,8 @@ def _read_frames(plan: ReadPlan, slices: ReadSlices, checker, run: Run, metrics:
             protocol=str(plan.protocol), frame=str(plan.frame), workers=plan.workers, chunk_rows=plan.chunk_rows,
             chunks=chunks, expected_rows=slices.expected_rows,
             first_rows_seconds=None if first_rows is None else round(first_rows, 6), peak_rss_bytes=peak.peak,
-            checked_rows=None if checker is None else checker.checked, check_error=check_error)
+            checked_rows=None if checker is None else checker.checked, check_error=check_error,
+            cross_check=cross_checked)
     _report(run, phase, run.record.read)
     return phase
 

@@ -22,5 +22,7 @@ code would.
   ``audit``: the audit of a frame's columns, both ways side by side, and the way in that judges a run;
   ``source``: the data as a run's source; ``partitioning``: its table's PARTITION BY, named or chosen from its
   time span, rows and width within the server's mappings
+- ``cross_check``: a second, independent reading of a file by DuckDB (``duckdb_reading``) held against the run's,
+  compared by ``cross_check_compare``; ``cross_check_sample``: the head and tail a run checks before sending
 - ``choices``: the reading choices' values
 """

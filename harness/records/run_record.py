@@ -149,8 +149,8 @@ class QueryFigures(QueryPass):
 class ReadFigures:
     """A read run's own figures beside its ``read`` phase (rows, bytes received, seconds, client CPU): the
     protocol and the kind of frame, workers and chunk size, the server's count of what was read, the time to the
-    first rows, the client's peak resident memory during the read, and the ``--check`` outcome (None: not
-    checked)."""
+    first rows, the client's peak resident memory during the read, the ``--check`` outcome (None: not
+    checked) and, with ``--check-against``, the file's cross-check."""
 
     protocol: str
     workers: int
@@ -162,6 +162,9 @@ class ReadFigures:
     checked_rows: int | None = None
     check_error: str | None = None
     frame: str = "pandas"  # the kind of frame the read handed over (``harness.frames.kinds``; older records: pandas)
+    # --check-against: DuckDB's reading of the file held against the run's (harness.own_data.cross_check; None:
+    # not made, older records).
+    cross_check: dict | None = None
 
     def path(self) -> str:
         """The protocol, and the kind of frame where it is not pandas: ``qwp (arrow)``."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from harness.errors import UsageError
+from harness.errors import UsageError, named
 from harness.frames.kinds import FrameKind
 from harness.ingest.choices import Op, ProtocolVersion, Target, Transport
 from harness.ingest.wire.interface import Wire
@@ -89,6 +89,10 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
                                       cli=False)
     write_ilp: str | None = option(None, "Also write the serialized ILP to this file (not timed).")
     verbose: bool = option(False, "Print every parameter before the run.", flags=("--verbose",))
+    no_cross_check: bool = option(False, "With --data --send: skip the cross-check before sending (DuckDB's own "
+                                         "reading of the file's head and tail held against the run's; a "
+                                         "disagreement refuses the run), said in the output and the record.",
+                                  flags=("--no-cross-check",))
 
     def resolved(self) -> BenchOptions:
         """With --resume, the options of the run it resumes (``resumed_options``)."""
@@ -182,7 +186,8 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
         """--data's rules, before the data is read: no TSBS data-set flag beside it, its own flags only with it."""
         if self.data is None:
             own = [flag for flag, value in (("--convert-dtypes", self.convert_dtypes or None),
-                                            ("--object-strings", self.object_strings or None)) if value is not None]
+                                            ("--object-strings", self.object_strings or None),
+                                            ("--no-cross-check", self.no_cross_check or None)) if value is not None]
             # --partition-by may partition DataFrames handed in (the notebook's); a TSBS run refuses it (``plan``).
             own = [flag for flag in self.reading_flags() if flag != "--partition-by"] + own
             if own:
@@ -243,6 +248,7 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
             options, seed_said = dataclasses.replace(self, seed=run_seed(self.barrier)), " (from the run name)"
         spec = options.dataset()
         _refuse_for_source(options, source, spec)
+        cross_check = self._cross_check(source)
         wire = options.wire()
         drawn = source.seed(spec) is not None and (self.seed is None or seed_said is not None)
         return BenchPlan(
@@ -259,7 +265,23 @@ class BenchOptions(DryRunOptions, MetricsOptions, ProgressOptions, OpenLoopOptio
             lifecycle=Lifecycle(self.recording(), self.spelling(), self.sampling(), self.profiling()),
             metrics=Metrics(self.metrics_port, self.metrics_linger, self.metrics_host), verbose=self.verbose,
             seed_said=f"seed: {spec.seed}{seed_said or ''}" if drawn else None,
-            parameters=options.parameters(source, spec, wire))
+            parameters=options.parameters(source, spec, wire), cross_check=cross_check)
+
+    def _cross_check(self, source: Source):
+        """The cross-check of a file's sample before a run sends it (``harness.own_data.cross_check_sample``), or
+        why none is made; None where the run sends no file. A disagreement refuses the run here, before any table
+        is made."""
+        if self.data is None or not self.send or not getattr(source, "data", None) or not source.data.is_file():
+            return None
+        from harness.own_data.cross_check import skipped
+        from harness.own_data.cross_check_sample import sample_check
+
+        if self.no_cross_check:
+            return skipped(f"{named('no_cross_check')}: the file is sent as the run reads it, unchecked")
+        check = sample_check(source.data, source.at)
+        if check.differences:
+            raise UsageError(check.refusal(source.data.name, "no_cross_check"))
+        return check
 
     def source(self) -> Source:
         """The run's source, chosen here alone: the user's data (--data: read, its designated timestamp's nulls

@@ -85,6 +85,9 @@ class BenchPlan:
     verbose: bool
     seed_said: str | None  # the run's seed as it says it before it starts, where it was drawn, not given
     parameters: dict  # the record's: the flags as they ran
+    # A file's sample read by DuckDB and held against the run's reading before sending (None: no file is sent):
+    # ``harness.own_data.cross_check.CrossCheck``.
+    cross_check: object | None = None
 
     @functools.cached_property
     def schemas(self) -> tuple[TableSchema, ...]:
@@ -171,4 +174,6 @@ class BenchPlan:
             "partitioning": self.lifecycle.spelling.values(self.source.partitioning_record()),
             "resend_for_seconds": self.resend_for, "open_loop": self.open_loop is not None,
             "barrier": self.barrier.name if self.barrier is not None else None,
+            "cross_check": None if self.cross_check is None else
+            self.lifecycle.spelling.values(self.cross_check.stored()),
         }
