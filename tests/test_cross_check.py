@@ -81,6 +81,13 @@ def test_expected_differences_are_explained_not_counted():
     assert not differences and "dates alone, as ⟨at_dates_only⟩ says" in notes[0]
     differences, notes = compare(run, duck, Context(at="ts"))
     assert not differences and "QuestDB has no time-of-day type" in notes[0]
+    # A source code of letters (a weather file's T and F) DuckDB's sniffer takes for booleans: the run sends the text.
+    duck.columns["t"] = ColumnFigures("BOOLEAN", 0)
+    differences, notes = compare(run, duck, Context(at="ts"))
+    assert not differences and "DuckDB's sniffer reads `t` as BOOLEAN" in notes[0]
+    # Numbers the run read as text are no such choice: named.
+    run.columns["t"], duck.columns["t"] = ColumnFigures("VARCHAR", 0), ColumnFigures("DOUBLE", 0)
+    assert compare(run, duck, Context(at="ts"))[0] == ["type of `t`: the run text (VARCHAR), DuckDB number (DOUBLE)"]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=[shape.name for shape in SHAPES])
