@@ -85,6 +85,13 @@ def test_expected_differences_are_explained_not_counted():
     duck.columns["t"] = ColumnFigures("BOOLEAN", 0)
     differences, notes = compare(run, duck, Context(at="ts"))
     assert not differences and "DuckDB's sniffer reads `t` as BOOLEAN" in notes[0]
+    # Codes written with leading zeros (05): numbers to the run, text to DuckDB's sniffer, every value a number to
+    # its cast: said. Text with values that are no numbers is a disagreement.
+    run.columns["t"], duck.columns["t"] = ColumnFigures("BIGINT", 0), ColumnFigures("VARCHAR", 0, not_numbers=0)
+    differences, notes = compare(run, duck, Context(at="ts"))
+    assert not differences and "leading zeros" in notes[0] and "⟨keep_text⟩ 't'" in notes[0]
+    duck.columns["t"] = ColumnFigures("VARCHAR", 0, not_numbers=2)
+    assert compare(run, duck, Context(at="ts"))[0] == ["type of `t`: the run number (BIGINT), DuckDB text (VARCHAR)"]
     # Numbers the run read as text are no such choice: named.
     run.columns["t"], duck.columns["t"] = ColumnFigures("VARCHAR", 0), ColumnFigures("DOUBLE", 0)
     assert compare(run, duck, Context(at="ts"))[0] == ["type of `t`: the run text (VARCHAR), DuckDB number (DOUBLE)"]

@@ -157,7 +157,10 @@ def _duck_figures(con, data, at: str, scan: duck.DuckScan, measured: set[str],
         raw = normalisation.raw_name(name)
         if raw in file_sql:
             tokens = normalisation.placeholders[raw].tokens if raw in normalisation.placeholders else ()
-            columns.append(duck.Measured(name, file_sql[raw][0], typed[raw], tokens))
+            run_type = data.schema.field(name).type
+            numbers = duck.family(typed[raw]) == "text" and (pa.types.is_integer(run_type)
+                                                              or pa.types.is_floating(run_type))
+            columns.append(duck.Measured(name, file_sql[raw][0], typed[raw], tokens, numbers))
     instant, why = _duck_instant(data, at, file_sql, typed)
     context.instants_unread = why
     figures = duck.measure(con, scan.source, columns, instant, scan.arrow, distinct)

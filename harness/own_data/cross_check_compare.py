@@ -9,7 +9,8 @@ expected of the two readers is said as a note, with why, and not counted against
   designated timestamp of dates alone that ``--at-dates-only`` did not ask for: then the run sent dates alone where
   DuckDB reads a date and its time, which is a disagreement;
 - a column the run keeps as text (``--symbols``, ``--keep-text``), a partition folder's key, a timestamp DuckDB's
-  sniffer leaves as text, text DuckDB's sniffer takes for booleans (``T``/``F``): each reader's choice, said;
+  sniffer leaves as text, text DuckDB's sniffer takes for booleans (``T``/``F``), numbers it keeps as text (codes
+  with leading zeros, ``05``): each reader's choice, said;
 - rows the run skipped (``--on-bad-timestamp skip``); with ``--tz``, the instants of a DST gap or overlap, which
   each reader places its own way (distinct instants are then not compared).
 """
@@ -157,6 +158,12 @@ def _type_explained(name: str, said: str, mine: ColumnFigures, theirs: ColumnFig
     if mine.family == "text" and name in context.times_of_day:
         notes.append(f"{said} is a time of day in the file: the run sends it as text (QuestDB has no time-of-day "
                      f"type), DuckDB reads {theirs.duck_type}")
+        return True
+    if mine.family == "number" and theirs.family == "text" and theirs.not_numbers == 0:
+        file_name = context.file_names.get(name, name)
+        notes.append(f"DuckDB's sniffer keeps {said} as text though every value is a number to its cast (numbers "
+                     f"written with leading zeros, as codes are, such as 05); the run reads numbers, which drop the "
+                     f"zeros ({named('keep_text')} {file_name!r} sends the text)")
         return True
     if mine.family == "text" and theirs.family == "bool":
         notes.append(f"DuckDB's sniffer reads {said} as BOOLEAN (its values are letters or words it takes for "

@@ -67,12 +67,14 @@ def sql_text(value: str) -> str:
 @dataclass(frozen=True)
 class Measured:
     """A column a reading is measured on: its name (the run's), the SQL of its values, its DuckDB type, and the text
-    tokens counted apart in it (the run's placeholders of missing numbers)."""
+    tokens counted apart in it (the run's placeholders of missing numbers); ``numbers``: whether to count its values
+    that are no numbers (of a text column the other reading reads as numbers)."""
 
     name: str
     sql: str
     duck_type: str
     tokens: tuple[str, ...] = ()
+    numbers: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class ColumnFigures:
     duck_type: str
     nulls: int
     tokens: int = 0  # values that are one of the run's placeholders
+    not_numbers: int | None = None  # values that cast to no number (None: not counted)
 
     @property
     def family(self) -> str:
@@ -125,6 +128,9 @@ def measure(con, source: str, columns: list[Measured], instant: str | None, arro
         if column.tokens:
             listed = ", ".join(sql_text(token) for token in column.tokens)
             parts.append(f"count(*) FILTER (WHERE trim(trim(CAST({column.sql} AS VARCHAR)), '\"') IN ({listed}))")
+        if column.numbers:
+            parts.append(f"count(*) FILTER (WHERE {column.sql} IS NOT NULL AND "
+                         f"TRY_CAST(trim(CAST({column.sql} AS VARCHAR)) AS DOUBLE) IS NULL)")
     if instant is not None:
         micros = f"epoch_us({instant})"
         parts += [f"min({micros})", f"max({micros})", f"count(DISTINCT {micros})" if distinct else "NULL"]
@@ -136,7 +142,8 @@ def measure(con, source: str, columns: list[Measured], instant: str | None, arro
     for column in columns:
         counted = values.pop(0)
         tokens = values.pop(0) if column.tokens else 0
-        figures.columns[column.name] = ColumnFigures(column.duck_type, rows - counted, tokens)
+        not_numbers = values.pop(0) if column.numbers else None
+        figures.columns[column.name] = ColumnFigures(column.duck_type, rows - counted, tokens, not_numbers)
     if instant is not None:
         figures.first, figures.last, figures.distinct = values
     return figures
