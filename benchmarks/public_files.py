@@ -10,9 +10,10 @@ weather and, gzip-compressed from the package's zip, its 336,776 flights) and ``
 meteorological years, TMY3: a station's line above the header, the date and the hour in two columns, ``24:00`` the
 day's last hour). Each is sent by ``bench --send --data F --transport http`` into a table of its own
 (``public_<name>``, replaced if it exists: the script's own) and compared by ``read --check-against F``; one line per
-file: its rows, the designated timestamp found, how it was read, its partitioning, the check, and the table's first and
+file: its rows, the designated timestamp found, how it was read, its partitioning, the check, the table's first and
 last instants (for the TMY3 files beside those pandas reads apart, the station line skipped and ``24:00`` the next
-midnight).
+midnight), and whether DuckDB's reading of the whole file (``read --check-against``'s cross-check) agrees, its notes
+below.
 QuestDB must be running (``python -m harness native up --questdb-only``).
 """
 
@@ -136,9 +137,13 @@ def main(folder: Path = typer.Option(Path("/tmp/public-files")), host: str = "lo
             expected = _tmy3_instants(path)
             failed += (first, last) != expected
             said += " (pandas apart: the same)" if (first, last) == expected else f" (pandas apart: {expected})"
+        crossed = json.loads((results / f"read-{table}.json").read_text())["read"].get("cross_check") or {}
+        agreed = "agrees" if crossed.get("agrees") else f"disagrees: {crossed.get('differences')}" \
+            if crossed.get("ran") else f"not made: {crossed.get('why_not')}"
+        notes = "".join(f"\n    note: {note}" for note in crossed.get("notes", []))
         print(f"{path.name}: {record['validation']['visible_rows']} rows counted, designated timestamp "
               f"{at!r}, {reading['format']}, {conversions}; partitioned by {record['plan']['partitioning']['by']}; "
-              f"{check}; {said}")
+              f"{check}; {said}; DuckDB's reading of the whole file {agreed}{notes}")
     print(f"{failed} of the files failed")
     raise typer.Exit(1 if failed else 0)
 
