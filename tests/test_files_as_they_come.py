@@ -1,20 +1,22 @@
 """Files as a data engineer holds them, each sent into a real QuestDB with ``bench --send --data`` (only the flags its
-kind needs) and read back exact: its rows counted on the server, every value compared by ``read --check-against`` with
-the same flags. The corpus (``SHAPES``, made here, small): every timestamp form (ISO 8601 with ``T`` or a space, without
-seconds, with fractions to the nanosecond, ``Z`` and offsets, dates alone; other formats inferred or given; epoch
-numbers in each unit; local times in a zone across both DST changes; a date beside a time of day (text, or Parquet's typed date32
-and time64), a timestamp's parts in columns of their own, quarters and months, a day and month that read either way until a value past the first 10,000 rows
-tells), nulls in every type QuestDB keeps nulls of, quoted numbers, an unnamed index column, names QuestDB refuses, each
-compression (a one-file .zip too), JSON lines, a partitioned folder, Latin-1, a BOM with CRLF line ends, lines above the
+kind needs) and read back exact: its rows counted on the server, every value compared by ``read --check-against``
+with the same flags. The corpus (``SHAPES``, made here, small): every timestamp form (ISO 8601 with ``T`` or a space,
+without seconds, with fractions to the nanosecond, ``Z`` and offsets, dates alone; other formats inferred or given;
+epoch numbers in each unit; local times in a zone across both DST changes; a date beside a time of day (text, or
+Parquet's typed date32 and time64), a timestamp's parts in columns of their own, quarters and months, a day and month
+that read either way until a value past the first 10,000 rows tells), nulls in every type QuestDB keeps nulls of,
+quoted numbers, an unnamed index column, names QuestDB refuses, each compression (a one-file .zip too), JSON lines, a
+partitioned folder, twenty years of days (partitioned by YEAR), Latin-1, a BOM with CRLF line ends, lines above the
 header (a title; a station's lines of fewer fields, in a CSV, a gzip and each file of a folder; a TSV's title),
-placeholders for missing numbers (``-``, ``?``) beside a text column whose ``NA`` is a label, repeated names (in a CSV's
-header and a Parquet file's fields), Parquet files pandas wrote with its index (an unnamed DatetimeIndex, naive and
-tz-aware; a RangeIndex). A shape whose timestamps the reader makes of more than one column, or decides late, or finds in
-pandas' index, names the first and last instants the file means, checked against the table (``read --check-against``
-reads the file as the run did, so it cannot tell a wrong reading). Then what the reader and ``inspect`` say of them,
-without a server (the flags that pin a reading among them); the flags ``inspect`` prints pasted into ``bench`` landing
-the table the file lands without them; and the timestamps and lines refused (``--skip-rows`` past the file's end, a
-ragged line below the header named by its line): each in one line, exit 2, no table left."""
+placeholders for missing numbers (``-``, ``?``) beside a text column whose ``NA`` is a label, repeated names (in a
+CSV's header and a Parquet file's fields), Parquet files pandas wrote with its index (an unnamed DatetimeIndex, naive
+and tz-aware; a RangeIndex). A shape whose timestamps the reader makes of more than one column, or decides late, or
+finds in pandas' index, names the first and last instants the file means, checked against the table (``read
+--check-against`` reads the file as the run did, so it cannot tell a wrong reading). Then what the reader and
+``inspect`` say of them, without a server (the flags that pin a reading among them); the flags ``inspect`` prints
+pasted into ``bench`` landing the table the file lands without them; and the timestamps and lines refused
+(``--skip-rows`` past the file's end, a ragged line below the header named by its line): each in one line, exit 2, no
+table left."""
 
 from __future__ import annotations
 
@@ -95,7 +97,7 @@ def _texts(stamps, form: str) -> list[str]:
 class Shape:
     """A file of the corpus: its name (the file's or folder's), how it is made, the flags its kind needs, the rows
     that land (and those left out, ``skipped``) and what the table's columns must be (a subset, by name); where
-    given, the first and last instants of its designated timestamp (UTC)."""
+    given, the first and last instants of its designated timestamp (UTC) and the partitioning its data chooses."""
 
     name: str
     make: callable
@@ -105,6 +107,7 @@ class Shape:
     types: dict = field(default_factory=dict)
     first: str | None = None
     last: str | None = None
+    partition_by: str | None = None  # the table's PARTITION BY the data chooses, where the shape is about it
 
 
 def _write(path: Path, text: str | bytes, encoding: str = "utf-8") -> Path:
@@ -364,6 +367,13 @@ def _typed_date_and_time(folder: Path) -> Path:
     return folder / "typed_day_clock.parquet"
 
 
+def _twenty_years_daily(folder: Path) -> Path:
+    """Twenty years of daily rows (a market's or a station's): a partition a day would hold one row each."""
+    days = pd.date_range("2000-01-01", "2019-12-31", freq="D")
+    return _write(folder / "daily_20y.csv", _csv({"day": _texts(days, "%Y-%m-%d"), "close": [
+        round(100 + index * 0.01, 2) for index in range(len(days))]}))
+
+
 def _pandas_index(tz: str | None = None, index=None) -> callable:
     """A frame written by ``df.to_parquet()``: its DatetimeIndex unnamed (the usual habit), naive or in a zone, or
     (``index``) another index."""
@@ -495,6 +505,9 @@ SHAPES = [
         "Datum": _texts(LATE_DAY, "%d.%m.%Y %H:%M"), "v": list(range(len(LATE_DAY)))})), rows=len(LATE_DAY),
           first="2015-01-01T00:00", last=str(LATE_DAY[-1])),
     Shape("xz", _compressed("xz.csv.xz", lzma.compress)),
+    # Partitions that fit the data: twenty years of days by YEAR, not 7,305 partitions of a row each.
+    Shape("twenty_years_daily", _twenty_years_daily, rows=7_305, first="2000-01-01", last="2019-12-31",
+          partition_by="YEAR"),
     Shape("zip", _compressed("readings.zip", _one_file_zip)),
     Shape("placeholders", _placeholders, types={"price": "LONG", "measure": "DOUBLE", "region": "VARCHAR"}),
     Shape("jsonl_placeholders", _jsonl_placeholders, types={"v": "DOUBLE", "label": "VARCHAR"}),
@@ -568,6 +581,9 @@ def test_each_shape_lands_exact(questdb_server, corpus, tmp_path, shape):
                                                   f"max({record.parameters['at']}) from {table}")
             assert [pd.Timestamp(value) for value in rows[0]] == [pd.Timestamp(shape.first, tz="UTC"),
                                                                   pd.Timestamp(shape.last, tz="UTC")], rows
+        if shape.partition_by is not None:
+            assert questdb_server.client.table_layout(table)["partitionBy"] == shape.partition_by
+            assert record.plan["partitioning"]["by"] == shape.partition_by
     finally:
         questdb_server.client.drop_table(table)
 
