@@ -1,10 +1,11 @@
-"""The lines above a CSV's header (a title, a station's name and place, units: lines with fewer fields than the
-table), skipped and said (``Preamble``). How many: as many as ``skip_rows`` gives (0: none), else as DuckDB's
-sniffer finds them (its ``SkipRows``), sniffed on the file's head decoded (so a compressed file or one in another
-encoding is sniffed alike) and written to a file of its own as UTF-8. A head DuckDB finds no table of more than one
-column in (its sniff failed, or it read every line as one field) has no preamble it can tell: none is skipped, and
-a line of another width is refused by the reader, named by its line, as it was. A dataset's files are read as its
-first file is: the lines found there are skipped in every file (``harness.own_data.readers.csv``)."""
+"""The lines above a CSV's header (a title, a station's name and place, units: lines with fewer fields than the table),
+skipped and said (``Preamble``). How many: as many as ``skip_rows`` gives (0: none), else as DuckDB's sniffer finds
+them (its ``SkipRows``; a head whose every line has its first line's width has none, unasked), sniffed on the file's
+head decoded (so a compressed file or one in another encoding is sniffed alike) and written to a file of its own as
+UTF-8. A head DuckDB finds no table of more than one column in (its sniff failed, or it read every line as one
+field) has no preamble it can tell: none is skipped, and a line of another width is refused by the reader, named by
+its line, as it was. A dataset's files are read as its first file is: the lines found there are skipped in every
+file (``harness.own_data.readers.csv``)."""
 
 from __future__ import annotations
 
@@ -62,6 +63,8 @@ def sniffed_skip(lines: list[str], delimiter: str | None) -> int:
     another width past the header spoils its sniff of the lines around it: where the head shows no table, its
     first half is sniffed, and so on down to ``SHORTEST_HEAD`` lines, so that the reader still skips what is above
     the header and names that line by its place in the file."""
+    if _uniform(lines, delimiter):
+        return 0
     import duckdb
 
     connection = duckdb.connect()
@@ -76,6 +79,19 @@ def sniffed_skip(lines: list[str], delimiter: str | None) -> int:
     finally:
         connection.close()
     return 0
+
+
+def _uniform(lines: list[str], delimiter: str | None) -> bool:
+    """Whether every line of the head has as many fields as its first, two or more, by one delimiter: a table from
+    its first line, with nothing above it for DuckDB's sniffer to find (asking it costs a run about half a second).
+    Any line of another width, a blank one, a quoted value over two lines: not uniform, and DuckDB decides."""
+    import csv
+
+    for candidate in [delimiter] if delimiter is not None else [",", "\t", ";", "|"]:
+        widths = {len(row) for row in csv.reader(lines, delimiter=candidate)}
+        if len(widths) == 1 and widths.pop() >= 2:
+            return True
+    return False
 
 
 def _sniffed(connection, head: Path, lines: list[str], delimiter: str | None) -> int | None:
