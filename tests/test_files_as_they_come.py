@@ -176,12 +176,17 @@ def _partitioned(folder: Path) -> Path:
     return root
 
 
+def _part_columns(index: int) -> dict[str, list]:
+    """The columns of a folder's ``index``-th file: 40 rows a second apart, each file a minute after the last."""
+    stamps = _seconds(40, START + pd.Timedelta(minutes=index))
+    return {"ts": _texts(stamps, "%Y-%m-%d %H:%M:%S"), **{key: value[:40] for key, value in _values(40).items()}}
+
+
 def _csv_folder(folder: Path) -> Path:
     root = folder / "readings"
     root.mkdir()
     for index in range(3):
-        stamps = _seconds(40, START + pd.Timedelta(minutes=index))
-        columns = {"ts": _texts(stamps, "%Y-%m-%d %H:%M:%S"), **{key: value[:40] for key, value in _values(40).items()}}
+        columns = _part_columns(index)
         if index == 1:  # a file whose floats look like integers: its reader infers int64, the first file's double
             columns["load"] = [float(int(value)) for value in columns["load"]]
         _write(root / f"readings-{index}.csv", _csv(columns).replace(".0,", ",") if index == 1 else _csv(columns))
@@ -346,9 +351,7 @@ def _preamble_folder(folder: Path) -> Path:
     root = folder / "station"
     root.mkdir()
     for index in range(3):
-        stamps = _seconds(40, START + pd.Timedelta(minutes=index))
-        columns = {"ts": _texts(stamps, "%Y-%m-%d %H:%M:%S"), **{key: value[:40] for key, value in _values(40).items()}}
-        _write(root / f"station-{index}.csv", "\n".join(ABOVE[:2]) + "\n" + _csv(columns))
+        _write(root / f"station-{index}.csv", "\n".join(ABOVE[:2]) + "\n" + _csv(_part_columns(index)))
     return root
 
 
