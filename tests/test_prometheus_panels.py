@@ -287,7 +287,11 @@ def _open_loop_run(workdir: Path, prometheus: Prometheus, target_up, request) ->
                         "--metrics-port", str(OPEN_LOOP_METRICS_PORT), "--metrics-linger", str(LINGER_SECONDS)],
                        output, OPEN_LOOP_METRICS_PORT, request)
     record = _finished(run, results, prometheus, target_up, OPEN_LOOP_METRICS_PORT)
-    assert record["status"] == "ok" and record["open_loop"]["steps"][0]["rows"] == 120_000, record["error"]
+    # Six seconds at 20,000 rows/s are 120,000 rows; a loaded machine may leave some unsent at the end (said, not
+    # failed): what Prometheus must show is what went out.
+    step = record["open_loop"]["steps"][0]
+    assert record["status"] == "ok" and step["rows"] > 0, record["error"]
+    assert step["rows"] + step["unsent_rows"] == 120_000
     chunks = record["open_loop"]["steps"][0]["chunks"]
     wait_scraped(prometheus, "the open-loop run", f'sum(harness_open_loop_latency_seconds_count{{run_id='
                  f'"{record["run_id"]}", figure="freshness"}})', chunks)
