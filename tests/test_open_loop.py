@@ -333,7 +333,8 @@ def test_a_rate_far_above_capacity_is_not_sustained_and_fails_its_threshold(ques
     assert record["status"] == "ok" and record["validation"]["visible_rows"] == step["rows"]
     assert not step["sustained"] and step["max_backlog_rows"] > 0
     assert step["unsent_rows"] > 0 and step["rows"] + step["unsent_rows"] == 300_000
-    assert step["achieved_rows_per_second"] < 50_000_000 * 0.99
+    # None where no chunk started before the 6 ms schedule ended (a busy machine): no rate achieved at all.
+    assert step["achieved_rows_per_second"] is None or step["achieved_rows_per_second"] < 50_000_000 * 0.99
     assert "rows never sent (the schedule ended)" in result.stdout
 
 
