@@ -97,6 +97,7 @@ def test_expected_differences_are_explained_not_counted():
     assert compare(run, duck, Context(at="ts"))[0] == ["type of `t`: the run text (VARCHAR), DuckDB number (DOUBLE)"]
 
 
+@pytest.mark.slow  # one of the corpus's cases, a second or two each
 @pytest.mark.parametrize("shape", SHAPES, ids=[shape.name for shape in SHAPES])
 def test_every_shape_of_the_corpus_reads_alike_in_duckdb(corpus, shape):  # noqa: F811
     out = io.StringIO()
@@ -122,6 +123,7 @@ def _apart(path, rows: int = 3_000):
     return path
 
 
+@pytest.mark.slow
 def test_a_date_read_alone_is_named_by_inspect(tmp_path):
     path = _apart(tmp_path / "apart.csv")
     result = run_cli("inspect", "--data", str(path), "--cross-check")
@@ -138,6 +140,7 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_bench_refuses_a_disagreeing_sample_before_sending_and_no_cross_check_is_stated(tmp_path):
     path = _apart(tmp_path / "apart.csv")
     port, results = str(_free_port()), tmp_path / "run.json"
@@ -160,6 +163,7 @@ def test_bench_refuses_a_disagreeing_sample_before_sending_and_no_cross_check_is
     assert recorded["ran"] and recorded["agrees"] and not recorded["differences"] and recorded["cpu_seconds"] > 0
 
 
+@pytest.mark.slow
 def test_a_large_csv_is_checked_by_its_head_and_tail(tmp_path):
     rows = 2 * SAMPLE_BYTES // 40 + 50_000
     stamps = pd.date_range("2024-01-01", periods=rows, freq="s")

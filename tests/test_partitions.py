@@ -115,6 +115,7 @@ def test_a_file_is_partitioned_from_its_own_span_said_and_named(tmp_path):
     assert data_source(str(path), partition_by="week", limit=LIMIT).schemas()[0].partition_by == "WEEK"
 
 
+@pytest.mark.slow
 def test_a_value_not_a_unit_is_refused_in_one_line(tmp_path):
     path = tmp_path / "small.csv"
     pd.DataFrame({"ts": pd.date_range("2024-01-01", periods=3, freq="h"), "x": [1.0, 2.0, 3.0]}).to_csv(path,
@@ -188,6 +189,7 @@ def test_a_wide_year_of_15_minute_rows_lands_exact_partitioned_as_chosen(questdb
         questdb_server.client.drop_table(table)
 
 
+@pytest.mark.slow
 def test_an_existing_table_partitioned_otherwise_is_refused_naming_the_flag(questdb_server, tmp_path):
     table = "partition_kept"
     path = tmp_path / f"{table}.csv"
