@@ -37,7 +37,7 @@ test: test-deps ## Set up what the tests need (test-deps), then every test: the 
 	HARNESS_REQUIRE_TOOLS=1 $(PY) -m pytest -v -m serial || status=$$?; \
 	exit $$status
 
-test-fast: setup ## Run the tests marked neither docker nor slow, in parallel: about 2 minutes on 2 cores, real QuestDB and sink included
+test-fast: setup ## Run the tests marked neither docker nor slow, in parallel: 3-4 minutes on 2 cores, real QuestDB and sink included
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --max-worker-restart 0 -m "not docker and not slow"
 
 test-deps: setup ## Install/start what the tests need: socat, Prometheus, dockerd, Compose, offline images (root)
