@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import conftest
 from conftest import DOCKER_MODULES, ModuleScheduling, module_weights, pytest_collection_modifyitems
 
 TESTS = Path(__file__).resolve().parent
@@ -44,7 +45,8 @@ def test_the_longest_go_first_each_modules_tests_in_their_order(monkeypatch):
              Item("test_docker_e2e.py", "slow"), Item("test_c.py")]
     assert module_weights(items)["test_docker_e2e.py"] > module_weights(items)["test_b.py"] == 2
     order = list(items)
-    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    # As in an xdist worker: conftest reads the worker's name once, as it is imported.
+    monkeypatch.setattr(conftest, "WORKER", "gw0")
     pytest_collection_modifyitems(None, order)
     assert [item.path.name for item in order] == ["test_docker_e2e.py", "test_b.py", "test_b.py", "test_b.py",
                                                   "test_a.py", "test_c.py"]
