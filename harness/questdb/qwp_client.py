@@ -71,13 +71,15 @@ def qwp_failure(host: str, port: int, login: HttpLogin | None, tls: HttpTls,
         return RunError(f"QuestDB at {address} has no QWP endpoint (its WebSocket upgrade answered HTTP 404): "
                         f"{QWP_QUERIES} needs {SINCE[QWP_QUERIES]}")
     if tls.context is not None:
+        # The port asked first: TLS to a plain port fails as the server's answer arrives, as a closed connection or
+        # as a TLS error ("corrupt message of type InvalidContentType": its HTTP answer read as TLS), by timing.
+        if not speaks_tls(host, port):
+            return RunError(f"QuestDB QWP at {address} does not speak TLS ({text}): the configuration string of "
+                            f"{tls.source} asks for TLS; a plain HTTP port takes ws:: or http::")
         if code == QuestDBErrorCode.TlsError or "certificate" in text:
             problem = text.rpartition("IO error: ")[2]
             return RunError(f"QuestDB QWP at {address}: {problem} (the configuration string of {tls.source} trusts "
                             f"{tls.trust})")
-        if not speaks_tls(host, port):
-            return RunError(f"QuestDB QWP at {address} does not speak TLS ({text}): the configuration string of "
-                            f"{tls.source} asks for TLS; a plain HTTP port takes ws:: or http::")
     elif speaks_tls(host, port):
         return RunError(f"QuestDB QWP at {address} speaks TLS (a TLS-terminating proxy?) and the connection was plain: "
                         f"give the harness an https:: or wss:: configuration string (QDB_CLIENT_CONF or "
