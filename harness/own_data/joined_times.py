@@ -18,6 +18,7 @@ The wall time so joined is UTC, or local time in ``--tz``, as a single column's 
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,7 +117,8 @@ class JoinedTime:
     def pin(self) -> str:
         """The flags that read the columns so whatever they hold (library names, ``harness.errors.named``)."""
         fmt = self.date.format if self.date is not None and self.date.kind == "format" else None
-        return f"{named('at')} {self.spec}" + (f" {named('at_format')} '{fmt}'" if fmt else "")
+        # Quoted for a shell where the names need it (a TMY3 file's 'Date (MM/DD/YYYY)'), as inspect's flags are.
+        return f"{named('at')} {shlex.quote(self.spec)}" + (f" {named('at_format')} '{fmt}'" if fmt else "")
 
     def merged(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """``batch`` with its parts one struct column ``name``, in the first part's place."""

@@ -13,6 +13,7 @@ here (``harness.own_data.placeholders.as_nulls``), as they are when its values a
 from __future__ import annotations
 
 import re
+import shlex
 
 import pyarrow as pa
 
@@ -96,7 +97,7 @@ def stated(normalisation: Normalisation) -> list[str]:
                 f"({how}; pin it: {join.pin()})"]
     chosen = [parser for parser in normalisation.parsers.values() if parser.parameter in ("at", None)]
     if len(chosen) == 1 and chosen[0].kind == "format" and chosen[0].inferred:
-        return [f"  timestamp {chosen[0].column}: pin its reading with {named('at')} {chosen[0].column} "
+        return [f"  timestamp {chosen[0].column}: pin its reading with {named('at')} {shlex.quote(chosen[0].column)} "
                 f"{named('at_format')} '{chosen[0].format}'"]
     return []
 
