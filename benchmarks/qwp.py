@@ -178,7 +178,7 @@ def pinned(rows: int = typer.Option(10_000_000, min=1), rounds: int = typer.Opti
            folder: Path = typer.Option(Path("results/qwp/pinned")), host: str = HOST, http_port: int = HTTP,
            ilp_port: int = ILP, pg_port: int = PG, json_path: Path | None = typer.Option(None, "--json")) -> None:
     """QWP and ILP/HTTP, one worker, the server pinned to CPU 1 and the client to CPU 0."""
-    from harness.telemetry.timeseries import listening_process
+    from harness.questdb.process import listening_process
 
     server = Server(host, http_port, ilp_port, pg_port)
     process = listening_process(http_port)

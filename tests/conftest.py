@@ -36,7 +36,7 @@ from harness.servers.process import port_in_use
 from harness.servers.jar import qwp_jar
 from harness.servers.questdb import NativeQuestDB
 from harness.servers.sink import SocatSink
-from harness.telemetry.timeseries import listening_process
+from harness.questdb.process import listening_process
 from helpers import (KILLABLE_PORTS, QWP_KILLABLE_PORTS, QWP_PORTS, SINK_PORT, TEST_PORTS, WORKER,
                      WORKER_PORT_STRIDE)
 from prerequisites import require

@@ -5,7 +5,7 @@ sweep's trials, a matrix's turns, the notebook's DataFrames).
 
 The options are ``harness.run.bench_options``'s, checked at the door; the plan is made of them once; the phases are
 ``harness.run.bench_phases``; the run's lifecycle is the session's (``harness.run.session``); the no-op sink a run starts for itself where its
-source says so and none listens is the command's (``sink_of_its_own``).
+source says so and none listens is the command's (``planned``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from harness.run.session import session
 from harness.scaleout.clients import Launch, run_clients
 from harness.servers.sink import sink_at
 from harness.source import Source
-from harness.telemetry.metrics import RunMetrics
 
 
 @command
@@ -39,18 +38,16 @@ def run_bench(options: BenchOptions, out: TextIO | None = None, source: Source |
     UsageError/RunError."""
     out = out or sys.stdout
     if options.clients > 1:  # the launcher: its clients are bench runs of their own
-        return run_clients(_launch(options), out, run_bench)
-    source = source or options.source()
-    with sink_of_its_own(options, source, out) as options:  # where the run needs one and none listens
-        return run_plan(options.plan(source), out)
+        launch = _launch(options)
+        return run_clients(launch, out, run_bench)
+    with planned(options, source, out) as plan:
+        return run_plan(plan, out)
 
 
 def run_plan(plan: BenchPlan, out: TextIO) -> RunRecord:
     """Run ``plan``; returns its record (also written as JSON)."""
     record = plan.record()
-    metrics = RunMetrics(record.run_id, plan.metric_labels, plan.metrics.port, plan.metrics.linger_seconds,
-                         workers=plan.threads, host=plan.metrics.host)
-    with session(record, plan.lifecycle, out, metrics) as run:
+    with session(record, plan.lifecycle, out, plan.run_metrics) as run:
         if plan.verbose:
             run.say("Running with params:")
             run.say(pprint.pformat(dict(sorted(plan.parameters.items())), indent=4))
@@ -59,7 +56,7 @@ def run_plan(plan: BenchPlan, out: TextIO) -> RunRecord:
                 run.say(plan.lifecycle.spelling.text(line))
         for line in plan.cross_check.lines() if plan.cross_check is not None else ():
             run.say(plan.lifecycle.spelling.text(line))
-        bench_phases(plan, run, metrics)
+        bench_phases(plan, run)
     missed = missed_thresholds(run)
     if missed:  # the run ended well and is recorded so; its exit code says what it missed
         raise ThresholdsFailed(missed)
@@ -67,17 +64,19 @@ def run_plan(plan: BenchPlan, out: TextIO) -> RunRecord:
 
 
 @contextlib.contextmanager
-def sink_of_its_own(options: BenchOptions, source: Source, out: TextIO) -> Iterator[BenchOptions]:
-    """The options for the block: pointed at a private no-op sink, started for the block and stopped however it ends,
-    where the run sends into the sink, its source starts one of its own and nothing listens
-    (``harness.servers.sink.sink_at``, which says so on ``out``); else unchanged."""
+def planned(options: BenchOptions, source: Source | None, out: TextIO) -> Iterator[BenchPlan]:
+    """The run's plan for the block (``source``, or the one the options name, opened here), pointed at a private
+    no-op sink, started for the block and stopped however it ends, where the run sends into the sink, its source
+    starts one of its own and nothing listens (``harness.servers.sink.sink_at``, which says so on ``out``)."""
+    source = source or options.source()
     endpoint = options.sink_endpoint(source)
     if endpoint is None:
-        yield options
+        yield options.plan(source)
         return
     with sink_at(*endpoint, say=lambda text: print(text, file=out, flush=True)) as sink:
-        yield options if sink.private is None else dataclasses.replace(options, host=sink.host, ilp_port=sink.port,
-                                                                       private_sink=sink.private)
+        at = options if sink.private is None else dataclasses.replace(options, host=sink.host, ilp_port=sink.port,
+                                                                      private_sink=sink.private)
+        yield at.plan(source)
 
 
 def _launch(options: BenchOptions) -> Launch:
@@ -89,6 +88,7 @@ def _launch(options: BenchOptions) -> Launch:
                                    results=results, barrier_folder=meeting_folder,
                                    metrics_port=options.metrics_port + index if options.metrics_port else None)
 
-    return Launch(options.clients, options.barrier, options.recording(), options.target == Target.sink,
-                  options.barrier_folder, options.plan().mode, client)
+    recording, mode = options.recording(), options.plan().mode
+    return Launch(options.clients, options.barrier, recording, options.target == Target.sink, options.barrier_folder,
+                  mode, client)
 

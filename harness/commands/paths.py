@@ -47,7 +47,7 @@ from harness.run.bench_options import BenchOptions
 from harness.run.comparison import ComparisonRun
 from harness.run.plan import BenchPlan
 from harness.telemetry.peak_rss import PeakRss
-from harness.telemetry.timeseries import LOCAL_HOSTS, listening_process
+from harness.questdb.process import LOCAL_HOSTS, listening_process
 
 DEFAULT_ROUNDS = 3
 DEFAULT_BATCH_ROWS = 10_000
@@ -136,7 +136,8 @@ def run_paths(options: PathsOptions, out: TextIO | None = None) -> BenchmarkReco
         endpoint = Endpoint(options.host, options.http_port, options.pg_port, options.pg_login(),
                             options.http_login(), options.pg_tls(), options.http_tls())
         targets = {path: PathTarget(endpoint, scratch[path], options.ilp_port) for path in paths}
-        probes = _probe_paths(targets, _first_frame(data.chunks(), schema.table), schema, questdb, say)
+        first = _first_frame(data.chunks(), schema.table)
+        probes = _probe_paths(targets, first, schema, questdb, say)
         record.extra.update(probes=probes, checks={},
                             paths={str(ingest): {"batch": PATHS[ingest].batch, "package": PATHS[ingest].package}
                                    for ingest in paths})

@@ -10,6 +10,7 @@ ends the run.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import threading
 import time
@@ -148,12 +149,15 @@ def run_queries(options: QueriesRunOptions, out: TextIO | None = None) -> RunRec
     out = out or sys.stdout
     record = RunRecord(kind="queries", mode=options.mode, parameters=dataclasses.asdict(options), seed=options.seed)
     lifecycle = Lifecycle(options.recording(), options.spelling(), Sampling(0.0), options.profiling())
-    metrics = QueryRunMetrics(record.run_id, _metric_labels(options), options.metrics_port, options.metrics_linger,
-                              query_types=use_cases.get(options.use_case).query_types, failure_kinds=FAILURE_KINDS,
-                              host=options.metrics_host)
-    with session(record, lifecycle, out, metrics) as run:
-        _query_phases(options, run, metrics)
+    with session(record, lifecycle, out, functools.partial(_run_metrics, options)) as run:
+        _query_phases(options, run, run.metrics)
     return run.record
+
+
+def _run_metrics(options: QueriesRunOptions, run_id: str) -> QueryRunMetrics:
+    return QueryRunMetrics(run_id, _metric_labels(options), options.metrics_port, options.metrics_linger,
+                           query_types=use_cases.get(options.use_case).query_types, failure_kinds=FAILURE_KINDS,
+                           host=options.metrics_host)
 
 
 def _metric_labels(options: QueriesRunOptions) -> dict:

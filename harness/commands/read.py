@@ -43,7 +43,7 @@ from harness.read.partitioned import partitioning_said
 from harness.read.connection import Endpoint
 from harness.read.loop import read_frames
 from harness.read.protocols import PGWIRE_PROTOCOLS, ReadProtocol, frame_kinds, needed_features, prepare_reader
-from harness.read.slices import ReadSlices, sql_slices, table_slices
+from harness.read.slices import ReadSlices, read_slices
 from harness.records.run_record import ReadFigures, RunRecord
 from harness.report.tables import MIB
 from harness.run.plan import Metrics
@@ -224,26 +224,37 @@ class ReadPlan:
     parameters: dict
     seed: int | None
 
-    def slices(self, questdb: QuestDBSql) -> ReadSlices:
-        """What the read reads, asked of the server: its columns, and a query a worker."""
-        if self.sql is not None:
-            return sql_slices(questdb, self.sql)
-        return table_slices(questdb, self.table, self.start_ns, self.end_ns, self.workers)
+    def run_metrics(self, run_id: str) -> ReadRunMetrics:
+        """The read's metrics."""
+        labels = {"protocol": str(self.protocol), "workers": str(self.workers), "kind": "read"}
+        return ReadRunMetrics(run_id, labels, self.metrics.port, self.metrics.linger_seconds, workers=self.workers,
+                              host=self.metrics.host)
 
-    def checker(self, questdb: QuestDBSql, slices: ReadSlices, say) -> DataSetCheck | OrderedCheck | None:
-        """The comparison the read makes as the frames arrive: with the data set, or with the user's file (its
-        columns and rows checked before the read); None: no comparison."""
+    def checker(self, questdb: QuestDBSql, slices: ReadSlices, say) -> tuple[DataSetCheck | OrderedCheck | None,
+                                                                             dict | None]:
+        """The comparison the read makes as the frames arrive (None: none) and what DuckDB's reading of the file
+        agreed on (None: no file): with the data set, or with the user's file (its columns and rows checked before
+        the read; the file read by DuckDB too, its reading held against the one the check compares with,
+        ``harness.own_data.cross_check``: a disagreement fails the run before the table is read)."""
         if self.data_set is not None:
             say(self.data_set.described(self.table))
-            return self.data_set.checker(self.table, self.start_ns, self.end_ns)
+            return self.data_set.checker(self.table, self.start_ns, self.end_ns), None
         if self.check_file is None:
-            return None
+            return None, None
+        from harness.own_data.cross_check import cross_check  # DuckDB: only for a read checked against a file
+
         checker = open_check(self.check_file, slices, self.protocol, self.start_ns, self.end_ns, self.chunk_rows)
         for note in checker.notes:
             say(note)
         say(partitioning_said(questdb, self.table, self.check_file, checker.pairings[0].column, self.partition_by,
                               self.map_limit))
-        return checker
+        check = cross_check(self.check_file, checker.pairings[0].column)
+        spelling = self.lifecycle.spelling
+        for line in check.lines():
+            say(spelling.text(line))
+        if check.differences:
+            raise CheckFailed(check.refusal(self.check_file.name))
+        return checker, spelling.values(check.stored())
 
 
 @command
@@ -251,15 +262,12 @@ def run_read(options: ReadOptions, out: TextIO | None = None) -> RunRecord:
     """Read; returns the record (also written as JSON). Raises UsageError/RunError."""
     plan = options.plan()
     record = RunRecord(kind="read", mode=plan.mode, parameters=plan.parameters, seed=plan.seed)
-    labels = {"protocol": str(plan.protocol), "workers": str(plan.workers), "kind": "read"}
-    metrics = ReadRunMetrics(record.run_id, labels, plan.metrics.port, plan.metrics.linger_seconds,
-                             workers=plan.workers, host=plan.metrics.host)
-    with session(record, plan.lifecycle, out or sys.stdout, metrics) as run:
-        read_phase(plan, run, metrics)
+    with session(record, plan.lifecycle, out or sys.stdout, plan.run_metrics) as run:
+        read_phase(plan, run)
     return run.record
 
 
-def read_phase(plan: ReadPlan, run: Run, metrics: ReadRunMetrics) -> None:
+def read_phase(plan: ReadPlan, run: Run) -> None:
     """The read: the server asked what it holds, every DataFrame read (and compared), the figures recorded and
     said; a shortfall against the server's count, or a value that differs, fails the run."""
     questdb = plan.endpoint.sql()
@@ -268,15 +276,14 @@ def read_phase(plan: ReadPlan, run: Run, metrics: ReadRunMetrics) -> None:
     if needed := needed_features(plan.protocol):
         if lacking := detect(questdb).lacking(needed, f"{plan.endpoint.host}:{plan.endpoint.http_port}"):
             raise UsageError(lacking)
-    slices = plan.slices(questdb)
-    checker = plan.checker(questdb, slices, run.say)
-    cross_checked = _cross_check(plan, checker, run) if plan.check_file is not None else None
+    prepare_reader(plan.protocol, plan.endpoint, plan.frame)  # its driver's import (and a check): not the read's time
+    slices = read_slices(questdb, plan.sql, plan.table, plan.start_ns, plan.end_ns, plan.workers)
+    checker, cross_checked = plan.checker(questdb, slices, run.say)
     count = f" ({slices.expected_rows} rows)" if slices.expected_rows is not None else ""
     frames = "" if plan.frame == FrameKind.pandas else f" into {plan.frame} frames"
     run.say(f"Reading {slices.what}{count} over {plan.protocol}{frames} with {plan.workers} worker(s), chunks of "
             f"{plan.chunk_rows} rows")
-    prepare_reader(plan.protocol, plan.endpoint, plan.frame)  # its driver's import (and a check): not the read's time
-    figures = _read_frames(plan, slices, checker, run, metrics, cross_checked)
+    figures = _read_frames(plan, slices, checker, run, cross_checked)
     if slices.expected_rows is not None and figures.rows != slices.expected_rows:
         raise RunError(f"read {figures.rows} rows of {slices.what}; the server counted {slices.expected_rows} before "
                        f"the read")
@@ -287,32 +294,22 @@ def read_phase(plan: ReadPlan, run: Run, metrics: ReadRunMetrics) -> None:
         run.say(f"Checked: all {checker.checked} rows equal the data set.")
 
 
-def _cross_check(plan: ReadPlan, checker, run: Run) -> dict:
-    """The file read by DuckDB too, its reading held against the one the check compares with
-    (``harness.own_data.cross_check``), said; a disagreement fails the run before the table is read."""
-    from harness.own_data.cross_check import cross_check
-
-    check = cross_check(plan.check_file, checker.pairings[0].column)
-    for line in check.lines():
-        run.say(plan.lifecycle.spelling.text(line))
-    if check.differences:
-        raise CheckFailed(check.refusal(plan.check_file.name))
-    return plan.lifecycle.spelling.values(check.stored())
-
-
-def _read_frames(plan: ReadPlan, slices: ReadSlices, checker, run: Run, metrics: ReadRunMetrics,
-                 cross_checked: dict | None = None) -> PhaseRecord:
+def _read_frames(plan: ReadPlan, slices: ReadSlices, checker, run: Run, cross_checked: dict | None = None
+                 ) -> PhaseRecord:
     """Every DataFrame of the answer read, each compared as it arrives; the phase and the read's figures recorded
     however it ends, and said when it ended well."""
+    metrics: ReadRunMetrics = run.metrics
     progress = metrics.new_phase("read", plan.workers)
     rows = chunks = 0
     first_rows = check_error = None
     cpu_started, started = time.process_time(), time.perf_counter()
     peak = PeakRss()
     try:
+        # A generator: nothing is read until the loop asks.
+        frames = read_frames(slices, plan.protocol, plan.endpoint, plan.chunk_rows, progress, plan.frame)
         with peak, ProgressPrinter(progress, slices.expected_rows or 0, plan.progress_seconds, run.out), \
                 recorded_if_interrupted(run, progress):
-            for frame in read_frames(slices, plan.protocol, plan.endpoint, plan.chunk_rows, progress, plan.frame):
+            for frame in frames:
                 if first_rows is None:
                     first_rows = time.perf_counter() - started
                     metrics.first_rows_seconds.labels(run.record.run_id).set(first_rows)

@@ -22,7 +22,7 @@ from harness.ingest_paths.choices import IngestPath
 from harness.ingest_paths.http_imp import IMP_TIMESTAMP, csv_bytes
 from harness.ingest_paths.target import PathTarget
 from harness.questdb.http import QuestDBSql
-from harness.telemetry.timeseries import LOCAL_HOSTS
+from harness.questdb.process import LOCAL_HOSTS
 
 COPY_ROOT_SETTING = "cairo.sql.copy.root"
 # How long a COPY may run, and how often its log is asked.
@@ -59,7 +59,7 @@ def import_root(questdb: QuestDBSql, host: str, http_port: int) -> tuple[Path | 
 
 def _server_root(http_port: int) -> Path | None:
     """The ``-d ROOT`` of the QuestDB process listening on ``http_port``."""
-    from harness.telemetry.timeseries import listening_process
+    from harness.questdb.process import listening_process
 
     process = listening_process(http_port)
     if process is None:

@@ -9,6 +9,7 @@ are its own package's (``harness.open_loop.options``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from dataclasses import dataclass
 
@@ -21,11 +22,12 @@ from harness.own_data.choices import EpochUnit, OnBadTimestamp
 from harness.profiling.run_profile import DEFAULT_RATE_HZ, Profiling
 from harness.questdb.credentials import CLIENT_CONF_VARIABLE, HttpLogin, PgLogin, http_login, pg_login
 from harness.questdb.http import QuestDBSql
+from harness.questdb.process import LOCAL_HOSTS, listening_process
 from harness.read.connection import Endpoint
 from harness.questdb.schema import TablePolicy, TableWal
 from harness.questdb.tls import HttpTls, PgTls, http_tls, pg_tls
 from harness.records.store import Recording
-from harness.telemetry.timeseries import LOCAL_HOSTS, Sampling
+from harness.telemetry.timeseries import Sampling
 from harness.tsbs import params, use_cases
 from harness.tsbs.choices import FieldType, SymbolDtype
 
@@ -168,7 +170,7 @@ class SamplingOptions:
         local = tls.context is None and self.host in LOCAL_HOSTS
         return Sampling(self.sample_interval, f"{tls.scheme}://{self.host}:{self.server_metrics_port}/metrics",
                         {"Authorization": login.header()} if login is not None else None, tls.context,
-                        self.http_port if local else None)
+                        functools.partial(listening_process, self.http_port) if local else None)
 
 
 @dataclass

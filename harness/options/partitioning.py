@@ -9,7 +9,7 @@ from harness.errors import UsageError
 from harness.options.declare import option
 from harness.own_data.choices import PARTITION_UNITS_SAID, partition_unit
 from harness.questdb.schema import TableWal
-from harness.telemetry.timeseries import LOCAL_HOSTS
+from harness.questdb.process import LOCAL_HOSTS
 from harness.tsbs.schema import PARTITION_BY
 
 

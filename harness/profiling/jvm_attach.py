@@ -1,11 +1,9 @@
-"""A JVM of this machine, found by the address it serves, and HotSpot's dynamic attach into it: the protocol the JDK's
-``jcmd`` and ``jattach`` speak, spoken here, so that a client without a JDK (the client container) can load an agent
-into QuestDB, and a phase's cut costs a socket's round trip, not a JVM's start.
+"""A JVM of this machine, found by the address it serves (``harness.questdb.process``), and HotSpot's dynamic attach
+into it: the protocol the JDK's ``jcmd`` and ``jattach`` speak, spoken here, so that a client without a JDK (the
+client container) can load an agent into QuestDB, and a phase's cut costs a socket's round trip, not a JVM's start.
 
-The JVM may be in a container: a process of this PID namespace whose network namespace owns the address the run
-sends to (Compose's ``pid: service:questdb``), or, seen from the host, the one behind the ``docker-proxy`` that
-publishes its port. Its files are reached through ``/proc/PID/root``; HotSpot talks only to its own user or root
-(``SO_PEERCRED``), which the refusal says.
+The JVM may be in a container: its files are reached through ``/proc/PID/root``; HotSpot talks only to its own user
+or root (``SO_PEERCRED``), which the refusal says.
 
 The protocol (HotSpot on Linux): the JVM listens on ``/tmp/.java_pid<PID>`` once asked (an ``.attach_pid<PID>`` file
 in its working directory, then SIGQUIT); a request is ``1``, the command and three arguments, each ended by a NUL;
@@ -22,11 +20,10 @@ from pathlib import Path
 
 import psutil
 
-from harness.telemetry.timeseries import LOCAL_HOSTS, listening_process
+from harness.questdb.process import serving_process
 
 ATTACH_TIMEOUT_SECONDS = 10.0
 ANSWER_TIMEOUT_SECONDS = 60.0
-_TCP_LISTEN = "0A"
 
 
 class AttachError(Exception):
@@ -35,19 +32,9 @@ class AttachError(Exception):
 
 def jvm_serving(host: str, port: int) -> tuple[int | None, str | None]:
     """The JVM of this machine serving ``host:port`` (QuestDB's HTTP port) and None, or None and why there is none."""
-    if host in LOCAL_HOSTS:
-        process = listening_process(port)
-        if process is None:
-            return None, f"no process of this machine that this user may see listens on port {port}"
-        process = _behind_docker_proxy(process) or process
-    else:
-        try:
-            addresses = {info[4][0] for info in socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)}
-        except OSError:
-            addresses = set()
-        process = _in_another_network(addresses, port)
-        if process is None:
-            return None, f"QuestDB at {host} is not on this machine (no process this user may see serves it)"
+    process, why = serving_process(host, port)
+    if process is None:
+        return None, why
     try:
         name = process.name()
     except psutil.Error:  # gone, or another user's
@@ -55,64 +42,6 @@ def jvm_serving(host: str, port: int) -> tuple[int | None, str | None]:
     if "java" not in name:
         return None, f"the process serving port {port} is {name}, not a JVM"
     return process.pid, None
-
-
-def _behind_docker_proxy(process: psutil.Process) -> psutil.Process | None:
-    """Where Docker publishes a container's port (its ``docker-proxy`` listens here), the JVM behind it, as the
-    proxy's command line names it (``-container-ip A -container-port P``)."""
-    try:
-        if process.name() != "docker-proxy":
-            return None
-        words = process.cmdline()
-        address, port = words[words.index("-container-ip") + 1], int(words[words.index("-container-port") + 1])
-    except (psutil.Error, ValueError, IndexError):
-        return None
-    return _in_another_network({address}, port)
-
-
-def _in_another_network(addresses: set[str], port: int) -> psutil.Process | None:
-    """A JVM this process can see whose own network namespace holds one of ``addresses`` and listens on ``port`` (a
-    container sharing this one's PID namespace, or any container seen from its host)."""
-    if not addresses:
-        return None
-    for process in psutil.process_iter(["name"]):
-        if "java" not in (process.info["name"] or ""):
-            continue
-        try:
-            if _listens(process.pid, port) and addresses & _local_addresses(process.pid):
-                return process
-        except OSError:
-            continue
-    return None
-
-
-def _listens(pid: int, port: int) -> bool:
-    for table in ("tcp", "tcp6"):
-        try:
-            lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
-        except FileNotFoundError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if fields[3] == _TCP_LISTEN and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                return True
-    return False
-
-
-def _local_addresses(pid: int) -> set[str]:
-    """The IPv4 addresses of ``pid``'s network namespace (``fib_trie``'s host routes) and its IPv6 ones."""
-    addresses, previous = set(), ""
-    for line in Path(f"/proc/{pid}/net/fib_trie").read_text().splitlines():
-        if "/32 host LOCAL" in line and previous.strip().startswith("|--"):
-            addresses.add(previous.strip().removeprefix("|--").strip())
-        previous = line
-    try:
-        for line in Path(f"/proc/{pid}/net/if_inet6").read_text().splitlines():
-            raw = line.split()[0]
-            addresses.add(socket.inet_ntop(socket.AF_INET6, bytes.fromhex(raw)))
-    except FileNotFoundError:
-        pass
-    return addresses
 
 
 class Jvm:

@@ -48,6 +48,15 @@ def _iso_us(ns: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{micros:06d}Z"
 
 
+def read_slices(questdb: QuestDBSql, sql: str | None, table: str, start_ns: int | None, end_ns: int | None,
+                workers: int) -> ReadSlices:
+    """What a read reads, asked of the server: the answer to ``sql``, or ``table`` (``[start_ns, end_ns)`` of it)
+    in ``workers`` time slices."""
+    if sql is not None:
+        return sql_slices(questdb, sql)
+    return table_slices(questdb, table, start_ns, end_ns, workers)
+
+
 def sql_slices(questdb: QuestDBSql, sql: str) -> ReadSlices:
     statement = sql.strip().rstrip(";")
     try:

@@ -40,8 +40,9 @@ if TYPE_CHECKING:
     from harness.telemetry.metrics import RunMetrics
 
 
-def bench_phases(plan: BenchPlan, run: Run, metrics: RunMetrics) -> None:
-    """Every phase the plan asks for, in order; with a barrier, as client i of a scale-out run."""
+def bench_phases(plan: BenchPlan, run: Run) -> None:
+    """Every phase the plan asks for, in order, measured in the run's metrics; with a barrier, as client i of a
+    scale-out run."""
     meeting = None
     if plan.barrier is not None:
         if plan.barrier.folder is not None:
@@ -51,7 +52,7 @@ def bench_phases(plan: BenchPlan, run: Run, metrics: RunMetrics) -> None:
             run.written.append(functools.partial(deliver, place.questdb, plan.barrier.name, plan.spec.group))
         meeting = Meeting(place, plan.barrier.name, plan.spec.group, plan.spec.groups, plan.barrier.timeout)
     try:
-        BenchPhases(plan, run, metrics, meeting).run_all()
+        BenchPhases(plan, run, meeting).run_all()
     except BaseException as exc:
         if meeting is not None:
             meeting.failed(exc)
@@ -62,8 +63,8 @@ class BenchPhases:
     """One run's phases and what they share: the server's SQL and the rows its tables held, the chunks (made up
     front, or streamed to the one phase that runs) and the tally of how they arrived."""
 
-    def __init__(self, plan: BenchPlan, run: Run, metrics: RunMetrics, meeting: Meeting | None):
-        self.plan, self.run, self.metrics, self.meeting = plan, run, metrics, meeting
+    def __init__(self, plan: BenchPlan, run: Run, meeting: Meeting | None):
+        self.plan, self.run, self.metrics, self.meeting = plan, run, run.metrics, meeting
         self.questdb: QuestDBSql | None = None
         self.rows_before: dict[str, int] = {}
         # Rows per table of what this run sends (the whole data set, or its group): what the progress counts

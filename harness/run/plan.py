@@ -27,6 +27,7 @@ from harness.read.connection import Endpoint
 from harness.records.run_record import RunRecord
 from harness.records.store import Recording
 from harness.scaleout.meeting import Barrier
+from harness.telemetry.metrics import RunMetrics
 from harness.source import Source
 from harness.tsbs.use_case import Chunk
 from harness.tsbs.choices import FieldType, SymbolDtype
@@ -114,12 +115,13 @@ class BenchPlan:
         kind = ("sink" if self.target == Target.sink else "send") if self.send else "serialize"
         return self.source.mode(self.spec, kind, f"{self.workers}w" if self.workers else "1t", self.op, self.fields)
 
-    @property
-    def metric_labels(self) -> dict[str, str]:
-        """The run's info labels in its metrics, from what the record says was used."""
+    def run_metrics(self, run_id: str) -> RunMetrics:
+        """The run's metrics, its info labels from what the record says was used."""
         parameters = self.parameters
         labels = {key: str(parameters.get(key, "")) for key in ("transport", "fields", "scale", "seed", "op", "target")}
-        return {**labels, "workers": str(parameters["workers"] or 1), "protocol": str(parameters["protocol_version"])}
+        labels |= {"workers": str(parameters["workers"] or 1), "protocol": str(parameters["protocol_version"])}
+        return RunMetrics(run_id, labels, self.metrics.port, self.metrics.linger_seconds, workers=self.threads,
+                          host=self.metrics.host)
 
     @property
     def frame_columns(self) -> tuple:

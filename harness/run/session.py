@@ -43,14 +43,19 @@ class Lifecycle:
 
 
 @contextlib.contextmanager
-def session(record: RunRecord, lifecycle: Lifecycle, out: TextIO, metrics: RunMetrics) -> Iterator[Run]:
+def session(record: RunRecord, lifecycle: Lifecycle, out: TextIO,
+            metrics: Callable[[str], RunMetrics]) -> Iterator[Run]:
     """The block as one run, its lifecycle written once for every command that leaves a run record: the record
-    written however it ends (``Run``), ``metrics`` served (``metered``), the time series sampled
-    (``harness.telemetry.timeseries.sampled``) and both sides profiled (``harness.profiling.profiled``) as
-    ``lifecycle`` says."""
+    written however it ends (``Run``), its metrics (``metrics`` makes them for the run's id; ``Run.metrics``)
+    served (``metered``), both sides profiled (``harness.profiling.profiled``) and the time series sampled
+    (``harness.telemetry.timeseries.sampled``) as ``lifecycle`` says.
+
+    The series is the innermost: its last sample is taken as the block ends, before the profile is made into
+    figures."""
     run = Run(record, lifecycle.recording, out, lifecycle.spelling)
-    with metered(run, metrics), sampled(lifecycle.sampling, metrics.phases, record), \
-            profiled(lifecycle.profiling, run):
+    run.metrics = metered_as = metrics(record.run_id)
+    with metered(run, metered_as), profiled(lifecycle.profiling, run), \
+            sampled(lifecycle.sampling, metered_as.phases, record):
         yield run
 
 
@@ -71,6 +76,8 @@ class Run:
         self.written: list[Callable[[Path], None]] = []
         # Who is told each phase's name once it is recorded (``profiled``: a profile a phase).
         self.phase_ended: list[Callable[[str], None]] = []
+        # The run's Prometheus metrics, made by ``session`` for the run's id.
+        self.metrics: RunMetrics | None = None
         reserve_results_path(record, recording.results, recording.results_dir)
 
     def say(self, text: str) -> None:

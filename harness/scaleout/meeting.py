@@ -59,12 +59,15 @@ def run_seed(name: str) -> int:
 
 
 class TablePlace:
-    """The meeting place on the server: table ``harness_clients`` of the QuestDB every client sends to."""
+    """The meeting place on the server: table ``harness_clients`` of the QuestDB every client sends to, made where
+    missing as a meeting opens the place."""
 
     def __init__(self, questdb: QuestDBSql):
         self.questdb = questdb
-        questdb.exec(f"CREATE TABLE IF NOT EXISTS {TABLE} (run SYMBOL, client INT, step SYMBOL, detail VARCHAR, "
-                     f"ts TIMESTAMP) TIMESTAMP(ts) PARTITION BY DAY WAL")
+
+    def open(self) -> None:
+        self.questdb.exec(f"CREATE TABLE IF NOT EXISTS {TABLE} (run SYMBOL, client INT, step SYMBOL, detail VARCHAR, "
+                          f"ts TIMESTAMP) TIMESTAMP(ts) PARTITION BY DAY WAL")
 
     def write(self, run: str, client: int, step: str, detail: str) -> None:
         self.questdb.exec(f"INSERT INTO {TABLE} VALUES ('{run}', {client}, '{step}', {sql_string(detail)}, now())")
@@ -83,6 +86,9 @@ class FolderPlace:
 
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
+
+    def open(self) -> None:
+        pass  # a client's folder is made as it writes its first step
 
     def write(self, run: str, client: int, step: str, detail: str) -> None:
         path = self.folder / run / f"{client}.{step}"
@@ -114,6 +120,7 @@ class Meeting:
     def __init__(self, place: TablePlace | FolderPlace, run: str, client: int, clients: int, timeout: float):
         self.place, self.run, self.client, self.clients, self.timeout = (
             place, check_run_name(run), client, clients, timeout)
+        place.open()
 
     def say(self, step: str, detail: str = "") -> None:
         self.place.write(self.run, self.client, step, detail[:500])

@@ -2,7 +2,7 @@
 
 A ``Sampler`` thread reads, every ``interval`` seconds, the phases' own live counters (``PhaseProgress``:
 the same the progress lines, the metrics and the record read), the client process's CPU time and memory
-(psutil), the QuestDB process's too where it runs on this machine (found by the port it listens on),
+(psutil), the QuestDB process's too where it runs on this machine (``harness.questdb.process`` finds it),
 and, where QuestDB's ``/metrics`` answers, the server's WAL counters: rows written to the WAL,
 rows applied to the tables, and the sequencer and writer transaction numbers (their difference is the
 apply lag), the out-of-order commits and the rows the WAL apply wrote to disk. Counts are cumulative, so rates come from differences and the last sample equals the totals.
@@ -119,33 +119,17 @@ def server_metrics(url: str, headers: Mapping[str, str] | None = None,
     return values
 
 
-# The hosts that name this machine: a server there is a process this one may find by its port.
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
-
-
-def listening_process(port: int) -> psutil.Process | None:
-    """The local process listening on TCP ``port`` (QuestDB's HTTP port), or None: remote, in a container
-    whose processes this one cannot see, or not allowed to list sockets."""
-    try:
-        for connection in psutil.net_connections(kind="tcp"):
-            if connection.status == psutil.CONN_LISTEN and connection.laddr.port == port and connection.pid:
-                return psutil.Process(connection.pid)
-    except (psutil.Error, OSError):
-        pass
-    return None
-
-
 @dataclass(frozen=True)
 class Sampling:
     """How a run's time series is sampled: every ``interval`` seconds (0: never), QuestDB's ``/metrics`` at
     ``metrics_url`` (None: not sampled, as into the sink) with its login's headers and its TLS, and the server's
-    process found by its HTTP port where it runs on this machine (``server_http_port``; None: elsewhere)."""
+    process where it runs on this machine (``find_server_process`` finds it; None: elsewhere)."""
 
     interval: float
     metrics_url: str | None = None
     metrics_headers: Mapping[str, str] | None = None
     metrics_tls: ssl.SSLContext | None = None
-    server_http_port: int | None = None
+    find_server_process: Callable[[], psutil.Process | None] | None = None
 
 
 class Sampler:
@@ -270,10 +254,9 @@ def sampled(sampling: Sampling, phases: Mapping[str, PhaseProgress], keeper: Kee
     if sampling.interval <= 0:
         yield lambda: None
         return
-    port = sampling.server_http_port
     sampler = Sampler(phases, sampling.interval, sampling.metrics_url,
-                      find_server_process=(lambda: listening_process(port)) if port is not None else None,
-                      server_metrics_headers=sampling.metrics_headers, server_metrics_context=sampling.metrics_tls)
+                      find_server_process=sampling.find_server_process, server_metrics_headers=sampling.metrics_headers,
+                      server_metrics_context=sampling.metrics_tls)
     keeper.timeseries = sampler.series
     sampler.start()
     try:
