@@ -27,8 +27,9 @@ $(VENV)/.installed: requirements.lock requirements-test.lock pyproject.toml
 	touch $@
 
 TEST_WORKERS ?= 2 ## pytest-xdist workers of the tests' parallel part (make test, make test-fast)
-# make test's parallel part: a module to a worker, the Docker modules together, longest first
-# (tests/conftest.py). make test-fast hands out single tests (xdist's default): its modules are short.
+# The parallel part of make test and all of make test-fast: a module to a worker (its module fixtures, a
+# loaded data set or a batch of the audit's columns, made once, and a server started only where it is used),
+# the Docker modules together, longest first (tests/conftest.py).
 PARALLEL := -n $(TEST_WORKERS) --dist loadscope --max-worker-restart 0
 
 test: test-deps ## Set up what the tests need (test-deps), then every test: the parallel part, then the serial one alone
@@ -37,8 +38,8 @@ test: test-deps ## Set up what the tests need (test-deps), then every test: the 
 	HARNESS_REQUIRE_TOOLS=1 $(PY) -m pytest -v -m serial || status=$$?; \
 	exit $$status
 
-test-fast: setup ## Run the tests marked neither docker nor slow, in parallel: 3-4 minutes on 2 cores, real QuestDB and sink included
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --max-worker-restart 0 -m "not docker and not slow"
+test-fast: setup ## Run the tests marked neither docker nor slow, in parallel: under a minute on 2 cores, real QuestDB, QWP server and sink included
+	$(PY) -m pytest -q $(PARALLEL) -m "not docker and not slow"
 
 test-deps: setup ## Install/start what the tests need: socat, Prometheus, dockerd, Compose, offline images (root)
 	HARNESS_PYTHON='$(PY)' QUESTDB_VERSION='$(QUESTDB_VERSION)' scripts/setup-test-env.sh

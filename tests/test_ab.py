@@ -22,6 +22,7 @@ def script(name: str, *args: str) -> subprocess.CompletedProcess:
                           timeout=60)
 
 
+@pytest.mark.slow
 def test_a_clearly_slower_command_stands_behind(tmp_path):
     record_path = tmp_path / "ab.json"
     result = script("ab.py", "--a", "sleep 0.05", "--b", "sleep 0.25", "--a-name", "short", "--b-name", "long",
@@ -44,6 +45,7 @@ def test_a_clearly_slower_command_stands_behind(tmp_path):
     assert line.endswith(" behind)")
 
 
+@pytest.mark.slow
 def test_a_printed_figure_is_read_and_the_record_printed_again(tmp_path):
     record_path = tmp_path / "ab.json"
     result = script("ab.py", "--a", "echo 'sent: 10.5 rows/s'", "--b", "echo 'sent: 21 rows/s' >&2",

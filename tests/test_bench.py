@@ -42,6 +42,7 @@ def options(tmp_path, server=None, **overrides) -> BenchOptions:
 # --- serialize only -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fields", ["double", "long"])
 def test_serialize_single_and_workers_agree(tmp_path, fields, devnull):
     single = run_bench(options(tmp_path, fields=fields), out=devnull)
@@ -186,6 +187,7 @@ def test_itertuples_and_dataframe_serialize_alike(tmp_path, devnull):
     assert rows.phases["serialize"].bytes == frames.phases["serialize"].bytes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers, write_size", [(1, file_send.DEFAULT_WRITE_SIZE), (3, 4096)])
 def test_replay_golden_file(tmp_path, questdb, workers, write_size, devnull):
     record = run_replay(
@@ -246,6 +248,7 @@ def test_bad_conf_strings_are_usage_errors(tmp_path, conf, message, devnull):
         run_bench(options(tmp_path, send=True, conf=conf), out=devnull)
 
 
+@pytest.mark.slow
 def test_table_option_names_the_table(tmp_path, questdb, devnull):
     questdb.client.drop_table("cpu")
     record = run_bench(options(tmp_path, questdb, send=True, table="cpu_other", row_count=3_000),
@@ -255,6 +258,7 @@ def test_table_option_names_the_table(tmp_path, questdb, devnull):
     questdb.client.drop_table("cpu_other")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("symbol_dtype", tuple(SymbolDtype))
 def test_symbol_dtype_changes_nothing_in_the_ilp(tmp_path, symbol_dtype, devnull):
     reference = tmp_path / "category.ilp"
@@ -422,6 +426,7 @@ def test_invalid_bench_options(tmp_path, args, fragment):
     assert_one_line_error(result, 2, fragment)
 
 
+@pytest.mark.slow
 def test_unreadable_replay_file(tmp_path):
     result = run_cli("replay", str(tmp_path / "missing.ilp"))
     assert_one_line_error(result, 2, "missing.ilp")

@@ -471,6 +471,7 @@ def client_commands(commands: list[list[str]]) -> list[tuple[list[str], list[str
     return found
 
 
+@pytest.mark.slow
 def test_profile_runs_the_client_beside_questdb_as_its_user_and_nothing_more():
     """PROFILE=1: --profile, and for bench and queries the override that shares QuestDB's processes, the client as
     QuestDB's user; into the sink no override (no QuestDB there); without it, neither."""
@@ -620,6 +621,7 @@ def test_the_qwp_override_runs_the_qwp_servers_stand_in():
     assert unnamed.returncode != 0 and "make TRANSPORT=qwp sets it" in unnamed.stderr
 
 
+@pytest.mark.slow
 def test_transport_qwp_sends_over_qwp_to_the_qwp_servers_stand_in():
     """TRANSPORT=qwp: the stand-in built first (OFFLINE or not), compose.qwp.yaml naming it, the client's
     --transport qwp; under AUTH=1 its configuration string is QWP's (ws::); without it, none of this."""

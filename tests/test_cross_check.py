@@ -184,6 +184,7 @@ def test_a_large_csv_is_checked_by_its_head_and_tail(tmp_path):
     assert any("only the head is checked" in note for note in check.notes)
 
 
+@pytest.mark.slow
 def test_a_large_parquet_file_is_checked_by_its_first_and_last_rows(tmp_path):
     rows = 1_500_000
     table = pa.table({"ts": pa.array(pd.date_range("2024-01-01", periods=rows, freq="s").to_numpy()),

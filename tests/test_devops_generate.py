@@ -100,6 +100,7 @@ def test_max_data_points_stops_inside_an_epoch_as_tsbs():
         assert result.stdout == b"".join(expected.splitlines(keepends=True)[:limit])
 
 
+@pytest.mark.slow
 def test_chunks_hold_the_nine_tables_with_their_schemas_types():
     spec = make_spec(use_case="devops", seed=7, scale=4, timestamp_end="2016-01-01T00:01:00Z")
     for fields in ("long", "double"):

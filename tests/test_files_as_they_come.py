@@ -696,6 +696,7 @@ def test_a_date_beside_a_time_and_placeholders_in_one_file_are_both_read(tmp_pat
     assert f"missing values read as nulls: Global_active_power '?' {rows // 50} times" in lines, lines
 
 
+@pytest.mark.slow
 def test_a_day_first_column_decided_past_the_first_pieces_is_read_day_first_throughout(tmp_path, monkeypatch):
     """Read in small blocks, the value that tells (13.01.2015) is met in a later piece than the first: every piece,
     the first ones too, is read day first, decided by the read before anything is sent."""
@@ -738,6 +739,7 @@ def test_a_column_of_numbers_mostly_that_stays_text_is_said(tmp_path):
     assert str(_frame({"mostly": path}, "mostly", na_values=("x", "y", "z", "w")).v.dtype) == "Int64"
 
 
+@pytest.mark.slow
 def test_a_later_placeholder_the_first_rows_did_not_hold_is_refused_in_one_line(tmp_path):
     """The placeholders are decided on the first rows: one seen only further on ends the read before anything is
     sent, naming its line and the flags that say what it is; with --na-values it is read as missing."""
@@ -785,6 +787,7 @@ def test_lines_above_the_header_are_skipped_and_said(corpus, tmp_path):
         assert not DataFile(corpus[name]).preamble, name
 
 
+@pytest.mark.slow
 def test_lines_refused_around_the_header_are_named_in_one_line(corpus, tmp_path):
     result = run_cli("inspect", "--data", str(corpus["preamble_station"]), "--skip-rows", "500")
     assert_one_line_error(result, 2, "--skip-rows 500 skips every line of the file (it has 124)")
@@ -819,6 +822,7 @@ def test_inspect_prints_the_flags_that_pin_its_reading(corpus):
                                        "every reading makes the same name"]
 
 
+@pytest.mark.slow
 def test_a_files_advice_is_a_flag_of_the_harness(tmp_path):
     path = tmp_path / "durations.parquet"
     pd.DataFrame({"ts": _seconds(), "took": pd.to_timedelta(np.arange(ROWS), unit="s")}).to_parquet(path)

@@ -179,6 +179,7 @@ def test_wait_for_count_of_rows_sent_over_ilp(questdb, client):
     assert client.query(f"select sum(usage_user) from {TABLE}")[1] == [[sum(range(500))]]
 
 
+@pytest.mark.slow
 def test_wait_for_count_timeout_states_both_counts(client):
     create_table(client, cpu_only.schema("double", TABLE))
     insert_rows(client, TABLE, 100)

@@ -148,6 +148,7 @@ def test_held_back_queues_grow_without_changing_the_lines():
     assert np.array_equal(produced, expected)
 
 
+@pytest.mark.slow
 def test_chunks_are_the_same_for_any_chunk_size():
     spec = iot_spec(9, 3, "2016-01-01T00:00:00Z", "2016-01-01T00:20:00Z", "10s")
 

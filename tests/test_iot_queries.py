@@ -79,6 +79,7 @@ def test_parameters_are_tsbs_own_draws():
     assert len(drawn) > 40
 
 
+@pytest.mark.slow
 def test_all_leaves_out_what_tsbs_refuses():
     result = run_cli("queries", "generate", "--use-case", "iot", "--seed", "3", "--scale", "4",
                      "--timestamp-start", "2016-01-01T00:00:00Z", "--timestamp-end", "2016-01-01T12:00:00Z",

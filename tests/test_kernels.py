@@ -71,6 +71,7 @@ def test_ahead_of_time_and_just_in_time_kernels_agree(ahead_of_time, seed):
     assert len(np.unique(results[0][2])) > epochs * scale  # the walk moved
 
 
+@pytest.mark.slow
 def test_both_builds_print_any_int64_alike(ahead_of_time):
     """cpu-only's values are 0..100, but the printer is TSBS's integer printer: negative numbers, every digit
     count and both ends of int64 (as doubles: the printer truncates doubles) come out as Python prints them."""

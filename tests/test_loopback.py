@@ -31,6 +31,7 @@ def test_socat_sink_listens_on_loopback_only(socat_sink):
     assert bound == {("127.0.0.1", socat_sink.port)}, bound
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_host, expected", [(None, "127.0.0.1"), ("0.0.0.0", "0.0.0.0")])
 def test_metrics_endpoint_binds_loopback_unless_told(monkeypatch, env_host, expected):
     # The Compose client sets HARNESS_METRICS_HOST=0.0.0.0 for Prometheus in another container.
@@ -48,6 +49,7 @@ def test_metrics_endpoint_binds_loopback_unless_told(monkeypatch, env_host, expe
         metrics.close()
 
 
+@pytest.mark.slow
 def test_metrics_host_option_wins_over_the_environment(monkeypatch):
     monkeypatch.setenv(METRICS_HOST_ENV, "0.0.0.0")
     port = free_port()

@@ -31,6 +31,7 @@ def tsbs_chunks(use_case: str, rows: int, chunk_rows: int = 1000):
                         ).plan().chunks()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_case", ["cpu-only", "devops"])
 def test_a_process_makes_the_sources_own_chunks_in_its_order(use_case):
     direct = list(tsbs_chunks(use_case, 20_000))
@@ -50,6 +51,7 @@ def pids(count: int, pause: float = 0.0):
         yield {"t": pd.DataFrame({"pid": [os.getpid()], "index": [index]})}
 
 
+@pytest.mark.slow
 def test_the_chunks_are_made_in_another_process_held_at_most_as_bounded():
     with MadeAhead(pids(40), chunk_row_count=1, max_rows=5) as ahead:
         time.sleep(0.5)  # time enough to make all 40, were it not bounded
@@ -60,6 +62,7 @@ def test_the_chunks_are_made_in_another_process_held_at_most_as_bounded():
     assert ahead.cpu_seconds is not None and ahead.cpu_seconds >= 0  # its own, read before it was reaped
 
 
+@pytest.mark.slow
 def test_the_bound_holds_in_bytes_too_a_chunk_larger_than_it_going_alone():
     def large(count: int):
         for index in range(count):
@@ -140,6 +143,7 @@ class Timed(Worker):
         return 0
 
 
+@pytest.mark.slow
 def test_a_slow_source_shows_as_source_behind():
     def slow_third(count: int):
         for index in range(count):

@@ -76,6 +76,7 @@ def metrics():
         run.close()
 
 
+@pytest.mark.slow
 def test_endpoint_exports_the_documented_names_and_labels(metrics):
     run = metrics("abcdef012345")
     samples = scrape()
@@ -148,6 +149,7 @@ def test_counters_phase_flushes_and_errors_as_scraped(metrics):
     assert send.record(1.0).flushes == 4
 
 
+@pytest.mark.slow
 def test_concurrent_workers_lose_no_counts(metrics):
     run = metrics(parameters={**PARAMETERS, "workers": "4"})
     send = run.new_phase("send", 4)
@@ -188,6 +190,7 @@ def test_endpoint_lingers_after_close_then_stops(metrics):
         scrape()
 
 
+@pytest.mark.slow
 def test_close_without_linger_stops_serving_at_once(metrics):
     run = metrics(linger=0.0)
     assert scrape()

@@ -253,6 +253,7 @@ def test_cli_up_with_the_qwp_server_says_what_runs(tmp_path):
     assert not any(listening(port) for name, port in NATIVE_CLI_PORTS.items() if name != "sink")
 
 
+@pytest.mark.slow
 def test_cli_a_server_jar_that_is_not_there_is_one_line(tmp_path):
     root = ["--root", str(tmp_path / "root"), "--questdb-only", *CLI_PORTS]
     missing = tmp_path / "no-such.jar"
@@ -266,6 +267,7 @@ def test_cli_a_server_jar_that_is_not_there_is_one_line(tmp_path):
     assert not listening(NATIVE_CLI_PORTS["http"]) and not (tmp_path / "root").exists()
 
 
+@pytest.mark.slow
 def test_cli_a_server_jar_no_java_here_runs_is_one_line(tmp_path):
     """A jar whose server classes need a Java newer than any installed (class file version 143: Java 99)."""
     jar = tmp_path / "questdb-future.jar"
@@ -277,6 +279,7 @@ def test_cli_a_server_jar_no_java_here_runs_is_one_line(tmp_path):
     assert not listening(NATIVE_CLI_PORTS["http"])
 
 
+@pytest.mark.slow
 def test_cli_fetch_finds_the_qwp_server_and_the_java_it_needs():
     result = native("fetch", "--questdb-jar", "qwp")
     assert result.returncode == 0, result.stderr

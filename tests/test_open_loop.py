@@ -267,6 +267,7 @@ def test_an_open_loop_run_cannot_be_resumed(tmp_path):
         resumed_options(str(path))
 
 
+@pytest.mark.slow
 def test_bad_input_on_the_command_line_is_one_line():
     result = run_cli("bench", "--send", "--rate", "0", "--row-count", "1000")
     assert_one_line_error(result, 2, "--rate must be a positive number")
@@ -496,6 +497,7 @@ def test_a_long_runs_series_stays_bounded():
     assert series.points[0] == [0, 0] and series.points[-1][0] > 9000  # the whole run, coarser
 
 
+@pytest.mark.slow
 def test_an_open_loop_record_reads_back_and_shows_in_the_report_and_compare(tmp_path):
     from harness.records.run_record import OpenLoopFigures, ProbeFigures, RunRecord, ThresholdOutcome
     from harness.records.store import load_results, write_results

@@ -71,6 +71,7 @@ def fresh(questdb):
         questdb.client.drop_table(name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".parquet", ".arrow", ".csv"])
 def test_a_file_into_questdb_has_every_row_counted_back(fresh, tmp_path, devnull, suffix):
     path = write(sample_frame(), tmp_path / f"sample{suffix}")
@@ -112,6 +113,7 @@ def test_serialize_only_reads_the_file_while_serializing(tmp_path, devnull):
     assert set(record.phases) == {"serialize"} and record.phases["serialize"].rows == ROWS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".parquet", ".arrow", ".csv"])
 def test_pieces_are_the_same_rows_whatever_the_chunk_size(tmp_path, suffix):
     frame = sample_frame(3_001)
@@ -333,6 +335,7 @@ def test_a_table_of_the_datas_name_is_never_dropped_or_written(fresh, tmp_path, 
     assert recorded["status"] == "failed" and "users_table exists" in recorded["error"]
 
 
+@pytest.mark.slow
 def test_keep_table_appends_after_a_schema_check(fresh, tmp_path, devnull):
     path = write(sample_frame(), tmp_path / "own_data.parquet")
     run_bench(data_options(tmp_path, fresh, data=path, send=True), out=devnull)
@@ -368,6 +371,7 @@ def test_inspect_prints_the_audit_and_refuses_a_column_the_client_refuses(tmp_pa
     assert_one_line_error(refused, 2, "'took'", "timedelta64", "total_seconds")
 
 
+@pytest.mark.slow
 def test_exactly_once_and_compare_take_the_users_data(fresh, tmp_path, devnull):
     path = write(sample_frame(), tmp_path / "own_data.parquet")
     once = run_bench(data_options(tmp_path, fresh, data=path, send=True, transport="http", exactly_once=True,

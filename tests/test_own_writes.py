@@ -98,6 +98,7 @@ def test_a_report_on_a_full_disk_is_one_line(tmpfs, tmp_path):
     assert os.listdir(disk) == ["filler"]
 
 
+@pytest.mark.slow
 def test_a_read_only_folder_is_one_line(tmpfs):
     disk = tmpfs("1m", "ro")
     result = run_cli("generate", *SMALL, "--file", str(disk / "out.ilp"))

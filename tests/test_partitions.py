@@ -144,6 +144,7 @@ def _tables(questdb) -> set[str]:
     return {str(row[0]) for row in rows}
 
 
+@pytest.mark.slow
 def test_a_bad_unit_leaves_no_table(questdb_server, tmp_path):
     path = tmp_path / "partition_bad.csv"
     pd.DataFrame({"ts": pd.date_range("2024-01-01", periods=3, freq="h"), "x": [1.0, 2.0, 3.0]}).to_csv(path,

@@ -85,6 +85,7 @@ def cpu_only(rows: int, chunk_rows: int):
     return schema, [chunk["cpu"] for chunk in plan.chunks()]
 
 
+@pytest.mark.slow
 @pytest.mark.server  # its server is the path's (server_of_path)
 @pytest.mark.parametrize("path", WRITING)
 def test_each_path_writes_tsbs_rows_exactly(server_of_path, path):
@@ -117,6 +118,7 @@ def mixed_frame() -> pd.DataFrame:
     })
 
 
+@pytest.mark.slow
 @pytest.mark.server  # its server is the path's (server_of_path)
 @pytest.mark.parametrize("path", WRITING)
 def test_each_path_keeps_nulls_strings_and_integers(server_of_path, path):
@@ -197,6 +199,7 @@ BAD_BATCH = {"ilp-http": 0, "ilp-tcp": 0, "qwp": 0, "asyncpg": 0, "psycopg": 0, 
              "read-parquet": 0}
 
 
+@pytest.mark.slow
 @pytest.mark.server  # its server is the path's (server_of_path)
 @pytest.mark.parametrize("path", WRITING)
 def test_the_probe_measures_what_a_batch_with_a_bad_row_leaves(server_of_path, path):
@@ -240,6 +243,7 @@ def test_a_table_a_path_makes_is_set_against_the_runs():
         ("ts", "datetime64[us, UTC]", "TIMESTAMP", "named timestamp, TIMESTAMP_NS"), ("more", "-", "-", "extra INT")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path, changes", [
     # ILP names the designated timestamp "timestamp" (a column of microseconds stays TIMESTAMP; cpu-only's
     # nanoseconds make it TIMESTAMP_NS over HTTP, protocol 2).
@@ -366,6 +370,7 @@ def test_a_file_path_that_loses_precision_says_where(questdb, tmp_path):
         checks["http-imp"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags, fragment", [
     (["--path", "carrier-pigeon"], "--path 'carrier-pigeon': not a path"),
     (["--use-case", "devops"], "devops writes 9 tables"),
@@ -394,6 +399,7 @@ def test_the_qwp_path_is_measured_against_ilp_http_on_a_server_with_qwp(qwp_ques
     assert "x [" in line  # its paired interval against ILP/HTTP
 
 
+@pytest.mark.slow
 def test_paths_that_no_path_takes_is_one_line(questdb, tmp_path):
     result = run_cli("paths", "--row-count", "100", "--scale", "10", "--path", "asyncpg-copy", *server_flags(questdb),
                      "--results", str(tmp_path / "paths.json"))
@@ -402,10 +408,12 @@ def test_paths_that_no_path_takes_is_one_line(questdb, tmp_path):
     assert scratch_tables(questdb) == []
 
 
+@pytest.mark.slow
 def test_paths_without_a_server_is_one_line():
     assert_one_line_error(run_cli("paths", "--row-count", "100", "--http-port", str(free_port())), 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path, package", [("asyncpg", "asyncpg"), ("to-sql", "sqlalchemy")])
 def test_a_path_whose_driver_is_missing_is_one_line_naming_its_package(path, package):
     # The driver made unimportable in the command's own process, as where it was never installed.

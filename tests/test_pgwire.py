@@ -59,6 +59,7 @@ finally:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", [ReadProtocol.asyncpg, ReadProtocol.psycopg, ReadProtocol.connectorx])
 def test_each_pgwire_reader_asks_for_no_tls(questdb_server, protocol):
     with PgwireTally(questdb_server.host, questdb_server.pg_port) as tally:

@@ -134,6 +134,7 @@ def test_what_listens_is_used_and_no_sink_started(parquet_file, tmp_path, socat_
     assert record.parameters["private_sink"] is None and record.parameters["ilp_port"] == socat_sink.port
 
 
+@pytest.mark.slow
 def test_the_notebook_functions_start_and_stop_a_private_sink(tmp_path, capsys):
     asked = free_port()
     record = harness.measure(frame(5_000), table="api_sink", target="sink", host="localhost", ilp_port=asked,

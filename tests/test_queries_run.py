@@ -81,6 +81,7 @@ def test_every_type_answers_as_the_reference(loaded, tmp_path, protocol, devnull
     assert written.parameters["protocol"] == protocol and written.server["questdb_version"]
 
 
+@pytest.mark.slow
 def test_burn_in_max_queries_and_type_filter_count_right(loaded, tmp_path, devnull):
     record = run_queries(options(loaded, tmp_path, query_types="lastpoint,high-cpu-1", queries=5, burn_in=3,
                                  max_queries=9), out=devnull)
@@ -195,6 +196,7 @@ def test_bad_file_is_one_line_and_a_record(loaded, tmp_path):
     assert_one_line_error(harness("queries", "run"), 2, "--generate")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["pgwire", "http"])
 def test_a_rejected_query_is_counted_and_the_others_run(loaded, tmp_path, protocol):
     lines = [{"query_type": "lastpoint", "label": "ok", "description": "d", "sql": "SELECT * FROM cpu latest by hostname",

@@ -41,6 +41,7 @@ def sample_frame(rows: int = 5_000) -> pd.DataFrame:
     })
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("frame", ["pandas", "arrow", "polars"])
 def test_tsbs_data_over_qwp_is_counted_back_exact(qwp_questdb, tmp_path, frame):
     results = tmp_path / "r.json"
@@ -57,6 +58,7 @@ def test_tsbs_data_over_qwp_is_counted_back_exact(qwp_questdb, tmp_path, frame):
     assert "encodes only while it sends" in result.stdout
 
 
+@pytest.mark.slow
 def test_tsbs_values_over_qwp_equal_ilps(qwp_questdb, tmp_path):
     """The same seed over QWP and over ILP/HTTP into the same server: the same rows, value for value."""
     common = ("--row-count", "3000", "--scale", "10", "--seed", "9", "--fields", "long")
@@ -72,6 +74,7 @@ def test_tsbs_values_over_qwp_equal_ilps(qwp_questdb, tmp_path):
     pd.testing.assert_frame_equal(tables["qwp"], tables["http"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", ["iterrows", "itertuples"])
 def test_the_row_baselines_go_through_the_pools_row_senders(qwp_questdb, tmp_path, op):
     results = tmp_path / "r.json"
@@ -82,6 +85,7 @@ def test_the_row_baselines_go_through_the_pools_row_senders(qwp_questdb, tmp_pat
     assert qwp_questdb.client.count("cpu") == 2000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("frame", ["pandas", "pandas-arrow", "arrow", "polars"])
 def test_a_file_over_qwp_in_every_kind_of_frame(qwp_questdb, tmp_path, devnull, frame):
     qwp_questdb.client.drop_table("qwp_sample")
@@ -104,20 +108,21 @@ def test_a_file_over_qwp_in_every_kind_of_frame(qwp_questdb, tmp_path, devnull, 
     qwp_questdb.client.drop_table("qwp_sample")
 
 
-def test_an_arrow_frame_over_ilp_is_converted_and_the_run_says_so(qwp_questdb, tmp_path, devnull):
-    qwp_questdb.client.drop_table("qwp_sample")
+def test_an_arrow_frame_over_ilp_is_converted_and_the_run_says_so(questdb, tmp_path, devnull):
+    questdb.client.drop_table("qwp_sample")
     path = tmp_path / "sample.parquet"
     sample_frame().to_parquet(path)
     options = BenchOptions(data=str(path), send=True, transport="http", frame="arrow", table="qwp_sample",
-                           host=qwp_questdb.host,
-                           http_port=qwp_questdb.http_port, ilp_port=qwp_questdb.ilp_port, reporting_period=0,
+                           host=questdb.host,
+                           http_port=questdb.http_port, ilp_port=questdb.ilp_port, reporting_period=0,
                            sample_interval=0, results_dir=str(tmp_path / "results"))
     record = run_bench(options, out=devnull)
     assert record.validation.visible_rows == 5_000
     assert "converted to pandas" in record.plan["frame_to_client"]
-    qwp_questdb.client.drop_table("qwp_sample")
+    questdb.client.drop_table("qwp_sample")
 
 
+@pytest.mark.slow
 def test_measure_takes_a_polars_frame_in_a_notebook(qwp_questdb, tmp_path):
     import polars as pl
 
@@ -135,6 +140,7 @@ def test_measure_takes_a_polars_frame_in_a_notebook(qwp_questdb, tmp_path):
         qwp_questdb.client.drop_table(name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, fragments", [
     (["--transport", "qwp"], ("--transport qwp", "add --send")),
     (["--send", "--transport", "qwp", "--protocol-version", "2"], ("--protocol-version", "QWP")),
@@ -151,6 +157,7 @@ def test_flags_that_mean_nothing_over_qwp_are_refused(args, fragments):
     assert_one_line_error(result, 2, *fragments)
 
 
+@pytest.mark.slow
 def test_qwp_against_a_server_without_it_names_its_version(questdb, tmp_path):
     result = qwp_bench(questdb, tmp_path / "r.json")
     assert_one_line_error(result, 2, "QuestDB 9.3.4", "lacks QWP ingest", "QuestDB 10.0")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import ipaddress
 import json
 import uuid
@@ -290,7 +291,11 @@ def accepted(situation) -> bool:
     return audit_of(frame_for(situation), situation[2])[1].accepted
 
 
-ACCEPTED = [situation for situation in SITUATIONS if accepted(situation)]
+@functools.cache
+def accepted_situations() -> list:
+    """The situations whose column QWP takes, sent together a kind (``Batches``); made when first asked, not at
+    collection."""
+    return [situation for situation in SITUATIONS if accepted(situation)]
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -303,7 +308,7 @@ def test_the_audit_says_what_qwp_does(batches, situation):
     if audit.accepted:
         assert audit.path in (NUMPY_PLANNER, ARROW_STREAM, SKIPPED) and first_refusal(audits) is None
         assert (audit.questdb_type is None) == (audit.path == SKIPPED)
-        created = batches.type_of(situation, ACCEPTED, lambda other: column_for(other[0], other[1]), "audit")
+        created = batches.type_of(situation, accepted_situations(), lambda other: column_for(other[0], other[1]), "audit")
         if created is None:  # the batch failed: this column alone
             created = batches.alone(frame, role, f"qwp_audit_{SITUATIONS.index(situation)}")
         assert (None if created == "absent" else created) == audit.questdb_type
@@ -453,6 +458,7 @@ def test_over_qwp_a_column_qwp_refuses_is_refused_in_one_line(column, dtype, fix
     assert "\n" not in message
 
 
+@pytest.mark.slow
 def test_a_file_qwp_refuses_ends_the_run_before_anything_is_sent(qwp_questdb, tmp_path):
     path = tmp_path / "symbols.csv"
     pd.DataFrame({"ts": pd.date_range("2024", periods=50, freq="s"), "host": ["a", "b"] * 25}).to_csv(path,
@@ -479,6 +485,7 @@ def _as_sent(values: list) -> list:
             for value in values]
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("frame", ["pandas", "pandas-arrow", "arrow", "polars"])
 def test_a_file_of_awkward_columns_lands_exact_over_qwp(qwp_questdb, tmp_path, devnull, frame):
@@ -521,6 +528,7 @@ def test_a_file_of_awkward_columns_lands_exact_over_qwp(qwp_questdb, tmp_path, d
     qwp_questdb.client.drop_table(table)
 
 
+@pytest.mark.slow
 def test_the_command_line_run_over_qwp_lands_exact(qwp_questdb, tmp_path):
     qwp_questdb.client.drop_table("awkward")
     path = awkward_file(tmp_path)
@@ -543,6 +551,7 @@ def test_the_command_line_run_over_qwp_lands_exact(qwp_questdb, tmp_path):
 # --- inspect ------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_inspect_shows_both_ways_and_judges_by_transport(tmp_path):
     path = awkward_file(tmp_path)
     ilp = run_cli("inspect", "--data", path, "--at", "ts")
@@ -572,6 +581,7 @@ def test_the_notebook_audit_holds_qwps_beside():
     assert {audit.column: audit.qwp.dtype for audit in polars}["name"] == "String"
 
 
+@pytest.mark.slow
 def test_a_sweep_trial_over_ilp_is_judged_by_ilp(tmp_path):
     """A source made for QWP, varied for a trial over ILP (tune's), is judged by ILP again."""
     source = data_source(awkward_frame(50).drop(columns=["price", "raw"]), at="ts", symbols=("host",),

@@ -74,6 +74,7 @@ def read_options(server, tmp_path, **values) -> ReadOptions:
 # --- read ----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("frame", list(FrameKind))
 def test_every_kind_of_frame_reads_the_table_exactly(loaded, tmp_path, frame, devnull):
     record = run_read(read_options(loaded, tmp_path, frame=frame, table=TABLE, workers=2, check=True, **DATA_SET),
@@ -88,6 +89,7 @@ def test_every_kind_of_frame_reads_the_table_exactly(loaded, tmp_path, frame, de
     assert written.read == figures and written.read.path() == ("qwp" if frame == "pandas" else f"qwp ({frame})")
 
 
+@pytest.mark.slow
 def test_frames_come_as_the_client_makes_them_in_table_order(loaded):
     slices = table_slices(loaded.client, TABLE, None, None, 2)
     endpoint = Endpoint(loaded.host, loaded.http_port, loaded.pg_port)
@@ -114,6 +116,7 @@ def test_frames_come_as_the_client_makes_them_in_table_order(loaded):
     assert all(isinstance(dtype, pd.ArrowDtype) for dtype in arrow_backed[0].dtypes)
 
 
+@pytest.mark.slow
 def test_the_check_catches_a_changed_value_in_every_kind_of_frame(qwp_server, tmp_path):
     table = "qwp_read_tampered"
     load(qwp_server, tmp_path, table=table, **DATA_SET)
@@ -150,6 +153,7 @@ def test_an_iot_table_with_nulls_and_late_rows_checks_equal(qwp_server, tmp_path
         qwp_server.client.drop_table(table)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["http", "qwp"])
 def test_a_file_of_every_dtype_reads_back_equal_in_every_kind_of_frame(qwp_server, tmp_path, transport):
     """Sent over ILP/HTTP or QWP, read back over QWP: every dtype, its NULLs and a TIMESTAMP_NS's nanoseconds
@@ -180,6 +184,7 @@ def test_a_server_killed_mid_read_ends_the_read_in_one_line(killable_qwp_questdb
     assert message.startswith("reading table cpu over qwp failed: ") and "\n" not in message
 
 
+@pytest.mark.slow
 def test_a_server_without_qwp_is_refused_before_reading(questdb, tmp_path):
     for command, results in ((["read", "--protocol", "qwp", "--table", "cpu"], tmp_path / "read.json"),
                              (["queries", "run", "--generate", "--queries", "1", "--seed", "1", "--protocol", "qwp"],
@@ -192,6 +197,7 @@ def test_a_server_without_qwp_is_refused_before_reading(questdb, tmp_path):
         assert record.get("read") is None  # nothing was read
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, fragments", [
     (["--protocol", "asyncpg", "--frame", "arrow"], ("--frame arrow", "--protocol asyncpg hands over pandas",
                                                      "--protocol qwp")),
@@ -231,6 +237,7 @@ def test_every_query_type_answers_as_the_reference_over_qwp(query_table, tmp_pat
     assert record.mode == "queries-qwp-2w" and record.parameters["protocol"] == "qwp"
 
 
+@pytest.mark.slow
 def test_the_answers_over_qwp_equal_pgwires(query_table, tmp_path, devnull):
     """Two types checked over QWP, as over PGWire on the same server: the reference agrees with both."""
     for protocol in ("qwp", "pgwire"):
@@ -245,6 +252,7 @@ def write_queries(path: Path, *queries: tuple[str, str]) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_rejected_query_is_counted_and_the_others_run(query_table, tmp_path):
     path = write_queries(tmp_path / "mixed.jsonl", *[("lastpoint", "SELECT * FROM cpu latest by hostname"),
                                                      ("high-cpu-1", "SELECT * FROM no_such_table")] * 3)

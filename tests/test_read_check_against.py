@@ -117,6 +117,7 @@ def test_the_file_holds_every_dtype_named(tmp_path):
                       "ts": "datetime64[ns]"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["asyncpg", "psycopg"])
 def test_every_dtype_reads_back_equal(own_types, questdb_server, tmp_path, protocol):
     record, printed = read(questdb_server, tmp_path, own_types, protocol=protocol, workers=2, chunk_rows=300)

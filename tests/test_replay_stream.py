@@ -131,6 +131,7 @@ def test_gzip_corrupt_half_way_sends_what_came_before_and_says_so(tmp_path, ques
     assert f"cpu: {visible['cpu']} rows visible" in result.stderr
 
 
+@pytest.mark.slow
 def test_last_line_cut_short_in_a_long_file_fails_at_the_end(tmp_path, socat_sink):
     data = gzip.open(FILES["cpu-only"]).read()
     cut = tmp_path / "cut.ilp"
@@ -142,6 +143,7 @@ def test_last_line_cut_short_in_a_long_file_fails_at_the_end(tmp_path, socat_sin
     assert 0 < sent["rows"] < len(data.splitlines()) and data[: sent["bytes"]].count(b"\n") == sent["rows"]
 
 
+@pytest.mark.slow
 def test_connection_reset_mid_file_is_one_line_and_a_record(tmp_path):
     """A peer that takes some bytes, then resets the connection."""
     listener = socket.create_server(("127.0.0.1", 0))
@@ -271,6 +273,7 @@ def test_a_reset_while_another_worker_is_blocked_ends_every_worker(tmp_path):
     assert failed_record(tmp_path)["phases"]["send"]["bytes"] < large.stat().st_size
 
 
+@pytest.mark.slow
 def test_questdb_dropping_the_connection_half_way_is_stated_at_once(tmp_path, questdb):
     """A line QuestDB cannot parse, a third of the way in: the server drops the connection, the next write
     fails, and the error says what was written and what the server holds, without waiting for rows that

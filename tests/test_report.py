@@ -89,6 +89,7 @@ def test_a_suspended_wal_apply_shows_a_rising_lag(questdb_factory):
     assert max(lags) >= baseline + 5, lags
 
 
+@pytest.mark.slow
 def test_a_series_the_server_answers_null_for_is_left_out_of_that_sample_alone():
     """QuestDB 9.3.4 may answer ``null`` for a value while a table is made: the other series stay."""
     import http.server

@@ -59,6 +59,7 @@ def test_the_first_difference_is_named(questdb, tmp_path, devnull, difference, f
     assert client.table_columns("cpu") is not None and client.count("cpu") == 0
 
 
+@pytest.mark.slow
 def test_replace_table_drops_it_when_asked(questdb, users_table, tmp_path, devnull):
     record = run_bench(options(tmp_path, questdb, send=True, row_count=100, table="victim", replace_table=True),
                        out=devnull)

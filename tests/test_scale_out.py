@@ -31,6 +31,7 @@ def place(request, tmp_path):
     return TablePlace(request.getfixturevalue("questdb").client)
 
 
+@pytest.mark.slow
 def test_clients_meet_and_a_failure_ends_every_wait_at_once(place):
     meetings = [Meeting(place, "meet-1", client, 3, timeout=30) for client in range(3)]
     released = {}

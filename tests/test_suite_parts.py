@@ -73,6 +73,7 @@ def ports_of(worker: str, offset: str = "0") -> list[int]:
     return sorted(port for value in found for port in (value.values() if isinstance(value, dict) else [value]))
 
 
+@pytest.mark.slow
 def test_each_worker_has_ports_of_its_own_below_the_ephemeral_range():
     first, second = ports_of("gw0"), ports_of("gw1")
     assert len(first) > 30 and [port + 1000 for port in first] == second

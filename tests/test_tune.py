@@ -164,6 +164,7 @@ def test_the_qwp_code_connects_with_questdb_connect_and_sends_the_file(parquet_f
     qwp_questdb.client.drop_table("trades")
 
 
+@pytest.mark.slow
 def test_a_sweep_into_a_server_without_qwp_skips_its_settings_in_a_line(parquet_file, tmp_path, questdb, devnull):
     options = TuneOptions(data=parquet_file, target="questdb", transport="http", host=questdb.host,
                           http_port=questdb.http_port, ilp_port=questdb.ilp_port, rounds=1, budget=300,
@@ -178,6 +179,7 @@ def test_a_sweep_into_a_server_without_qwp_skips_its_settings_in_a_line(parquet_
     assert record.comparisons[0].variants == [AS_IS]
 
 
+@pytest.mark.slow
 def test_the_budget_ends_the_rounds(parquet_file, tmp_path, socat_sink, devnull):
     record = run_tune(sink_options(tmp_path, socat_sink, data=parquet_file, rounds=50, budget=0.001), devnull)
     (comparison,) = record.comparisons
@@ -198,6 +200,7 @@ def test_into_questdb_the_scratch_table_is_dropped(parquet_file, tmp_path, quest
     assert all(summary["rows"].median == ROWS for summary in record.comparisons[0].summary.values())
 
 
+@pytest.mark.slow
 def test_a_sweep_that_fails_says_so_in_one_line_and_leaves_its_record(parquet_file, tmp_path):
     """Into QuestDB where none runs (into the sink, a sweep starts a sink of its own: tests/test_private_sink.py)."""
     from helpers import free_port
