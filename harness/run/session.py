@@ -53,9 +53,9 @@ def session(record: RunRecord, lifecycle: Lifecycle, out: TextIO,
     The series is the innermost: its last sample is taken as the block ends, before the profile is made into
     figures."""
     run = Run(record, lifecycle.recording, out, lifecycle.spelling)
-    run.metrics = metered_as = metrics(record.run_id)
-    with metered(run, metered_as), profiled(lifecycle.profiling, run), \
-            sampled(lifecycle.sampling, metered_as.phases, record):
+    run.metrics = metrics(record.run_id)
+    with metered(run, run.metrics), profiled(lifecycle.profiling, run), \
+            sampled(lifecycle.sampling, run.metrics.phases, record):
         yield run
 
 
